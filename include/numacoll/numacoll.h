@@ -1,0 +1,172 @@
+/*
+ * numacoll: shared-memory collectives and synchronisation for the processes of one node.
+ *
+ * This header is the whole public C API of libnumacoll (no MPI dependency).
+ *
+ * A *team* is P processes of one node that cooperate through one shared-memory segment.
+ * Every member knows its rank (0..P-1) and P, and supplies an out-of-band (OOB) allgather
+ * callback that the library uses during creation (and at the first broadcast, to set up
+ * the broadcast queues). The callback is the only thing the library needs from the
+ * caller's runtime: MPI users plug PMPI_Allgather in, runtimes plug their own exchange.
+ *
+ * All calls return NUMACOLL_OK (0) or a negative numacoll_status_t. After an error,
+ * numacoll_last_error() returns a human-readable message (thread-local) that names what
+ * went wrong and, for bad input, what is allowed.
+ *
+ * Thread safety: different teams may be used concurrently from different threads; one
+ * team must not be used by two threads of the same process at once (as with an MPI
+ * communicator).
+ */
+#ifndef NUMACOLL_NUMACOLL_H
+#define NUMACOLL_NUMACOLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NUMACOLL_VERSION_MAJOR 0
+#define NUMACOLL_VERSION_MINOR 1
+#define NUMACOLL_VERSION_PATCH 0
+
+/** Status codes. Every API call returns one of these. */
+typedef enum numacoll_status {
+    NUMACOLL_OK = 0,
+    NUMACOLL_ERR_ARG = -1,       /**< invalid argument (message names it) */
+    NUMACOLL_ERR_NOMEM = -2,     /**< out of memory, or /dev/shm too small */
+    NUMACOLL_ERR_SYS = -3,       /**< a system call failed (message has errno text) */
+    NUMACOLL_ERR_CONFIG = -4,    /**< a NUMACOLL_* environment variable is invalid */
+    NUMACOLL_ERR_TIMEOUT = -5,   /**< NUMACOLL_TIMEOUT expired; message names missing ranks */
+    NUMACOLL_ERR_PEER_DEAD = -6, /**< a team member exited while others waited for it */
+    NUMACOLL_ERR_OOB = -7,       /**< the caller's OOB allgather callback failed */
+    NUMACOLL_ERR_UNSUPPORTED = -8, /**< operation or option not supported here */
+    NUMACOLL_ERR_NOT_FOUND = -9, /**< unknown name (algorithm, key, ...) */
+    NUMACOLL_ERR_FULL = -10,     /**< a fixed-size structure is full */
+    NUMACOLL_ERR_TOOBIG = -11,   /**< a key, value or message exceeds a documented limit */
+    NUMACOLL_ERR_STATE = -12     /**< call not valid in the object's current state */
+} numacoll_status_t;
+
+/** Short name of a status code ("NUMACOLL_ERR_TIMEOUT"). Never NULL. */
+const char *numacoll_status_name(int status);
+
+/**
+ * Detailed message of the last error raised on the calling thread, e.g.
+ * "NUMACOLL_BARRIER='foo' is not valid; allowed: sense-reversing, ...". Empty string
+ * if there was none. The pointer stays valid until the next failing call on this thread.
+ */
+const char *numacoll_last_error(void);
+
+/**
+ * Out-of-band allgather: every member contributes @p size bytes from @p sendbuf and
+ * receives the P contributions, ordered by rank, in @p recvbuf (P * size bytes).
+ * Must be collective over the team's members and return 0 on success.
+ */
+typedef int (*numacoll_oob_allgather_fn)(const void *sendbuf, void *recvbuf, size_t size,
+                                         void *ctx);
+
+/**
+ * Optional progress hook, called now and then from long waits (about every
+ * NUMACOLL_PROGRESS_US microseconds of waiting), e.g. to poke an MPI progress engine.
+ */
+typedef void (*numacoll_progress_fn)(void *ctx);
+
+/** Parameters of numacoll_team_create(). Zero-initialise, then fill in. */
+typedef struct numacoll_team_params {
+    int rank;                          /**< this process's rank, 0..size-1 */
+    int size;                          /**< number of processes P >= 1 */
+    numacoll_oob_allgather_fn allgather; /**< required */
+    void *oob_ctx;                     /**< passed to allgather */
+    numacoll_progress_fn progress;     /**< optional */
+    void *progress_ctx;                /**< passed to progress */
+    const char *name;                  /**< optional label used in messages (e.g. "MPI_COMM_WORLD") */
+} numacoll_team_params_t;
+
+typedef struct numacoll_team numacoll_team_t;
+
+/**
+ * Collectively create a team. Rank 0 creates a shared-memory segment (random name,
+ * O_EXCL, mode 0600, pages reserved so that a full /dev/shm is an error rather than
+ * SIGBUS), all members attach through the name exchanged with the OOB allgather, and the
+ * name is unlinked before this call returns on any member, so no file is left in /dev/shm
+ * whatever happens afterwards. Also probes the topology (hwloc) and builds the group
+ * hierarchy used by the topology-aware algorithms.
+ *
+ * If creation fails on one member it fails on all (the outcome is agreed through the OOB
+ * allgather), so the caller can fall back consistently.
+ */
+int numacoll_team_create(const numacoll_team_params_t *params, numacoll_team_t **team);
+
+/** Release the team's resources (local; no synchronisation). NULL is accepted. */
+int numacoll_team_destroy(numacoll_team_t *team);
+
+int numacoll_team_rank(const numacoll_team_t *team);
+int numacoll_team_size(const numacoll_team_t *team);
+
+/** Barrier with the team's selected algorithm (NUMACOLL_BARRIER). */
+int numacoll_barrier(numacoll_team_t *team);
+
+/**
+ * Barrier with a named algorithm (see numacoll_barrier_algorithms()). All members must
+ * use the same algorithm for the same call. Used by benchmarks and tests.
+ */
+int numacoll_barrier_with(numacoll_team_t *team, const char *algorithm);
+
+/** Name of the barrier algorithm numacoll_barrier() uses on this team. */
+const char *numacoll_team_barrier_name(const numacoll_team_t *team);
+
+/** Description of one registered algorithm. */
+typedef struct numacoll_algorithm_info {
+    const char *name;
+    const char *description;
+} numacoll_algorithm_info_t;
+
+/** Registered barrier algorithms; *count receives their number. */
+const numacoll_algorithm_info_t *numacoll_barrier_algorithms(int *count);
+
+/**
+ * Broadcast @p bytes bytes from @p root's @p buf to every member's @p buf.
+ * Any root, any size including 0, buffers anywhere in memory. All members must pass the
+ * same @p bytes and @p root (checked where cheap). The broadcast queues are created at a
+ * team's first broadcast.
+ */
+int numacoll_bcast(numacoll_team_t *team, void *buf, size_t bytes, int root);
+
+/** Print the team's hierarchy and choices to a stream-like callback (verbose helpers). */
+int numacoll_team_describe(const numacoll_team_t *team, char *out, size_t outlen);
+
+/* ---- Configuration (the NUMACOLL_* table) ---------------------------------------- */
+
+/** One row of the configuration table. */
+typedef struct numacoll_config_row {
+    const char *name;     /**< environment variable, e.g. "NUMACOLL_TIMEOUT" */
+    const char *type;     /**< "bool", "int", "size", "double", "enum", "list", "string" */
+    const char *defval;   /**< default value as text */
+    const char *allowed;  /**< allowed values or range, as text */
+    const char *doc;      /**< one-line description */
+} numacoll_config_row_t;
+
+/** The configuration table; *count receives the number of rows. */
+const numacoll_config_row_t *numacoll_config_table(int *count);
+
+/**
+ * Current value (as text) of one variable: the environment value if set and valid,
+ * otherwise the default. NULL for an unknown name.
+ */
+const char *numacoll_config_value(const char *name);
+
+/**
+ * Validate every NUMACOLL_* variable of the environment (rows of the table, and unknown
+ * NUMACOLL_* names, which are rejected too). Returns NUMACOLL_OK or
+ * NUMACOLL_ERR_CONFIG with numacoll_last_error() naming the variable and allowed values.
+ */
+int numacoll_config_check(void);
+
+/** Re-read the environment (tests and tools; not thread-safe against running teams). */
+int numacoll_config_reload(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,62 @@
+/*
+ * Barrier algorithm interface and registry (one file per algorithm, one row each in
+ * registry.c).
+ *
+ * Shared memory: every algorithm gets an area in the team's global block and an area in
+ * every rank's block (the block first-touched by, and NUMA-local to, that rank). The team
+ * sizes both from the algorithm's global_bytes()/rank_bytes(), which must return the same
+ * values on every member (functions of P, the line size and the configuration only).
+ * Segments start zero-filled: an algorithm's initial state must be all-zero bytes
+ * (use monotonically increasing sequence numbers or senses that start at 0).
+ *
+ * Conventions: each flag or counter sits alone on a line of t->line bytes; every flag has
+ * a single writer unless the comment says otherwise; every wait goes through nc_wait_t and
+ * carries a comment saying who writes the flag and what the reader may assume after it.
+ */
+#ifndef NC_BARRIER_H
+#define NC_BARRIER_H
+
+#include "../../core/nc_internal.h"
+
+typedef struct nc_barrier_slot {
+    char *global;    /* this algorithm's area in the global block */
+    size_t rank_off; /* offset of this algorithm's area inside every rank block */
+    void *priv;      /* process-private state (init/fini) */
+    uint64_t calls;  /* calls of this algorithm by this process */
+} nc_barrier_slot_t;
+
+/* Area of this algorithm in rank @p r's block. */
+static inline char *nc_barrier_rank_area(const numacoll_team_t *t, const nc_barrier_slot_t *s,
+                                         int r)
+{
+    return nc_team_rank_block(t, r) + s->rank_off;
+}
+
+typedef struct nc_barrier_algo {
+    const char *name;
+    const char *description;
+    size_t (*global_bytes)(const numacoll_team_t *t);
+    size_t (*rank_bytes)(const numacoll_team_t *t);
+    /* optional: build process-private state after the segment exists (no communication) */
+    int (*init)(numacoll_team_t *t, nc_barrier_slot_t *s);
+    /* the barrier; returns NUMACOLL_OK or the error of a failed wait */
+    int (*run)(numacoll_team_t *t, nc_barrier_slot_t *s);
+    /* optional */
+    void (*fini)(numacoll_team_t *t, nc_barrier_slot_t *s);
+} nc_barrier_algo_t;
+
+extern const nc_barrier_algo_t *const nc_barrier_registry[];
+extern const int nc_barrier_registry_count;
+
+/** Index of a registered algorithm by name, -1 if unknown. */
+int nc_barrier_find(const char *name);
+/** Index of the algorithm used for "auto" on this team. */
+int nc_barrier_auto(const numacoll_team_t *t);
+
+/** "auto|name|...": allowed values of NUMACOLL_BARRIER (config table). */
+const char *nc_barrier_allowed_names(void);
+
+/* team.c helpers */
+size_t nc_barrier_layout(numacoll_team_t *t, size_t global_off, size_t *rank_bytes_total);
+
+#endif

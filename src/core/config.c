@@ -1,0 +1,419 @@
+/*
+ * The configuration table: every tunable of numacoll is one row here. Parsing,
+ * validation, error messages, the getters and `numacoll-info` all read this table.
+ *
+ * Rows are grouped by layer. To add a tunable, add one row in its section.
+ */
+#include "nc_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../coll/barrier/barrier.h"
+
+static const nc_cfg_def_t table[] = {
+    /* ---- core ---- */
+    {"NUMACOLL_VERBOSE", NC_CFG_INT, "0", "0..3",
+     "diagnostics on stderr: 1 = team set-up, hierarchy and choices; 2 = placement checks; "
+     "3 = per-call tracing",
+     NULL},
+    {"NUMACOLL_TIMEOUT", NC_CFG_DOUBLE, "0", "0..1000000",
+     "seconds a process may wait inside one collective before it fails with an error naming "
+     "the members that did not arrive; 0 = wait forever",
+     NULL},
+    {"NUMACOLL_CACHELINE", NC_CFG_ENUM, "auto", "auto|32|64|128|256",
+     "padding unit (bytes) that keeps every flag/counter alone; auto = 128 on x86 (adjacent-line "
+     "prefetcher), the detected line size elsewhere",
+     NULL},
+    {"NUMACOLL_WAIT_SPIN", NC_CFG_INT, "-1", "-1..1000000000",
+     "pause-instruction spins before a waiting process starts to sched_yield; -1 = auto "
+     "(4096, or 0 when the team is oversubscribed)",
+     NULL},
+    {"NUMACOLL_WAIT_SLEEP_AFTER_US", NC_CFG_INT, "100000", "0..1000000000",
+     "after this many microseconds of waiting, nap (50 us growing to 1 ms) between checks "
+     "instead of yielding; 0 = never nap",
+     NULL},
+    {"NUMACOLL_OVERSUBSCRIBED", NC_CFG_ENUM, "auto", "auto|yes|no",
+     "treat the team as oversubscribed (more processes than CPUs: yield at once when waiting); "
+     "auto = detect from the members' CPU affinity",
+     NULL},
+    {"NUMACOLL_PROGRESS_US", NC_CFG_INT, "100", "1..1000000",
+     "while waiting, call the caller's progress hook (MPI progress) about this often (us)", NULL},
+    {"NUMACOLL_NUMA_BIND", NC_CFG_BOOL, "1", "0|1",
+     "bind each process's shared block to its NUMA node with libnuma (mbind) before first touch "
+     "when the process is bound inside one node",
+     NULL},
+    /* ---- topology ---- */
+    {"NUMACOLL_TOPO_SYNTHETIC", NC_CFG_STRING, "", "hwloc synthetic description",
+     "plan on this hwloc synthetic topology (e.g. \"pack:2 numa:2 l3:1 core:4 pu:1\") with a "
+     "simulated placement (NUMACOLL_TOPO_MAP_BY) instead of the real machine and binding",
+     NULL},
+    {"NUMACOLL_TOPO_MAP_BY", NC_CFG_ENUM, "core", "core|numa|socket",
+     "simulated placement used with NUMACOLL_TOPO_SYNTHETIC: rank r on core r, on NUMA node "
+     "r mod #nodes, or on package r mod #packages (next free core there)",
+     NULL},
+    /* ---- barrier ---- */
+    {"NUMACOLL_BARRIER", NC_CFG_ENUM, "auto", NULL,
+     "barrier algorithm used by numacoll_barrier / MPI_Barrier; auto = the library's choice",
+     nc_barrier_allowed_names},
+    {"NUMACOLL_BARRIER_TOPO_LEVELS", NC_CFG_LIST, "numa,socket", "l2|l3|numa|socket",
+     "memory-hierarchy levels the topology barrier groups processes by (paper: numa = "
+     "shm-topo-NUMA, socket, numa,socket)",
+     NULL},
+    {"NUMACOLL_BARRIER_TREE_K", NC_CFG_INT, "2", "2..64",
+     "fan-in of the combining-tree barrier", NULL},
+    /* ---- broadcast ---- */
+    /* ---- key-value store ---- */
+    /* ---- MPI layer (libnumacoll_mpi) ---- */
+};
+
+#define NROWS ((int)(sizeof table / sizeof table[0]))
+
+typedef struct cfg_val {
+    int set;   /* present in the environment */
+    int valid; /* parsed and within range */
+    const char *text;
+    long i;
+    double d;
+    size_t sz;
+} cfg_val_t;
+
+static cfg_val_t values[NROWS];
+static numacoll_config_row_t public_rows[NROWS];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char first_error[1024];
+static int load_status;
+
+static const char *type_name(nc_cfg_type_t t)
+{
+    switch (t) {
+    case NC_CFG_BOOL: return "bool";
+    case NC_CFG_INT: return "int";
+    case NC_CFG_SIZE: return "size";
+    case NC_CFG_DOUBLE: return "double";
+    case NC_CFG_ENUM: return "enum";
+    case NC_CFG_LIST: return "list";
+    default: return "string";
+    }
+}
+
+static const char *allowed_of(const nc_cfg_def_t *d)
+{
+    if (d->allowed_fn) return d->allowed_fn();
+    return d->allowed ? d->allowed : "";
+}
+
+/* Is @p item (len bytes) one of the '|'-separated words of @p allowed? */
+static int word_in(const char *allowed, const char *item, size_t len)
+{
+    const char *p = allowed;
+    while (*p) {
+        const char *e = strchr(p, '|');
+        size_t wl = e ? (size_t)(e - p) : strlen(p);
+        if (wl == len && strncmp(p, item, len) == 0) return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+static void allowed_pretty(const char *allowed, char *out, size_t n)
+{
+    size_t o = 0;
+    for (const char *p = allowed; *p && o + 3 < n; p++) {
+        if (*p == '|') {
+            out[o++] = ',';
+            out[o++] = ' ';
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o] = 0;
+}
+
+static int parse_range(const char *allowed, double *lo, double *hi)
+{
+    const char *dots = strstr(allowed, "..");
+    if (!dots) return 0;
+    *lo = strtod(allowed, NULL);
+    *hi = strtod(dots + 2, NULL);
+    return 1;
+}
+
+static int parse_bool(const char *v, long *out)
+{
+    static const char *t[] = {"1", "yes", "true", "on"};
+    static const char *f[] = {"0", "no", "false", "off"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, t[i]) == 0) return *out = 1, 1;
+        if (strcasecmp(v, f[i]) == 0) return *out = 0, 1;
+    }
+    return 0;
+}
+
+static int parse_size(const char *v, size_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!isdigit((unsigned char)v[0])) return 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno) return 0;
+    unsigned long long mul = 1;
+    if (*end) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': mul = 1ull << 10; break;
+        case 'M': mul = 1ull << 20; break;
+        case 'G': mul = 1ull << 30; break;
+        default: return 0;
+        }
+        end++;
+        if (toupper((unsigned char)*end) == 'I') end++;
+        if (toupper((unsigned char)*end) == 'B') end++;
+        if (*end) return 0;
+    }
+    if (x > (~0ull) / mul) return 0;
+    *out = (size_t)(x * mul);
+    return 1;
+}
+
+/* Validate @p v for row @p d; fill @p val; on error write a message to @p err. */
+static int parse_value(const nc_cfg_def_t *d, const char *v, cfg_val_t *val, char *err,
+                       size_t errlen)
+{
+    char pretty[512];
+    const char *allowed = allowed_of(d);
+    allowed_pretty(allowed, pretty, sizeof pretty);
+    val->text = v;
+    switch (d->type) {
+    case NC_CFG_BOOL:
+        if (!parse_bool(v, &val->i)) {
+            snprintf(err, errlen, "%s='%s' is not valid; allowed: 0, 1 (or no/yes, false/true, off/on)",
+                     d->name, v);
+            return NUMACOLL_ERR_CONFIG;
+        }
+        return NUMACOLL_OK;
+    case NC_CFG_INT: {
+        char *end;
+        errno = 0;
+        long x = strtol(v, &end, 10);
+        double lo, hi;
+        if (errno || end == v || *end || (parse_range(allowed, &lo, &hi) && (x < lo || x > hi))) {
+            snprintf(err, errlen, "%s='%s' is not valid; allowed: an integer in %s", d->name, v,
+                     allowed);
+            return NUMACOLL_ERR_CONFIG;
+        }
+        val->i = x;
+        return NUMACOLL_OK;
+    }
+    case NC_CFG_SIZE: {
+        double lo, hi;
+        size_t x;
+        if (!parse_size(v, &x) ||
+            (parse_range(allowed, &lo, &hi) && ((double)x < lo || (double)x > hi))) {
+            snprintf(err, errlen,
+                     "%s='%s' is not valid; allowed: a byte count in %s (suffixes K, M, G)",
+                     d->name, v, allowed);
+            return NUMACOLL_ERR_CONFIG;
+        }
+        val->sz = x;
+        return NUMACOLL_OK;
+    }
+    case NC_CFG_DOUBLE: {
+        char *end;
+        errno = 0;
+        double x = strtod(v, &end);
+        double lo, hi;
+        if (errno || end == v || *end || !isfinite(x) ||
+            (parse_range(allowed, &lo, &hi) && (x < lo || x > hi))) {
+            snprintf(err, errlen, "%s='%s' is not valid; allowed: a number in %s", d->name, v,
+                     allowed);
+            return NUMACOLL_ERR_CONFIG;
+        }
+        val->d = x;
+        return NUMACOLL_OK;
+    }
+    case NC_CFG_ENUM:
+        if (!word_in(allowed, v, strlen(v))) {
+            snprintf(err, errlen, "%s='%s' is not valid; allowed: %s", d->name, v, pretty);
+            return NUMACOLL_ERR_CONFIG;
+        }
+        return NUMACOLL_OK;
+    case NC_CFG_LIST: {
+        const char *p = v;
+        if (!*p) {
+            snprintf(err, errlen, "%s is empty; allowed: a comma-separated list of %s", d->name,
+                     pretty);
+            return NUMACOLL_ERR_CONFIG;
+        }
+        while (1) {
+            const char *e = strchr(p, ',');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            if (!word_in(allowed, p, len)) {
+                snprintf(err, errlen,
+                         "%s='%s' is not valid: item '%.*s' unknown; allowed: a comma-separated "
+                         "list of %s",
+                         d->name, v, (int)len, p, pretty);
+                return NUMACOLL_ERR_CONFIG;
+            }
+            /* no repeats */
+            for (const char *q = v; q < p;) {
+                const char *qe = strchr(q, ',');
+                size_t ql = (size_t)(qe - q);
+                if (ql == len && strncmp(q, p, len) == 0) {
+                    snprintf(err, errlen, "%s='%s' is not valid: item '%.*s' repeated", d->name,
+                             v, (int)len, p);
+                    return NUMACOLL_ERR_CONFIG;
+                }
+                q = qe + 1;
+            }
+            if (!e) break;
+            p = e + 1;
+        }
+        return NUMACOLL_OK;
+    }
+    default:
+        return NUMACOLL_OK;
+    }
+}
+
+extern char **environ;
+
+static void load_locked(void)
+{
+    first_error[0] = 0;
+    load_status = NUMACOLL_OK;
+    for (int i = 0; i < NROWS; i++) {
+        const nc_cfg_def_t *d = &table[i];
+        char err[1024];
+        cfg_val_t def = {0};
+        if (parse_value(d, d->defval, &def, err, sizeof err) != NUMACOLL_OK) abort(); /* bug */
+        def.valid = 1;
+        const char *env = getenv(d->name);
+        values[i] = def;
+        if (env) {
+            cfg_val_t v = {0};
+            if (parse_value(d, env, &v, err, sizeof err) == NUMACOLL_OK) {
+                v.set = v.valid = 1;
+                values[i] = v;
+            } else if (load_status == NUMACOLL_OK) {
+                load_status = NUMACOLL_ERR_CONFIG;
+                snprintf(first_error, sizeof first_error, "%s", err);
+            }
+        }
+        public_rows[i].name = d->name;
+        public_rows[i].type = type_name(d->type);
+        public_rows[i].defval = d->defval;
+        public_rows[i].allowed = allowed_of(d);
+        public_rows[i].doc = d->doc;
+    }
+    /* unknown NUMACOLL_* variables are mistakes (typos); reject them */
+    for (char **e = environ; e && *e && load_status == NUMACOLL_OK; e++) {
+        if (strncmp(*e, "NUMACOLL_", 9) != 0) continue;
+        const char *eq = strchr(*e, '=');
+        size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+        int known = 0;
+        for (int i = 0; i < NROWS && !known; i++)
+            known = strlen(table[i].name) == len && strncmp(table[i].name, *e, len) == 0;
+        if (!known) {
+            load_status = NUMACOLL_ERR_CONFIG;
+            snprintf(first_error, sizeof first_error,
+                     "unknown variable %.*s in the environment; `numacoll-info` lists the "
+                     "NUMACOLL_* variables",
+                     (int)len, *e);
+        }
+    }
+}
+
+static void load_once(void)
+{
+    pthread_mutex_lock(&lock);
+    load_locked();
+    pthread_mutex_unlock(&lock);
+}
+
+static int find(const char *name)
+{
+    pthread_once(&once, load_once);
+    for (int i = 0; i < NROWS; i++)
+        if (strcmp(table[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int must_find(const char *name)
+{
+    int i = find(name);
+    if (i < 0) {
+        fprintf(stderr, "numacoll: internal error: unknown configuration row %s\n", name);
+        abort();
+    }
+    return i;
+}
+
+long nc_cfg_int(const char *name)
+{
+    int i = must_find(name);
+    return values[i].i;
+}
+size_t nc_cfg_size(const char *name) { return values[must_find(name)].sz; }
+double nc_cfg_double(const char *name) { return values[must_find(name)].d; }
+bool nc_cfg_bool(const char *name) { return values[must_find(name)].i != 0; }
+const char *nc_cfg_str(const char *name) { return values[must_find(name)].text; }
+bool nc_cfg_is_set(const char *name) { return values[must_find(name)].set; }
+
+int nc_cfg_validate(const char *name, const char *value)
+{
+    int i = find(name);
+    if (i < 0) return nc_error(NUMACOLL_ERR_CONFIG, "unknown configuration variable %s", name);
+    char err[1024];
+    cfg_val_t v;
+    if (parse_value(&table[i], value, &v, err, sizeof err) != NUMACOLL_OK)
+        return nc_error(NUMACOLL_ERR_CONFIG, "%s", err);
+    return NUMACOLL_OK;
+}
+
+bool nc_cfg_list_has(const char *list, const char *item)
+{
+    size_t il = strlen(item);
+    const char *p = list;
+    while (p && *p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == il && strncmp(p, item, il) == 0) return true;
+        p = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
+const numacoll_config_row_t *numacoll_config_table(int *count)
+{
+    pthread_once(&once, load_once);
+    if (count) *count = NROWS;
+    return public_rows;
+}
+
+const char *numacoll_config_value(const char *name)
+{
+    int i = find(name);
+    return i < 0 ? NULL : values[i].text;
+}
+
+int numacoll_config_check(void)
+{
+    pthread_once(&once, load_once);
+    if (load_status != NUMACOLL_OK) return nc_error(load_status, "%s", first_error);
+    return NUMACOLL_OK;
+}
+
+int numacoll_config_reload(void)
+{
+    pthread_once(&once, load_once);
+    pthread_mutex_lock(&lock);
+    load_locked();
+    pthread_mutex_unlock(&lock);
+    return numacoll_config_check();
+}

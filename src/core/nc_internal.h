@@ -1,0 +1,252 @@
+/*
+ * Internal interfaces shared by the layers of libnumacoll (core, topo, coll, kvdb).
+ * Not installed.
+ */
+#ifndef NC_INTERNAL_H
+#define NC_INTERNAL_H
+
+#define _GNU_SOURCE 1
+#include <numacoll/numacoll.h>
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define nc_cpu_relax() _mm_pause()
+#elif defined(__aarch64__)
+#define nc_cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define nc_cpu_relax() __asm__ __volatile__("" ::: "memory")
+#endif
+
+#define NC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define NC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define NC_MAX_LINE 256 /* largest supported padding unit */
+
+/* ---- errors and logging (error.c) ------------------------------------------------ */
+
+/** Record a formatted message as the thread's last error and return @p status. */
+int nc_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Prefix the current last-error message with more context; returns @p status. */
+int nc_error_wrap(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** NUMACOLL_VERBOSE level (0 = quiet). */
+int nc_verbose(void);
+/** Log a line to stderr when NUMACOLL_VERBOSE >= level ("numacoll[rank/size]: ..."). */
+void nc_log(int level, int rank, int size, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- clock (clock.c) ------------------------------------------------------------- */
+
+uint64_t nc_now_ns(void); /* CLOCK_MONOTONIC */
+
+/* ---- configuration table (config.c) ---------------------------------------------- */
+
+typedef enum nc_cfg_type {
+    NC_CFG_BOOL,
+    NC_CFG_INT,
+    NC_CFG_SIZE,   /* bytes; accepts K, M, G suffixes (powers of 1024) */
+    NC_CFG_DOUBLE,
+    NC_CFG_ENUM,   /* one of allowed ("a|b|c") */
+    NC_CFG_LIST,   /* comma-separated subset of allowed ("a|b|c"), no repeats */
+    NC_CFG_STRING
+} nc_cfg_type_t;
+
+typedef struct nc_cfg_def {
+    const char *name;
+    nc_cfg_type_t type;
+    const char *defval;
+    /* ENUM/LIST: "a|b|c"; INT/SIZE/DOUBLE: "min..max"; STRING: free text for the doc */
+    const char *allowed;
+    const char *doc;
+    /* optional: allowed values computed at run time ("a|b|c"), e.g. registry names */
+    const char *(*allowed_fn)(void);
+} nc_cfg_def_t;
+
+/* Getters return the validated environment value or the row's default. Names must be
+ * rows of the table (an unknown name is a programming error and aborts). */
+long nc_cfg_int(const char *name);
+size_t nc_cfg_size(const char *name);
+double nc_cfg_double(const char *name);
+bool nc_cfg_bool(const char *name);
+const char *nc_cfg_str(const char *name); /* ENUM, LIST, STRING (and others as text) */
+/** True if the variable is set in the environment (and valid). */
+bool nc_cfg_is_set(const char *name);
+/** Validate one value for one row; on failure returns NUMACOLL_ERR_CONFIG with a message. */
+int nc_cfg_validate(const char *name, const char *value);
+/** Test whether a comma-separated LIST value contains @p item. */
+bool nc_cfg_list_has(const char *list, const char *item);
+
+/* ---- shared-memory segments (segment.c) ------------------------------------------ */
+
+typedef struct nc_seg {
+    void *base;
+    size_t size;
+    char name[64];
+} nc_seg_t;
+
+/**
+ * Collective creation of a segment of @p size bytes over the members described by
+ * (rank, nprocs, allgather, ctx). Rank 0 creates the file (random name, O_EXCL, 0600),
+ * reserves [0, reserve0) itself; everyone attaches; the name is unlinked once all have
+ * attached; then each rank reserves and first-touches its own range [own_off, own_off +
+ * own_len) (pass own_len = 0 for none) with MADV_RANDOM set and, if @p numa_node >= 0
+ * and NUMACOLL_NUMA_BIND allows, the range bound to that node. The outcome is agreed: if
+ * any member fails, all return the same error and nothing is left behind.
+ */
+int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn allgather,
+                             void *ctx, size_t size, size_t reserve0, size_t own_off,
+                             size_t own_len, int numa_node, const char *what, nc_seg_t *seg);
+void nc_seg_destroy(nc_seg_t *seg);
+
+/**
+ * Check with move_pages() on which NUMA node the pages of [addr, addr+len) are.
+ * Returns the node holding most pages (-1 if unknown) and counts of pages on @p expect
+ * and elsewhere.
+ */
+int nc_seg_check_placement(const void *addr, size_t len, int expect, size_t *on_node,
+                           size_t *elsewhere);
+
+/** Page size and the configured cache-line padding unit (NUMACOLL_CACHELINE). */
+size_t nc_page_size(void);
+size_t nc_line_size(void);
+static inline size_t nc_round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+/** Agree on a status across members through the allgather: returns the first non-OK
+ *  status of any member (lowest rank), or NUMACOLL_OK; OOB failure -> NUMACOLL_ERR_OOB.
+ *  When another member failed, the local last-error message says which rank. */
+int nc_agree(int rank, int nprocs, numacoll_oob_allgather_fn allgather, void *ctx, int status);
+
+/* ---- team ------------------------------------------------------------------------- */
+
+/* Per-rank control line: written only by its owner (single writer), read by everybody. */
+typedef struct nc_rank_ctl {
+    _Atomic uint64_t arrive_seq; /* number of collectives this rank has entered */
+    _Atomic uint64_t done_seq;   /* number of collectives this rank has completed */
+    _Atomic int32_t pid;         /* owner's pid (set at creation) */
+} nc_rank_ctl_t;
+
+struct nc_topo_team;   /* topo/topo.h */
+struct nc_bcast_team;  /* coll/bcast/bcast.h */
+struct nc_barrier_slot;
+
+struct numacoll_team {
+    int rank, size;
+    numacoll_oob_allgather_fn allgather;
+    void *oob_ctx;
+    numacoll_progress_fn progress;
+    void *progress_ctx;
+    char name[64];
+
+    nc_seg_t seg;
+    size_t line;        /* padding unit for flags (bytes) */
+    char *global;       /* global block (first-touched by rank 0) */
+    size_t global_size;
+    char *ranks;        /* first rank block */
+    size_t rank_stride; /* bytes between rank blocks (page multiple) */
+
+    /* wait policy (copied from the config at creation) */
+    int oversubscribed;
+    uint32_t spin_limit;     /* pause iterations before yielding */
+    uint64_t timeout_ns;     /* 0 = never */
+    uint64_t sleep_after_ns; /* 0 = never sleep */
+    uint64_t progress_ns;    /* call progress every so often while waiting */
+    int check_peers;         /* can we see other members' pids? */
+    int ncpus;               /* distinct CPUs available to the team */
+
+    /* topology hierarchy (topo/) */
+    struct nc_topo_team *topo;
+    int numa_node; /* this process's NUMA node, -1 if not bound inside one */
+
+    /* barrier algorithms: one slot per registry entry */
+    struct nc_barrier_slot *barrier_slots;
+    int barrier_default; /* index into the registry */
+
+    /* broadcast state (coll/bcast/), created at the first bcast */
+    struct nc_bcast_team *bcast;
+
+    uint64_t seq; /* collectives entered by this process (mirrors ctl->arrive_seq) */
+};
+
+static inline nc_rank_ctl_t *nc_team_ctl(const numacoll_team_t *t, int r)
+{
+    return (nc_rank_ctl_t *)(t->ranks + (size_t)r * t->rank_stride);
+}
+static inline char *nc_team_rank_block(const numacoll_team_t *t, int r)
+{
+    return t->ranks + (size_t)r * t->rank_stride;
+}
+
+/** Mark entry into / completion of a collective on this rank (for timeout diagnostics). */
+static inline void nc_team_op_enter(numacoll_team_t *t, const char *op)
+{
+    nc_rank_ctl_t *c = nc_team_ctl(t, t->rank);
+    (void)op;
+    t->seq++;
+    /* relaxed: diagnostic only; the owner is the single writer of its line */
+    atomic_store_explicit(&c->arrive_seq, t->seq, memory_order_relaxed);
+}
+static inline void nc_team_op_leave(numacoll_team_t *t)
+{
+    nc_rank_ctl_t *c = nc_team_ctl(t, t->rank);
+    /* release: a reader that sees done_seq == n may assume our writes of op n are done */
+    atomic_store_explicit(&c->done_seq, t->seq, memory_order_release);
+}
+
+/* ---- wait policy (wait.c) ---------------------------------------------------------- */
+
+/*
+ * Every wait loop of the library goes through nc_wait_t:
+ *
+ *     nc_wait_t w;
+ *     nc_wait_init(&w, team, "barrier");
+ *     while (!condition) {
+ *         int rc = nc_wait_step(&w);
+ *         if (rc) return rc;              // timeout or dead peer (message set)
+ *     }
+ *
+ * Phase 1 spins with a pause instruction (team->spin_limit iterations, 0 when the team
+ * is oversubscribed), phase 2 calls sched_yield, phase 3 (after NUMACOLL_WAIT_SLEEP_AFTER
+ * of waiting) sleeps in short naps. The progress hook runs every NUMACOLL_PROGRESS_US.
+ * NUMACOLL_TIMEOUT turns an endless wait into NUMACOLL_ERR_TIMEOUT naming the members
+ * that have not entered the collective; a member whose process is gone before completing
+ * it gives NUMACOLL_ERR_PEER_DEAD.
+ */
+typedef struct nc_wait {
+    numacoll_team_t *team; /* may be NULL (then only the global config applies) */
+    const char *op;
+    uint32_t iter;
+    uint32_t spin_limit;
+    uint64_t start_ns;
+    uint64_t next_ns; /* next time something periodic is due */
+    uint64_t last_progress_ns;
+    uint64_t last_peer_check_ns;
+    uint64_t naps;
+} nc_wait_t;
+
+void nc_wait_init(nc_wait_t *w, numacoll_team_t *team, const char *op);
+int nc_wait_slow(nc_wait_t *w);
+static inline int nc_wait_step(nc_wait_t *w)
+{
+    if (NC_LIKELY(w->iter < w->spin_limit)) {
+        w->iter++;
+        nc_cpu_relax();
+        return 0;
+    }
+    return nc_wait_slow(w);
+}
+
+/** Global wait settings for waits without a team (kvdb, bootstrap). */
+void nc_wait_init_standalone(nc_wait_t *w, const char *op, uint64_t timeout_ns);
+
+/** True if more processes share the CPUs than there are CPUs (ncpus available). */
+int nc_detect_oversubscribed(int nprocs, int ncpus);
+
+#endif

@@ -1,0 +1,267 @@
+/*
+ * Shared-memory segments created collectively by a set of processes.
+ *
+ * Life cycle (see nc_seg_create_collective in nc_internal.h):
+ *   1. rank 0: shm_open(random name, O_CREAT|O_EXCL|O_RDWR, 0600), ftruncate, reserve the
+ *      global range with posix_fallocate (a full /dev/shm is ENOSPC here, never a SIGBUS
+ *      later);
+ *   2. the name goes to everyone through the OOB allgather; all shm_open + mmap it;
+ *   3. the outcome is agreed, then rank 0 unlinks the name: from this point no file is
+ *      left behind whatever happens to any process (the mapping lives until the last
+ *      munmap/exit);
+ *   4. each rank sets MADV_RANDOM (no readahead that would allocate neighbours' pages on
+ *      our node), optionally binds its own range to its NUMA node, reserves its own range
+ *      with posix_fallocate (pages come from the allocating process's node) and touches
+ *      it; the outcome is agreed again.
+ */
+#include "nc_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <numa.h>
+#include <numaif.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+size_t nc_page_size(void)
+{
+    static size_t ps;
+    if (!ps) ps = (size_t)sysconf(_SC_PAGESIZE);
+    return ps;
+}
+
+size_t nc_line_size(void)
+{
+    const char *v = nc_cfg_str("NUMACOLL_CACHELINE");
+    if (strcmp(v, "auto") != 0) return (size_t)atoi(v);
+#if defined(__x86_64__) || defined(__i386__)
+    return 128; /* two 64-byte lines: the adjacent-line prefetcher pairs them */
+#else
+    long l = sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
+    if (l < 32 || l > NC_MAX_LINE) l = 128;
+    return (size_t)l;
+#endif
+}
+
+typedef struct agree_msg {
+    int32_t status;
+    char msg[252];
+} agree_msg_t;
+
+int nc_agree(int rank, int nprocs, numacoll_oob_allgather_fn allgather, void *ctx, int status)
+{
+    agree_msg_t mine = {.status = status};
+    if (status != NUMACOLL_OK) snprintf(mine.msg, sizeof mine.msg, "%s", numacoll_last_error());
+    agree_msg_t *all = calloc((size_t)nprocs, sizeof *all);
+    if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory agreeing on a status");
+    if (allgather(&mine, all, sizeof mine, ctx) != 0) {
+        free(all);
+        return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed");
+    }
+    int rc = NUMACOLL_OK;
+    for (int r = 0; r < nprocs; r++) {
+        if (all[r].status != NUMACOLL_OK) {
+            rc = all[r].status;
+            if (r != rank)
+                nc_error(rc, "rank %d failed: %.*s", r, (int)sizeof all[r].msg, all[r].msg);
+            break;
+        }
+    }
+    free(all);
+    return rc;
+}
+
+static void random_name(char *out, size_t n)
+{
+    unsigned char rnd[8];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+        uint64_t x = nc_now_ns() ^ ((uint64_t)getpid() << 32);
+        memcpy(rnd, &x, sizeof rnd);
+    }
+    snprintf(out, n, "/numacoll-%d-%02x%02x%02x%02x%02x%02x%02x%02x", (int)getpid(), rnd[0],
+             rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+}
+
+static int reserve(int fd, size_t off, size_t len, const char *what)
+{
+    if (len == 0) return NUMACOLL_OK;
+    int err;
+    do {
+        err = posix_fallocate(fd, (off_t)off, (off_t)len);
+    } while (err == EINTR);
+    if (err == 0) return NUMACOLL_OK;
+    struct statvfs sv;
+    unsigned long long avail = 0;
+    if (statvfs("/dev/shm", &sv) == 0) avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+    if (err == ENOSPC || err == ENOMEM)
+        return nc_error(NUMACOLL_ERR_NOMEM,
+                        "cannot reserve %zu bytes of shared memory for %s in /dev/shm (%llu "
+                        "bytes free): %s; enlarge /dev/shm (e.g. docker --shm-size) or use "
+                        "fewer/smaller buffers",
+                        len, what, avail, strerror(err));
+    return nc_error(NUMACOLL_ERR_SYS, "posix_fallocate of %zu bytes for %s failed: %s", len,
+                    what, strerror(err));
+}
+
+int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn allgather,
+                             void *ctx, size_t size, size_t reserve0, size_t own_off,
+                             size_t own_len, int numa_node, const char *what, nc_seg_t *seg)
+{
+    memset(seg, 0, sizeof *seg);
+    int fd = -1, rc = NUMACOLL_OK;
+    char name[64] = {0};
+    void *base = MAP_FAILED;
+
+    if (size == 0 || own_off + own_len > size || reserve0 > size)
+        return nc_error(NUMACOLL_ERR_ARG, "invalid segment geometry for %s", what);
+
+    /* 1. rank 0 creates and reserves the global part */
+    if (rank == 0) {
+        for (int tries = 0; tries < 8; tries++) {
+            random_name(name, sizeof name);
+            fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+            if (fd >= 0 || errno != EEXIST) break;
+        }
+        if (fd < 0) {
+            rc = nc_error(NUMACOLL_ERR_SYS, "shm_open(%s) for %s failed: %s", name, what,
+                          strerror(errno));
+            name[0] = 0;
+        } else if (ftruncate(fd, (off_t)size) != 0) {
+            rc = nc_error(NUMACOLL_ERR_SYS, "ftruncate(%s, %zu) for %s failed: %s", name, size,
+                          what, strerror(errno));
+        } else {
+            rc = reserve(fd, 0, reserve0, what);
+        }
+    }
+
+    /* 2. share the name (and rank 0's status) */
+    struct {
+        int32_t status;
+        char name[60];
+    } msg = {0}, *all = calloc((size_t)nprocs, sizeof msg);
+    if (!all) {
+        rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+        goto out_unlink; /* nprocs allocations fail everywhere alike only by chance; */
+    }
+    msg.status = rc;
+    memcpy(msg.name, name, sizeof msg.name - 1);
+    if (allgather(&msg, all, sizeof msg, ctx) != 0) {
+        free(all);
+        rc = nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed creating %s", what);
+        goto out_unlink;
+    }
+    if (rank != 0 && all[0].status != NUMACOLL_OK) {
+        int st = all[0].status;
+        free(all);
+        return nc_error(st, "rank 0 could not create the shared segment for %s", what);
+    }
+    if (rank == 0 && rc != NUMACOLL_OK) {
+        free(all);
+        goto out_unlink;
+    }
+    memcpy(name, all[0].name, sizeof all[0].name);
+    name[sizeof all[0].name - 1] = 0;
+    free(all);
+
+    if (rank != 0) {
+        fd = shm_open(name, O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0)
+            rc = nc_error(NUMACOLL_ERR_SYS, "shm_open(%s) to attach %s failed: %s", name, what,
+                          strerror(errno));
+    }
+    if (rc == NUMACOLL_OK) {
+        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (base == MAP_FAILED)
+            rc = nc_error(NUMACOLL_ERR_SYS, "mmap of %zu bytes for %s failed: %s", size, what,
+                          strerror(errno));
+    }
+
+    /* 3. agree, then unlink: nothing can be left in /dev/shm after this */
+    rc = nc_agree(rank, nprocs, allgather, ctx, rc);
+    if (rank == 0) shm_unlink(name);
+    if (rc != NUMACOLL_OK) goto out;
+
+    /* 4. own range: no readahead, optional NUMA bind, reserve, first touch */
+    madvise(base, size, MADV_RANDOM);
+    if (own_len) {
+        char *own = (char *)base + own_off;
+        if (numa_node >= 0 && nc_cfg_bool("NUMACOLL_NUMA_BIND") && numa_available() >= 0 &&
+            numa_max_node() > 0) {
+            unsigned long mask[16] = {0};
+            if (numa_node < (int)(sizeof mask * 8)) {
+                mask[numa_node / (8 * sizeof(long))] |= 1ul << (numa_node % (8 * sizeof(long)));
+                if (mbind(own, own_len, MPOL_PREFERRED, mask, sizeof mask * 8, 0) != 0)
+                    nc_log(2, rank, nprocs, "mbind of my block to node %d failed: %s",
+                           numa_node, strerror(errno));
+            }
+        }
+        rc = reserve(fd, own_off, own_len, what);
+        if (rc == NUMACOLL_OK) {
+            size_t ps = nc_page_size();
+            for (size_t o = 0; o < own_len; o += ps) ((volatile char *)own)[o] = 0;
+        }
+    }
+    rc = nc_agree(rank, nprocs, allgather, ctx, rc);
+    if (rc != NUMACOLL_OK) goto out;
+
+    close(fd);
+    seg->base = base;
+    seg->size = size;
+    snprintf(seg->name, sizeof seg->name, "%s", name);
+    return NUMACOLL_OK;
+
+out_unlink:
+    if (rank == 0 && name[0]) shm_unlink(name);
+out:
+    if (base != MAP_FAILED) munmap(base, size);
+    if (fd >= 0) close(fd);
+    return rc;
+}
+
+void nc_seg_destroy(nc_seg_t *seg)
+{
+    if (seg && seg->base) {
+        munmap(seg->base, seg->size);
+        seg->base = NULL;
+    }
+}
+
+int nc_seg_check_placement(const void *addr, size_t len, int expect, size_t *on_node,
+                           size_t *elsewhere)
+{
+    size_t ps = nc_page_size();
+    size_t n = (len + ps - 1) / ps;
+    *on_node = *elsewhere = 0;
+    if (n == 0 || numa_available() < 0) return -1;
+    void **pages = malloc(n * sizeof *pages);
+    int *status = malloc(n * sizeof *status);
+    if (!pages || !status) {
+        free(pages);
+        free(status);
+        return -1;
+    }
+    const char *a = (const char *)((uintptr_t)addr & ~(uintptr_t)(ps - 1));
+    for (size_t i = 0; i < n; i++) pages[i] = (void *)(a + i * ps);
+    int best = -1;
+    if (move_pages(0, (unsigned long)n, pages, NULL, status, 0) == 0) {
+        int counts[64] = {0};
+        for (size_t i = 0; i < n; i++) {
+            if (status[i] < 0) continue;
+            if (status[i] < 64) counts[status[i]]++;
+            if (status[i] == expect)
+                (*on_node)++;
+            else
+                (*elsewhere)++;
+        }
+        for (int k = 0; k < 64; k++)
+            if (counts[k] && (best < 0 || counts[k] > counts[best])) best = k;
+    }
+    free(pages);
+    free(status);
+    return best;
+}

@@ -1,0 +1,296 @@
+/*
+ * Teams: creation over an OOB allgather, the shared segment layout, and the collective
+ * entry points (barrier, bcast) that wrap the algorithms.
+ *
+ * Segment layout (every size a multiple of the line size; blocks page-aligned):
+ *
+ *   global block (first-touched by rank 0):
+ *       header line | barrier algorithm areas (registry order)
+ *   rank block r = 0..P-1 (first-touched by rank r, NUMA-local to it):
+ *       control line (nc_rank_ctl_t) | barrier algorithm areas (registry order)
+ */
+#include "nc_internal.h"
+
+#include "../coll/barrier/barrier.h"
+#include "../coll/bcast/bcast.h"
+#include "../topo/topo.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct member_info {
+    int32_t pid;
+    int32_t rank;
+    int32_t size;
+    int32_t config_ok;
+    cpu_set_t cpus;
+} member_info_t;
+
+/* Exchange pid and CPU affinity; derive the CPU count and whether pids are visible. */
+static int exchange_members(numacoll_team_t *t, int cfg_status)
+{
+    member_info_t me = {.pid = (int32_t)getpid(), .rank = t->rank, .size = t->size,
+                        .config_ok = cfg_status == NUMACOLL_OK};
+    CPU_ZERO(&me.cpus);
+    if (sched_getaffinity(0, sizeof me.cpus, &me.cpus) != 0) CPU_ZERO(&me.cpus);
+    member_info_t *all = calloc((size_t)t->size, sizeof *all);
+    if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory creating a team");
+    if (t->allgather(&me, all, sizeof me, t->oob_ctx) != 0) {
+        free(all);
+        return nc_error(NUMACOLL_ERR_OOB,
+                        "the OOB allgather callback failed during team creation");
+    }
+    int rc = NUMACOLL_OK;
+    cpu_set_t u;
+    CPU_ZERO(&u);
+    t->check_peers = 1;
+    for (int r = 0; r < t->size && rc == NUMACOLL_OK; r++) {
+        if (all[r].rank != r || all[r].size != t->size)
+            rc = nc_error(NUMACOLL_ERR_ARG,
+                          "inconsistent team parameters: member in slot %d says rank %d of %d, "
+                          "expected rank %d of %d (ranks must be 0..size-1, size equal on all)",
+                          r, all[r].rank, all[r].size, r, t->size);
+        else if (!all[r].config_ok && r != t->rank)
+            rc = nc_error(NUMACOLL_ERR_CONFIG,
+                          "rank %d rejected its NUMACOLL_* environment (see its message)", r);
+        CPU_OR(&u, &u, &all[r].cpus);
+        if (r != t->rank && kill(all[r].pid, 0) != 0 && errno == ESRCH)
+            t->check_peers = 0; /* another pid namespace: cannot tell dead from invisible */
+    }
+    t->ncpus = CPU_COUNT(&u);
+    free(all);
+    if (cfg_status != NUMACOLL_OK) return cfg_status;
+    return rc;
+}
+
+size_t nc_barrier_layout(numacoll_team_t *t, size_t global_off, size_t *rank_bytes_total)
+{
+    size_t g = global_off, rk = *rank_bytes_total;
+    for (int i = 0; i < nc_barrier_registry_count; i++) {
+        const nc_barrier_algo_t *a = nc_barrier_registry[i];
+        nc_barrier_slot_t *s = &t->barrier_slots[i];
+        size_t gb = nc_round_up(a->global_bytes(t), t->line);
+        size_t rb = nc_round_up(a->rank_bytes(t), t->line);
+        s->global = (char *)(uintptr_t)g; /* offset for now; rebased after mapping */
+        s->rank_off = rk;
+        g += gb;
+        rk += rb;
+    }
+    *rank_bytes_total = rk;
+    return g;
+}
+
+static void team_free(numacoll_team_t *t)
+{
+    if (!t) return;
+    if (t->bcast) nc_bcast_team_fini(t);
+    if (t->barrier_slots && t->seg.base) {
+        for (int i = 0; i < nc_barrier_registry_count; i++)
+            if (nc_barrier_registry[i]->fini) nc_barrier_registry[i]->fini(t, &t->barrier_slots[i]);
+    }
+    free(t->barrier_slots);
+    nc_topo_team_fini(t);
+    nc_seg_destroy(&t->seg);
+    free(t);
+}
+
+static int choose_barrier(numacoll_team_t *t)
+{
+    const char *want = nc_cfg_str("NUMACOLL_BARRIER");
+    if (strcmp(want, "auto") == 0) {
+        t->barrier_default = nc_barrier_auto(t);
+        return NUMACOLL_OK;
+    }
+    int i = nc_barrier_find(want);
+    if (i < 0) /* cannot happen: the config row validates against the registry */
+        return nc_error(NUMACOLL_ERR_CONFIG, "NUMACOLL_BARRIER='%s' is not registered", want);
+    t->barrier_default = i;
+    return NUMACOLL_OK;
+}
+
+int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
+{
+    if (!out) return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_create: team pointer is NULL");
+    *out = NULL;
+    if (!p) return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_create: params is NULL");
+    if (p->size < 1)
+        return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_create: size=%d; allowed: size >= 1",
+                        p->size);
+    if (p->rank < 0 || p->rank >= p->size)
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "numacoll_team_create: rank=%d; allowed: 0..%d (size-1)", p->rank,
+                        p->size - 1);
+    if (!p->allgather)
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "numacoll_team_create: no allgather callback; one is required");
+
+    /* Config errors are reported, but the member still takes part in the exchanges so
+     * that every member fails in the same way instead of hanging. */
+    int cfg = numacoll_config_check();
+    char cfg_msg[1024];
+    snprintf(cfg_msg, sizeof cfg_msg, "%s", numacoll_last_error());
+
+    numacoll_team_t *t = calloc(1, sizeof *t);
+    if (!t) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory creating a team");
+    t->rank = p->rank;
+    t->size = p->size;
+    t->allgather = p->allgather;
+    t->oob_ctx = p->oob_ctx;
+    t->progress = p->progress;
+    t->progress_ctx = p->progress_ctx;
+    snprintf(t->name, sizeof t->name, "%s", p->name ? p->name : "team");
+    t->line = nc_line_size();
+    t->numa_node = -1;
+
+    int rc = exchange_members(t, cfg);
+    if (cfg != NUMACOLL_OK) nc_error(cfg, "%s", cfg_msg);
+    rc = nc_agree(t->rank, t->size, t->allgather, t->oob_ctx, rc);
+    if (rc != NUMACOLL_OK) goto fail;
+
+    /* wait policy */
+    t->oversubscribed = nc_detect_oversubscribed(t->size, t->ncpus);
+    long spin = nc_cfg_int("NUMACOLL_WAIT_SPIN");
+    t->spin_limit = spin >= 0 ? (uint32_t)spin : (t->oversubscribed ? 0 : 4096);
+    t->timeout_ns = (uint64_t)(nc_cfg_double("NUMACOLL_TIMEOUT") * 1e9);
+    t->sleep_after_ns = (uint64_t)nc_cfg_int("NUMACOLL_WAIT_SLEEP_AFTER_US") * 1000ull;
+    t->progress_ns = (uint64_t)nc_cfg_int("NUMACOLL_PROGRESS_US") * 1000ull;
+
+    /* topology (collective) */
+    rc = nc_topo_team_init(t);
+    rc = nc_agree(t->rank, t->size, t->allgather, t->oob_ctx, rc);
+    if (rc != NUMACOLL_OK) goto fail;
+
+    /* layout */
+    t->barrier_slots = calloc((size_t)nc_barrier_registry_count, sizeof *t->barrier_slots);
+    if (!t->barrier_slots) {
+        rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory creating a team");
+        goto fail_agree;
+    }
+    size_t ps = nc_page_size();
+    size_t rank_bytes = nc_round_up(sizeof(nc_rank_ctl_t), t->line);
+    size_t global_bytes = nc_barrier_layout(t, t->line, &rank_bytes);
+    t->global_size = nc_round_up(global_bytes, ps);
+    t->rank_stride = nc_round_up(rank_bytes, ps);
+    size_t total = t->global_size + (size_t)t->size * t->rank_stride;
+
+    rc = nc_seg_create_collective(t->rank, t->size, t->allgather, t->oob_ctx, total,
+                                  t->global_size, t->global_size + (size_t)t->rank * t->rank_stride,
+                                  t->rank_stride, t->numa_node, "a team", &t->seg);
+    if (rc != NUMACOLL_OK) goto fail; /* already agreed */
+    t->global = t->seg.base;
+    t->ranks = (char *)t->seg.base + t->global_size;
+    for (int i = 0; i < nc_barrier_registry_count; i++)
+        t->barrier_slots[i].global = t->global + (size_t)(uintptr_t)t->barrier_slots[i].global;
+
+    atomic_store_explicit(&nc_team_ctl(t, t->rank)->pid, (int32_t)getpid(),
+                          memory_order_relaxed);
+
+    for (int i = 0; i < nc_barrier_registry_count && rc == NUMACOLL_OK; i++)
+        if (nc_barrier_registry[i]->init) rc = nc_barrier_registry[i]->init(t, &t->barrier_slots[i]);
+    if (rc == NUMACOLL_OK) rc = choose_barrier(t);
+    rc = nc_agree(t->rank, t->size, t->allgather, t->oob_ctx, rc);
+    if (rc != NUMACOLL_OK) goto fail;
+
+    if (nc_verbose() >= 1) {
+        char desc[4096];
+        numacoll_team_describe(t, desc, sizeof desc);
+        if (t->rank == 0 || nc_verbose() >= 2) nc_log(1, t->rank, t->size, "%s", desc);
+    }
+    if (nc_verbose() >= 2) {
+        size_t on = 0, off = 0;
+        int node = nc_seg_check_placement(nc_team_rank_block(t, t->rank), t->rank_stride,
+                                          t->numa_node, &on, &off);
+        nc_log(2, t->rank, t->size,
+               "my block (%zu bytes) lies on NUMA node %d (expected %d: %zu pages there, %zu "
+               "elsewhere)",
+               t->rank_stride, node, t->numa_node, on, off);
+    }
+    *out = t;
+    return NUMACOLL_OK;
+
+fail_agree:
+    rc = nc_agree(t->rank, t->size, t->allgather, t->oob_ctx, rc);
+fail:
+    {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", numacoll_last_error());
+        team_free(t);
+        return nc_error(rc, "%s", msg);
+    }
+}
+
+int numacoll_team_destroy(numacoll_team_t *t)
+{
+    team_free(t);
+    return NUMACOLL_OK;
+}
+
+int numacoll_team_rank(const numacoll_team_t *t) { return t ? t->rank : -1; }
+int numacoll_team_size(const numacoll_team_t *t) { return t ? t->size : -1; }
+
+static int run_barrier(numacoll_team_t *t, int idx)
+{
+    nc_barrier_slot_t *s = &t->barrier_slots[idx];
+    nc_team_op_enter(t, "barrier");
+    int rc = nc_barrier_registry[idx]->run(t, s);
+    if (rc == NUMACOLL_OK) nc_team_op_leave(t);
+    return rc;
+}
+
+int numacoll_barrier(numacoll_team_t *t)
+{
+    if (!t) return nc_error(NUMACOLL_ERR_ARG, "numacoll_barrier: team is NULL");
+    return run_barrier(t, t->barrier_default);
+}
+
+int numacoll_barrier_with(numacoll_team_t *t, const char *algorithm)
+{
+    if (!t) return nc_error(NUMACOLL_ERR_ARG, "numacoll_barrier_with: team is NULL");
+    int i = algorithm ? nc_barrier_find(algorithm) : -1;
+    if (i < 0) {
+        const char *names = nc_barrier_allowed_names();
+        return nc_error(NUMACOLL_ERR_NOT_FOUND,
+                        "barrier algorithm '%s' is unknown; registered: %s",
+                        algorithm ? algorithm : "(null)", strchr(names, '|') + 1);
+    }
+    return run_barrier(t, i);
+}
+
+const char *numacoll_team_barrier_name(const numacoll_team_t *t)
+{
+    return t ? nc_barrier_registry[t->barrier_default]->name : NULL;
+}
+
+int numacoll_bcast(numacoll_team_t *t, void *buf, size_t bytes, int root)
+{
+    if (!t) return nc_error(NUMACOLL_ERR_ARG, "numacoll_bcast: team is NULL");
+    if (root < 0 || root >= t->size)
+        return nc_error(NUMACOLL_ERR_ARG, "numacoll_bcast: root=%d; allowed: 0..%d", root,
+                        t->size - 1);
+    if (!buf && bytes)
+        return nc_error(NUMACOLL_ERR_ARG, "numacoll_bcast: buffer is NULL for %zu bytes", bytes);
+    if (t->size == 1) return NUMACOLL_OK;
+    nc_team_op_enter(t, "bcast");
+    int rc = nc_bcast_run(t, buf, bytes, root);
+    if (rc == NUMACOLL_OK) nc_team_op_leave(t);
+    return rc;
+}
+
+int numacoll_team_describe(const numacoll_team_t *t, char *out, size_t n)
+{
+    if (!t || !out || !n) return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_describe: NULL argument");
+    size_t o = (size_t)snprintf(out, n,
+                                "team '%s': %d processes on %d CPU(s)%s; segment %zu bytes "
+                                "(global %zu, %zu per rank, line %zu); barrier %s; wait spin %u%s%s; ",
+                                t->name, t->size, t->ncpus,
+                                t->oversubscribed ? " (oversubscribed: waits yield at once)" : "",
+                                t->seg.size, t->global_size, t->rank_stride, t->line,
+                                nc_barrier_registry[t->barrier_default]->name, t->spin_limit,
+                                t->timeout_ns ? ", timeout set" : "",
+                                t->check_peers ? "" : ", dead-peer check off");
+    if (o < n) nc_topo_team_describe(t, out + o, n - o);
+    return NUMACOLL_OK;
+}

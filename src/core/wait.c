@@ -1,0 +1,135 @@
+/*
+ * The wait policy shared by every wait loop (see nc_wait_t in nc_internal.h).
+ *
+ * The fast path (spinning with a pause instruction) is inline in nc_wait_step(); this
+ * file is the slow path: yielding, napping, calling the progress hook, and turning a
+ * wait that cannot end (timeout, dead peer) into an error that says who is missing.
+ */
+#include "nc_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#define PEER_CHECK_NS 20000000ull /* look for dead members every 20 ms of slow waiting */
+
+void nc_wait_init(nc_wait_t *w, numacoll_team_t *team, const char *op)
+{
+    w->team = team;
+    w->op = op;
+    w->iter = 0;
+    w->spin_limit = team ? team->spin_limit : 4096;
+    w->start_ns = 0; /* taken lazily: the fast path never reads the clock */
+    w->next_ns = 0;
+    w->last_progress_ns = 0;
+    w->last_peer_check_ns = 0;
+    w->naps = 0;
+}
+
+static uint64_t standalone_timeout_ns;
+
+void nc_wait_init_standalone(nc_wait_t *w, const char *op, uint64_t timeout_ns)
+{
+    nc_wait_init(w, NULL, op);
+    long spin = nc_cfg_int("NUMACOLL_WAIT_SPIN");
+    w->spin_limit = spin >= 0 ? (uint32_t)spin : 4096;
+    standalone_timeout_ns = timeout_ns;
+}
+
+/* Describe which members have not entered (or not completed) the current collective. */
+static int missing_report(nc_wait_t *w, int status, int dead_only)
+{
+    numacoll_team_t *t = w->team;
+    char list[512];
+    size_t o = 0;
+    int nmissing = 0, ndead = 0;
+    list[0] = 0;
+    for (int r = 0; r < t->size; r++) {
+        if (r == t->rank) continue;
+        nc_rank_ctl_t *c = nc_team_ctl(t, r);
+        /* acquire pairs with nc_team_op_leave's release */
+        uint64_t arrived = atomic_load_explicit(&c->arrive_seq, memory_order_relaxed);
+        uint64_t done = atomic_load_explicit(&c->done_seq, memory_order_acquire);
+        int dead = 0;
+        if (t->check_peers && done < t->seq) {
+            pid_t pid = atomic_load_explicit(&c->pid, memory_order_relaxed);
+            dead = pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+        }
+        if (dead_only ? !dead : (arrived >= t->seq && !dead)) continue;
+        nmissing++;
+        ndead += dead;
+        if (o + 40 < sizeof list)
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%d%s", nmissing > 1 ? ", " : "",
+                                  r, dead ? " (exited)" : "");
+        else if (o + 5 < sizeof list && list[o - 1] != '.')
+            o += (size_t)snprintf(list + o, sizeof list - o, ", ...");
+    }
+    if (dead_only && ndead == 0) return NUMACOLL_OK;
+    double waited = (double)(nc_now_ns() - w->start_ns) / 1e9;
+    if (dead_only)
+        return nc_error(NUMACOLL_ERR_PEER_DEAD,
+                        "%s #%llu on team '%s' (rank %d of %d): member(s) %s exited before "
+                        "completing it (waited %.3f s)",
+                        w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, list,
+                        waited);
+    if (nmissing == 0)
+        return nc_error(status,
+                        "%s #%llu on team '%s' (rank %d of %d) timed out after %.3f s "
+                        "(NUMACOLL_TIMEOUT): every member entered the call but the wait did "
+                        "not end",
+                        w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, waited);
+    return nc_error(status,
+                    "%s #%llu on team '%s' (rank %d of %d) timed out after %.3f s "
+                    "(NUMACOLL_TIMEOUT); member(s) that did not arrive: %s",
+                    w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, waited, list);
+}
+
+int nc_wait_slow(nc_wait_t *w)
+{
+    uint64_t now = nc_now_ns();
+    numacoll_team_t *t = w->team;
+    if (w->start_ns == 0) {
+        w->start_ns = now;
+        w->last_progress_ns = now;
+        w->last_peer_check_ns = now;
+    }
+    uint64_t waited = now - w->start_ns;
+
+    uint64_t timeout = t ? t->timeout_ns : standalone_timeout_ns;
+    if (timeout && waited > timeout) {
+        if (t) return missing_report(w, NUMACOLL_ERR_TIMEOUT, 0);
+        return nc_error(NUMACOLL_ERR_TIMEOUT, "%s timed out after %.3f s (NUMACOLL_TIMEOUT)",
+                        w->op, (double)waited / 1e9);
+    }
+    if (t && t->progress && now - w->last_progress_ns >= t->progress_ns) {
+        w->last_progress_ns = now;
+        t->progress(t->progress_ctx);
+    }
+    if (t && t->check_peers && now - w->last_peer_check_ns >= PEER_CHECK_NS) {
+        w->last_peer_check_ns = now;
+        int rc = missing_report(w, NUMACOLL_ERR_PEER_DEAD, 1);
+        if (rc) return rc;
+    }
+    uint64_t sleep_after = t ? t->sleep_after_ns : 100000000ull;
+    if (sleep_after && waited > sleep_after) {
+        /* nap 50 us, doubling up to 1 ms: a long wait costs no CPU, and the wake-up delay
+         * stays below 1 % of the time already waited */
+        uint64_t nap = 50000ull << (w->naps < 5 ? w->naps : 5);
+        if (nap > 1000000ull) nap = 1000000ull;
+        w->naps++;
+        struct timespec ts = {0, (long)nap};
+        nanosleep(&ts, NULL);
+    } else {
+        sched_yield();
+    }
+    return NUMACOLL_OK;
+}
+
+int nc_detect_oversubscribed(int nprocs, int ncpus)
+{
+    const char *mode = nc_cfg_str("NUMACOLL_OVERSUBSCRIBED");
+    if (strcmp(mode, "yes") == 0) return 1;
+    if (strcmp(mode, "no") == 0) return 0;
+    return ncpus > 0 && nprocs > ncpus;
+}

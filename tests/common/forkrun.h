@@ -1,0 +1,45 @@
+/*
+ * Test harness: run a function in P forked processes that form a numacoll team.
+ */
+#ifndef NC_FORKRUN_H
+#define NC_FORKRUN_H
+
+#include <numacoll/fork_oob.h>
+#include <numacoll/numacoll.h>
+#include <stddef.h>
+
+typedef struct nc_forkctx {
+    int rank, size;
+    numacoll_team_t *team;     /* NULL with NC_FORK_NO_TEAM */
+    numacoll_fork_oob_t *oob;  /* bootstrap allgather/barrier, usable by the function */
+    void *shared;              /* zeroed anonymous shared memory of the requested size */
+    void *arg;
+} nc_forkctx_t;
+
+/* return 0 for success; anything else fails the child (printed with the rank) */
+typedef int (*nc_forkrun_fn)(nc_forkctx_t *ctx);
+
+enum { NC_FORK_NO_TEAM = 1, NC_FORK_BIND = 2 /* bind rank r to CPU r mod ncpus */ };
+
+typedef struct nc_forkresult {
+    int failed;        /* children that exited non-zero or by a signal */
+    int timed_out;     /* 1 if the harness had to kill the children */
+    int exit_code[64]; /* per rank (first 64): exit status, or 128+signal */
+} nc_forkresult_t;
+
+/**
+ * Fork @p P children; each optionally creates a team (fork OOB), runs @p fn, destroys the
+ * team and exits with fn's result. The parent waits up to @p timeout_s seconds, then kills
+ * everyone (SIGKILL) and reports a timeout. Returns the number of failed children
+ * (timeouts count all unfinished ones).
+ */
+int nc_forkrun(int P, int flags, nc_forkrun_fn fn, void *arg, size_t shared_bytes,
+               double timeout_s, nc_forkresult_t *res);
+
+/** Entries in /dev/shm whose name starts with "numacoll" (leak check). */
+int nc_count_shm_files(void);
+
+/** Spin for a random time of up to @p max_ns nanoseconds (xorshift state per process). */
+void nc_random_delay(unsigned *seed, unsigned max_ns);
+
+#endif

@@ -1,0 +1,147 @@
+/* Unit tests of the configuration table: parsing, defaults and rejection of bad values. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/nc_internal.h"
+#include "forkrun.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void clear_env(void)
+{
+    extern char **environ;
+    for (int again = 1; again;) {
+        again = 0;
+        for (char **e = environ; *e; e++)
+            if (strncmp(*e, "NUMACOLL_", 9) == 0) {
+                char name[128];
+                size_t n = (size_t)(strchr(*e, '=') - *e);
+                memcpy(name, *e, n);
+                name[n] = 0;
+                unsetenv(name);
+                again = 1;
+                break;
+            }
+    }
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    clear_env();
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    assert_int_equal(nc_cfg_int("NUMACOLL_VERBOSE"), 0);
+    assert_true(nc_cfg_double("NUMACOLL_TIMEOUT") == 0.0);
+    assert_string_equal(nc_cfg_str("NUMACOLL_BARRIER"), "auto");
+    assert_false(nc_cfg_is_set("NUMACOLL_BARRIER"));
+    int n;
+    const numacoll_config_row_t *rows = numacoll_config_table(&n);
+    assert_true(n >= 8);
+    for (int i = 0; i < n; i++) {
+        assert_non_null(rows[i].doc);
+        assert_true(strncmp(rows[i].name, "NUMACOLL_", 9) == 0);
+        /* every default passes its own validation */
+        assert_int_equal(nc_cfg_validate(rows[i].name, rows[i].defval), NUMACOLL_OK);
+    }
+}
+
+static void test_valid_values(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("NUMACOLL_TIMEOUT", "2.5", 1);
+    setenv("NUMACOLL_VERBOSE", "2", 1);
+    setenv("NUMACOLL_NUMA_BIND", "no", 1);
+    setenv("NUMACOLL_BARRIER_TOPO_LEVELS", "l3,numa", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    assert_true(nc_cfg_double("NUMACOLL_TIMEOUT") == 2.5);
+    assert_int_equal(nc_cfg_int("NUMACOLL_VERBOSE"), 2);
+    assert_false(nc_cfg_bool("NUMACOLL_NUMA_BIND"));
+    assert_true(nc_cfg_list_has(nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS"), "l3"));
+    assert_false(nc_cfg_list_has(nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS"), "socket"));
+    assert_string_equal(numacoll_config_value("NUMACOLL_TIMEOUT"), "2.5");
+    clear_env();
+}
+
+static void expect_rejected(const char *name, const char *value, const char *must_mention)
+{
+    clear_env();
+    setenv(name, value, 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_ERR_CONFIG);
+    const char *msg = numacoll_last_error();
+    if (!strstr(msg, name) || !strstr(msg, must_mention)) fail_msg("message was: %s", msg);
+    /* the default stays in force for a rejected value */
+    unsetenv(name);
+}
+
+static void test_rejections(void **state)
+{
+    (void)state;
+    expect_rejected("NUMACOLL_TIMEOUT", "soon", "allowed");
+    expect_rejected("NUMACOLL_TIMEOUT", "-1", "0..1000000");
+    expect_rejected("NUMACOLL_VERBOSE", "7", "0..3");
+    expect_rejected("NUMACOLL_VERBOSE", "1x", "integer");
+    expect_rejected("NUMACOLL_BARRIER", "no-such-barrier", "sense-reversing");
+    expect_rejected("NUMACOLL_OVERSUBSCRIBED", "maybe", "auto, yes, no");
+    expect_rejected("NUMACOLL_NUMA_BIND", "2", "allowed");
+    expect_rejected("NUMACOLL_BARRIER_TOPO_LEVELS", "numa,l4", "'l4'");
+    expect_rejected("NUMACOLL_BARRIER_TOPO_LEVELS", "numa,numa", "repeated");
+    expect_rejected("NUMACOLL_BARRIER_TOPO_LEVELS", "", "empty");
+    expect_rejected("NUMACOLL_NO_SUCH_THING", "1", "unknown variable");
+    clear_env();
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
+
+static int fork_team_ok(nc_forkctx_t *c) { return numacoll_barrier(c->team); }
+
+static void test_team_rejects_bad_env(void **state)
+{
+    (void)state;
+    /* an invalid value makes team creation fail on every member, without a hang */
+    clear_env();
+    setenv("NUMACOLL_WAIT_SPIN", "lots", 1);
+    numacoll_config_reload(); /* the table is read once per process; children inherit it */
+    nc_forkresult_t res;
+    int failed = nc_forkrun(3, 0, fork_team_ok, NULL, 0, 60, &res);
+    assert_int_equal(failed, 3);
+    assert_false(res.timed_out);
+    for (int r = 0; r < 3; r++) assert_int_equal(res.exit_code[r], 3);
+    unsetenv("NUMACOLL_WAIT_SPIN");
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    assert_int_equal(nc_forkrun(3, 0, fork_team_ok, NULL, 0, 60, &res), 0);
+}
+
+static void test_team_bad_params(void **state)
+{
+    (void)state;
+    numacoll_team_t *t = (numacoll_team_t *)0x1;
+    numacoll_team_params_t p = {.rank = 2, .size = 2, .allgather = numacoll_fork_oob_allgather};
+    assert_int_equal(numacoll_team_create(&p, &t), NUMACOLL_ERR_ARG);
+    assert_null(t);
+    assert_non_null(strstr(numacoll_last_error(), "rank=2"));
+    p.rank = 0;
+    p.size = 0;
+    assert_int_equal(numacoll_team_create(&p, &t), NUMACOLL_ERR_ARG);
+    assert_non_null(strstr(numacoll_last_error(), "size=0"));
+    p.size = 1;
+    p.allgather = NULL;
+    assert_int_equal(numacoll_team_create(&p, &t), NUMACOLL_ERR_ARG);
+    assert_non_null(strstr(numacoll_last_error(), "allgather"));
+}
+
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_valid_values),
+        cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_team_rejects_bad_env),
+        cmocka_unit_test(test_team_bad_params),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
