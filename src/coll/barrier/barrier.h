@@ -56,6 +56,36 @@ int nc_barrier_auto(const numacoll_team_t *t);
 /** "auto|name|...": allowed values of NUMACOLL_BARRIER (config table). */
 const char *nc_barrier_allowed_names(void);
 
+/* ---- pieces of individual algorithms exposed for unit tests ---------------------- */
+
+struct nc_hier;
+/**
+ * Topology barrier tree (topo.c): the ranks whose arrival @p me waits for (the non-leader
+ * members of every group it leads, lowest level first; P-1 entries at most) and the root.
+ * @p h NULL = flat (everyone reports to rank 0). Pure; returns NUMACOLL_OK or NOMEM.
+ */
+int nc_barrier_topo_tree(const struct nc_hier *h, int P, int me, int *children,
+                         int *nchildren, int *root);
+
+/** LogP parameters (ns) of paper 2 (adaptive-logp.c). */
+typedef struct nc_logp {
+    double L, o_s, o_r, g;
+} nc_logp_t;
+
+enum { NC_LOGP_CENTRAL = 0, NC_LOGP_COMBINING, NC_LOGP_DISSEMINATION, NC_LOGP_NALG };
+
+/** Paper 2's estimates (ns) for P processes; @p n = combining-tree fan-in (>= 2).
+ *  Tree depths and rounds are whole numbers: log_n P means ceil(log_n P). P = 1 gives 0. */
+double nc_logp_central(const nc_logp_t *m, int P);
+double nc_logp_combining(const nc_logp_t *m, int P, int n);
+double nc_logp_dissemination(const nc_logp_t *m, int P);
+/** Argmin of the three estimates (ties: the lower enum value); fills est[NC_LOGP_NALG]. */
+int nc_logp_choose(const nc_logp_t *m, int P, int n, double *est);
+/** Registry name of a NC_LOGP_* algorithm. */
+const char *nc_logp_algorithm(int which);
+/** The model parameters from the config table (NUMACOLL_BARRIER_LOGP_*). */
+nc_logp_t nc_logp_from_config(void);
+
 /* team.c helpers */
 size_t nc_barrier_layout(numacoll_team_t *t, size_t global_off, size_t *rank_bytes_total);
 

@@ -1,12 +1,36 @@
 /* The barrier algorithm registry: one row per algorithm (each in its own file). */
 #include "barrier.h"
 
+#include "../../topo/topo.h"
+
 #include <string.h>
 
 extern const nc_barrier_algo_t nc_barrier_sense_reversing;
+extern const nc_barrier_algo_t nc_barrier_sense_reversing_counter;
+extern const nc_barrier_algo_t nc_barrier_sense_reversing_gr;
+extern const nc_barrier_algo_t nc_barrier_combining_tree;
+extern const nc_barrier_algo_t nc_barrier_mcs;
+extern const nc_barrier_algo_t nc_barrier_tournament;
+extern const nc_barrier_algo_t nc_barrier_dissemination;
+extern const nc_barrier_algo_t nc_barrier_topo;
+extern const nc_barrier_algo_t nc_barrier_topo_numa;
+extern const nc_barrier_algo_t nc_barrier_topo_socket;
+extern const nc_barrier_algo_t nc_barrier_topo_numa_socket;
+extern const nc_barrier_algo_t nc_barrier_adaptive_logp;
 
 const nc_barrier_algo_t *const nc_barrier_registry[] = {
     &nc_barrier_sense_reversing,
+    &nc_barrier_sense_reversing_counter,
+    &nc_barrier_sense_reversing_gr,
+    &nc_barrier_combining_tree,
+    &nc_barrier_mcs,
+    &nc_barrier_tournament,
+    &nc_barrier_dissemination,
+    &nc_barrier_topo,
+    &nc_barrier_topo_numa,
+    &nc_barrier_topo_socket,
+    &nc_barrier_topo_numa_socket,
+    &nc_barrier_adaptive_logp,
 };
 const int nc_barrier_registry_count =
     (int)(sizeof nc_barrier_registry / sizeof nc_barrier_registry[0]);
@@ -18,10 +42,41 @@ int nc_barrier_find(const char *name)
     return -1;
 }
 
+/*
+ * The "auto" choice (NUMACOLL_BARRIER unset or "auto"); the same on every member because
+ * it depends only on P, the configuration and the exchanged topology.
+ *  - P = 1: sense-reversing-counter (returns at once).
+ *  - P = 2: dissemination: each process stores its own line and waits on the other's, the
+ *    two one-way transfers overlap (about half a cache-line round trip).
+ *  - oversubscribed (more processes than CPUs): sense-reversing-counter. Every wait may
+ *    cost a context switch there, so the scheme with the fewest dependent steps wins: each
+ *    process posts once and waits once on a single word (log P-round schemes need every
+ *    process to be scheduled once per round). Measured with numacoll-bench at P = 8.
+ *  - a hierarchy with more than one group level (NUMACOLL_BARRIER_TOPO_LEVELS): topo.
+ *  - otherwise paper 2's LogP argmin (as adaptive-logp, parameters NUMACOLL_BARRIER_LOGP_*).
+ */
 int nc_barrier_auto(const numacoll_team_t *t)
 {
-    (void)t;
-    return 0;
+    const char *pick;
+    if (t->size <= 1) {
+        pick = "sense-reversing-counter";
+    } else if (t->size == 2) {
+        pick = "dissemination";
+    } else if (t->oversubscribed) {
+        pick = "sense-reversing-counter";
+    } else {
+        const nc_hier_t *h = nc_topo_team_hier((numacoll_team_t *)(uintptr_t)t,
+                                               nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS"));
+        if (h && h->nlevels > 1) {
+            pick = "topo";
+        } else {
+            nc_logp_t m = nc_logp_from_config();
+            pick = nc_logp_algorithm(
+                nc_logp_choose(&m, t->size, (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K"), NULL));
+        }
+    }
+    int i = nc_barrier_find(pick);
+    return i >= 0 ? i : 0;
 }
 
 /* "auto|name1|name2|..." for the NUMACOLL_BARRIER row of the config table */

@@ -1,0 +1,114 @@
+/*
+ * shm-combining-tree: the software combining tree (Yew, Tzeng, Lawrie), fan-in k =
+ * NUMACOLL_BARRIER_TREE_K (default 2).
+ *
+ * Ranks are grouped k by k into the leaf nodes (rank r -> leaf r / k); nodes are grouped
+ * k by k into the nodes of the next level, up to a single root. Each node holds one
+ * counter. An arriving process increments its leaf's counter; the last of the node's
+ * members to arrive climbs to the parent node and increments it, and so on; the process
+ * that completes the root posts the global release word, which everybody else waits on.
+ * Depth ceil(log_k P); at most k processes contend for one counter.
+ *
+ * Counters only grow: after episode e a node with c members holds e * c, so "I am the last
+ * arriver of episode e" is prev + 1 == e * c, with no reset. An increment for episode e+1
+ * can only happen after the release of episode e, i.e. after every increment of e.
+ *
+ * Release: one global release word (rather than a wake-up tree): with 2 CPUs and
+ * oversubscription a single store that every waiter sees beats log_k P dependent wake-ups.
+ * Placement: node counters are written by up to k processes, so no block is "the writer's";
+ * they sit in the global block (line each), like the release word.
+ *
+ * The layout is sized for k = 2 (the most nodes) so that a member with another
+ * NUMACOLL_BARRIER_TREE_K cannot make the areas overlap (it would only deadlock, which the
+ * timeout reports).
+ */
+#include "common.h"
+
+#include <stdlib.h>
+
+/* number of tree nodes for P processes and fan-in k */
+static size_t nodes_for(int P, int k)
+{
+    size_t total = 0;
+    int n = P;
+    do {
+        n = (n + k - 1) / k;
+        total += (size_t)n;
+    } while (n > 1);
+    return total;
+}
+
+static size_t global_bytes(const numacoll_team_t *t)
+{
+    return (1 + nodes_for(t->size, 2)) * t->line;
+}
+static size_t rank_bytes(const numacoll_team_t *t)
+{
+    (void)t;
+    return 0;
+}
+
+typedef struct ct_priv {
+    int k;
+} ct_priv_t;
+
+static int init(numacoll_team_t *t, nc_barrier_slot_t *s)
+{
+    ct_priv_t *p = calloc(1, sizeof *p);
+    if (!p) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory (combining-tree barrier)");
+    p->k = (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K");
+    s->priv = p;
+    (void)t;
+    return NUMACOLL_OK;
+}
+
+static void fini(numacoll_team_t *t, nc_barrier_slot_t *s)
+{
+    (void)t;
+    free(s->priv);
+    s->priv = NULL;
+}
+
+static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
+{
+    uint64_t e = ++s->calls;
+    const int k = ((ct_priv_t *)s->priv)->k;
+    _Atomic uint64_t *release = nc_bar_line(t, s->global, 0);
+    if (t->size == 1) return NUMACOLL_OK;
+
+    int below = t->size; /* number of members of the level below (ranks at first) */
+    int idx = t->rank;   /* my index among them */
+    size_t base = 1;     /* line of the first node of the current level */
+    for (;;) {
+        int nnodes = (below + k - 1) / k;
+        int node = idx / k;
+        int members = below - node * k < k ? below - node * k : k;
+        _Atomic uint64_t *cnt = nc_bar_line(t, s->global, base + (size_t)node);
+        /* acq_rel: the last arriver acquires the earlier arrivers' writes (one release
+         * sequence on the counter) and carries them up and into the release store */
+        uint64_t prev = atomic_fetch_add_explicit(cnt, 1, memory_order_acq_rel);
+        if (prev + 1 != e * (uint64_t)members) break; /* not last: wait for the release */
+        if (nnodes == 1) {                            /* I completed the root */
+            nc_bar_post(release, e);
+            return NUMACOLL_OK;
+        }
+        base += (size_t)nnodes;
+        below = nnodes;
+        idx = node;
+    }
+    /* the release word is written by whichever process completes the root in episode e
+     * (one writer per episode): >= e means all P processes arrived at episode e and their
+     * writes before it are visible to us */
+    return nc_bar_wait(t, release, e, "barrier(combining-tree)");
+}
+
+const nc_barrier_algo_t nc_barrier_combining_tree = {
+    .name = "combining-tree",
+    .description = "software combining tree of k-member counters (k = NUMACOLL_BARRIER_TREE_K), "
+                   "last arriver climbs, one global release word",
+    .global_bytes = global_bytes,
+    .rank_bytes = rank_bytes,
+    .init = init,
+    .run = run,
+    .fini = fini,
+};
