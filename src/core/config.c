@@ -66,6 +66,19 @@ static const nc_cfg_def_t table[] = {
      NULL},
     {"NUMACOLL_BARRIER_TREE_K", NC_CFG_INT, "2", "2..64",
      "fan-in of the combining-tree barrier", NULL},
+    {"NUMACOLL_BARRIER_LOGP_L", NC_CFG_DOUBLE, "60", "0..1000000000",
+     "LogP latency L (ns) for adaptive-logp and auto: one cache-line transfer between cores "
+     "(measured here 27-190 ns, 60 typical)",
+     NULL},
+    {"NUMACOLL_BARRIER_LOGP_OS", NC_CFG_DOUBLE, "5", "0..1000000000",
+     "LogP send overhead o_s (ns): storing a flag into a line the sender owns", NULL},
+    {"NUMACOLL_BARRIER_LOGP_OR", NC_CFG_DOUBLE, "10", "0..1000000000",
+     "LogP receive overhead o_r (ns): the acquire load and check of a flag once it arrived",
+     NULL},
+    {"NUMACOLL_BARRIER_LOGP_G", NC_CFG_DOUBLE, "30", "0..1000000000",
+     "LogP gap g (ns): minimum spacing of consecutive flag transfers at one process "
+     "(overlapped line misses)",
+     NULL},
     /* ---- broadcast ---- */
     /* ---- key-value store ---- */
     /* ---- MPI layer (libnumacoll_mpi) ---- */
