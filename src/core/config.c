@@ -153,8 +153,13 @@ static int parse_range(const char *allowed, double *lo, double *hi)
 {
     const char *dots = strstr(allowed, "..");
     if (!dots) return 0;
-    *lo = strtod(allowed, NULL);
-    *hi = strtod(dots + 2, NULL);
+    char *end;
+    *lo = strtod(allowed, &end);
+    if (*end == 'K' || *end == 'M' || *end == 'G') /* SIZE ranges such as "64K..256M" */
+        *lo *= *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : 1073741824.0;
+    *hi = strtod(dots + 2, &end);
+    if (*end == 'K' || *end == 'M' || *end == 'G')
+        *hi *= *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : 1073741824.0;
     return 1;
 }
 

@@ -1,12 +1,428 @@
-/* Placeholder: the barrier benchmark is being written. */
+/*
+ * numacoll-bench barrier: fork-based barrier latency benchmark, OSU-style.
+ *
+ *   numacoll-bench barrier --procs P [--iters N] [--reps R] [--warmup W] [--csv FILE]
+ *                          [--algorithms a,b,...] [--synthetic STR --map-by core|numa|socket]
+ *
+ * P processes are forked and bound to the allowed CPUs round-robin (rank r -> r-th allowed
+ * CPU mod their number); they form one team. For each repetition, every algorithm runs in
+ * turn (A B C A B C ...: interleaved, because the VM's speed drifts over tens of seconds):
+ * W warm-up barriers, then N timed barriers; each rank's mean is recorded. Per repetition
+ * the figure is the max over ranks of the per-rank mean; reported are the median, min and
+ * max over the R repetitions.
+ *
+ * Rows: every registered algorithm (or the --algorithms list), "default" (what
+ * numacoll_barrier gives with the current environment), and "limit:cacheline-roundtrip":
+ * ranks 0 and 1 ping-pong one cache line (pure spinning), reported as the round-trip
+ * time, the physical reference measured in the same run. When oversubscribed (P > CPUs)
+ * and --iters is not given, N is scaled down to keep the run short (R * N >= 10^4 still).
+ */
+#define _GNU_SOURCE 1
 #include "bench.h"
 
+#include <numacoll/fork_oob.h>
+#include <numacoll/numacoll.h>
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define relax() _mm_pause()
+#else
+#define relax() __asm__ __volatile__("" ::: "memory")
+#endif
+
+#define MAX_ALGS 64
+#define ROUNDTRIP "limit:cacheline-roundtrip"
+
+enum { K_REGISTRY = 0, K_DEFAULT, K_ROUNDTRIP };
+
+typedef struct balg {
+    char name[64];
+    int kind;
+} balg_t;
+
+typedef struct shared_hdr {
+    _Atomic uint64_t pingpong __attribute__((aligned(256))); /* the ping-pong line */
+    char pad[256 - sizeof(uint64_t)];
+    _Atomic int failed;
+    char default_name[64];
+    char errmsg[1024];
+} shared_hdr_t;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: numacoll-bench barrier --procs P [--iters N] [--reps R] [--warmup W]\n"
+            "                              [--csv FILE] [--algorithms a,b,...]\n"
+            "                              [--synthetic STR --map-by core|numa|socket]\n"
+            "  --procs P        processes (1..4096), bound to the allowed CPUs round-robin\n"
+            "  --iters N        timed barriers per repetition (default 10000; scaled down\n"
+            "                   when oversubscribed, keeping reps * iters >= 10000)\n"
+            "  --reps R         repetitions (default 5); median/min/max are over these\n"
+            "  --warmup W       untimed barriers before each timed run (default iters/10)\n"
+            "  --csv FILE       also write CSV (collective,algorithm,procs,bytes,...)\n"
+            "  --algorithms L   comma-separated subset of: registered names, default, %s\n"
+            "  --synthetic STR  plan the topology on an hwloc synthetic description\n"
+            "  --map-by M       simulated placement with --synthetic: core, numa or socket\n",
+            ROUNDTRIP);
+}
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "numacoll-bench barrier: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\n(see numacoll-bench barrier --help)\n");
+    return 2;
+}
+
+static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || errno || end == s || *end || v < lo || v > hi) {
+        char range[64];
+        snprintf(range, sizeof range, "an integer in %ld..%ld", lo, hi);
+        fprintf(stderr, "numacoll-bench barrier: %s '%s' is not valid; allowed: %s\n", opt,
+                s ? s : "(missing)", range);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One round-trip ping-pong of the shared line between ranks 0 and 1: returns ns per round
+ * trip (rank 0 and 1), 0 on other ranks. Pure spinning (yield now and then when
+ * oversubscribed so a descheduled partner can run). */
+static double pingpong(shared_hdr_t *h, int rank, long iters, long warm, uint64_t *base,
+                       int oversub)
+{
+    if (rank > 1) return 0.0;
+    uint64_t b = *base;
+    uint64_t t0 = 0;
+    for (long i = 0; i < warm + iters; i++) {
+        if (i == warm) t0 = now_ns();
+        uint64_t ping = b + 2 * (uint64_t)i + 1, pong = ping + 1;
+        uint64_t want = rank == 0 ? pong : ping;
+        if (rank == 0) atomic_store_explicit(&h->pingpong, ping, memory_order_release);
+        unsigned spins = 0;
+        /* the line is written alternately by rank 0 (odd values) and rank 1 (even values);
+         * each waits for the other's value of this round */
+        while (atomic_load_explicit(&h->pingpong, memory_order_acquire) < want) {
+            relax();
+            if (oversub && ++spins % 256 == 0) sched_yield();
+        }
+        if (rank == 1) atomic_store_explicit(&h->pingpong, pong, memory_order_release);
+    }
+    uint64_t t1 = now_ns();
+    *base = b + 2 * (uint64_t)(warm + iters);
+    return (double)(t1 - t0) / (double)iters;
+}
+
+static int child(int rank, int P, numacoll_fork_oob_t *oob, shared_hdr_t *h, double *res,
+                 const balg_t *algs, int nalg, long iters, long reps, long warm, int oversub)
+{
+    numacoll_fork_oob_set_rank(oob, rank);
+    numacoll_team_params_t p = {.rank = rank, .size = P, .allgather = numacoll_fork_oob_allgather,
+                                .oob_ctx = oob, .name = "bench"};
+    numacoll_team_t *t;
+    int rc = numacoll_team_create(&p, &t);
+    if (rc) {
+        if (atomic_fetch_add(&h->failed, 1) == 0)
+            snprintf(h->errmsg, sizeof h->errmsg, "rank %d: team creation failed: %s", rank,
+                     numacoll_last_error());
+        return 1;
+    }
+    if (rank == 0)
+        snprintf(h->default_name, sizeof h->default_name, "%s", numacoll_team_barrier_name(t));
+    uint64_t pp_base = 0;
+    for (long r = 0; r < reps; r++) {
+        for (int a = 0; a < nalg; a++) {
+            double mean;
+            if (algs[a].kind == K_ROUNDTRIP) {
+                mean = pingpong(h, rank, iters, warm, &pp_base, oversub);
+                /* keep the others out of the timed section of the next algorithm */
+                rc = numacoll_barrier_with(t, "sense-reversing-counter");
+            } else {
+                const char *name = algs[a].kind == K_DEFAULT ? NULL : algs[a].name;
+                rc = 0;
+                for (long i = 0; i < warm && !rc; i++)
+                    rc = name ? numacoll_barrier_with(t, name) : numacoll_barrier(t);
+                uint64_t t0 = now_ns();
+                for (long i = 0; i < iters && !rc; i++)
+                    rc = name ? numacoll_barrier_with(t, name) : numacoll_barrier(t);
+                mean = (double)(now_ns() - t0) / (double)iters;
+            }
+            if (rc) {
+                if (atomic_fetch_add(&h->failed, 1) == 0)
+                    snprintf(h->errmsg, sizeof h->errmsg, "rank %d, %s: %s", rank, algs[a].name,
+                             numacoll_last_error());
+                return 1;
+            }
+            res[((size_t)r * (size_t)nalg + (size_t)a) * (size_t)P + (size_t)rank] = mean;
+        }
+    }
+    numacoll_team_destroy(t);
+    return 0;
+}
+
+static int add_alg(balg_t *algs, int *n, const char *name)
+{
+    int kind;
+    if (strcmp(name, "default") == 0)
+        kind = K_DEFAULT;
+    else if (strcmp(name, ROUNDTRIP) == 0)
+        kind = K_ROUNDTRIP;
+    else {
+        int cnt, ok = 0;
+        const numacoll_algorithm_info_t *info = numacoll_barrier_algorithms(&cnt);
+        for (int i = 0; i < cnt; i++) ok |= strcmp(info[i].name, name) == 0;
+        if (!ok) return -1;
+        kind = K_REGISTRY;
+    }
+    for (int i = 0; i < *n; i++)
+        if (strcmp(algs[i].name, name) == 0) return 0; /* repeated: once */
+    if (*n >= MAX_ALGS) return -2;
+    snprintf(algs[*n].name, sizeof algs[*n].name, "%s", name);
+    algs[*n].kind = kind;
+    (*n)++;
+    return 0;
+}
 
 int bench_barrier_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "numacoll-bench: the barrier benchmark is not implemented yet\n");
-    return 1;
+    long P = -1, iters = -1, reps = 5, warm = -1;
+    const char *csv = NULL, *list = NULL, *synthetic = NULL, *mapby = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        int takes = !strcmp(o, "--procs") || !strcmp(o, "--iters") || !strcmp(o, "--reps") ||
+                    !strcmp(o, "--warmup") || !strcmp(o, "--csv") ||
+                    !strcmp(o, "--algorithms") || !strcmp(o, "--synthetic") ||
+                    !strcmp(o, "--map-by");
+        if (!takes)
+            return bad("unknown option '%s'%s; allowed: --procs --iters --reps --warmup --csv "
+                       "--algorithms --synthetic --map-by --help",
+                       o, "");
+        if (!v) return bad("option %s needs a value%s", o, "");
+        i++;
+        if (!strcmp(o, "--procs")) {
+            if (parse_long(o, v, 1, 4096, &P)) return 2;
+        } else if (!strcmp(o, "--iters")) {
+            if (parse_long(o, v, 1, 1000000000, &iters)) return 2;
+        } else if (!strcmp(o, "--reps")) {
+            if (parse_long(o, v, 1, 1000, &reps)) return 2;
+        } else if (!strcmp(o, "--warmup")) {
+            if (parse_long(o, v, 0, 1000000000, &warm)) return 2;
+        } else if (!strcmp(o, "--csv"))
+            csv = v;
+        else if (!strcmp(o, "--algorithms"))
+            list = v;
+        else if (!strcmp(o, "--synthetic"))
+            synthetic = v;
+        else
+            mapby = v;
+    }
+    if (P < 0) return bad("--procs is required%s%s", "", "");
+    if (mapby && strcmp(mapby, "core") && strcmp(mapby, "numa") && strcmp(mapby, "socket"))
+        return bad("--map-by '%s' is not valid; allowed: core, numa, socket%s", mapby, "");
+    if (mapby && !synthetic) return bad("--map-by needs --synthetic%s%s", "", "");
+    if (synthetic) {
+        setenv("NUMACOLL_TOPO_SYNTHETIC", synthetic, 1);
+        if (mapby) setenv("NUMACOLL_TOPO_MAP_BY", mapby, 1);
+    }
+    if (numacoll_config_reload() != NUMACOLL_OK) {
+        fprintf(stderr, "numacoll-bench barrier: %s\n", numacoll_last_error());
+        return 2;
+    }
+
+    balg_t algs[MAX_ALGS];
+    int nalg = 0;
+    if (list) {
+        char buf[2048];
+        snprintf(buf, sizeof buf, "%s", list);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            int rc = add_alg(algs, &nalg, tok);
+            if (rc == -1) {
+                char allowed[1536] = "";
+                int cnt;
+                const numacoll_algorithm_info_t *info = numacoll_barrier_algorithms(&cnt);
+                for (int i = 0; i < cnt; i++) {
+                    strncat(allowed, info[i].name, sizeof allowed - strlen(allowed) - 1);
+                    strncat(allowed, ", ", sizeof allowed - strlen(allowed) - 1);
+                }
+                strncat(allowed, "default, " ROUNDTRIP, sizeof allowed - strlen(allowed) - 1);
+                return bad("--algorithms: '%s' is not an algorithm; allowed: %s", tok, allowed);
+            }
+            if (rc == -2) return bad("--algorithms: too many entries%s%s", "", "");
+        }
+        if (nalg == 0) return bad("--algorithms: empty list%s%s", "", "");
+    } else {
+        int cnt;
+        const numacoll_algorithm_info_t *info = numacoll_barrier_algorithms(&cnt);
+        add_alg(algs, &nalg, ROUNDTRIP);
+        for (int i = 0; i < cnt; i++) add_alg(algs, &nalg, info[i].name);
+        add_alg(algs, &nalg, "default");
+    }
+
+    /* CPUs allowed to us, for round-robin binding */
+    cpu_set_t allowed;
+    int cpus[CPU_SETSIZE], ncpu = 0;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &allowed)) cpus[ncpu++] = c;
+    if (ncpu == 0) cpus[ncpu++] = 0;
+    int oversub = P > ncpu;
+    if (iters < 0) {
+        iters = 10000;
+        if (oversub) { /* keep reps * iters >= 10^4 but the run short */
+            iters = 10000L * ncpu / P;
+            long min = (10000 + reps - 1) / reps;
+            if (iters < min) iters = min;
+            if (iters < 100) iters = 100;
+        }
+    }
+    if (warm < 0) warm = iters / 10 > 10 ? iters / 10 : 10;
+
+    size_t nres = (size_t)reps * (size_t)nalg * (size_t)P;
+    size_t bytes = sizeof(shared_hdr_t) + nres * sizeof(double);
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+        perror("numacoll-bench barrier: mmap");
+        return 1;
+    }
+    shared_hdr_t *h = mem;
+    double *res = (double *)((char *)mem + sizeof(shared_hdr_t));
+    numacoll_fork_oob_t *oob = numacoll_fork_oob_create((int)P);
+    if (!oob) {
+        fprintf(stderr, "numacoll-bench barrier: %s\n", numacoll_last_error());
+        return 1;
+    }
+
+    printf("# numacoll-bench barrier: %ld process(es) on %d CPU(s)%s, %ld reps x %ld iters "
+           "(warm-up %ld), %d algorithms interleaved%s%s%s%s\n",
+           P, ncpu, oversub ? " (oversubscribed)" : "", reps, iters, warm, nalg,
+           synthetic ? ", synthetic \"" : "", synthetic ? synthetic : "",
+           synthetic ? "\" map-by " : "", synthetic ? (mapby ? mapby : "core") : "");
+    fflush(stdout);
+    pid_t *pids = calloc((size_t)P, sizeof *pids);
+    for (int r = 0; r < P; r++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            cpu_set_t s;
+            CPU_ZERO(&s);
+            CPU_SET(cpus[r % ncpu], &s);
+            sched_setaffinity(0, sizeof s, &s);
+            _exit(child(r, (int)P, oob, h, res, algs, nalg, iters, reps, warm, oversub));
+        }
+        if (pid < 0) {
+            perror("numacoll-bench barrier: fork");
+            for (int q = 0; q < r; q++) kill(pids[q], SIGKILL);
+            return 1;
+        }
+        pids[r] = pid;
+    }
+    int bad_exit = 0;
+    for (int r = 0; r < P; r++) {
+        int st;
+        waitpid(pids[r], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+            bad_exit++;
+            /* one failed member makes the others fail too (timeout / dead peer) */
+        }
+    }
+    free(pids);
+    numacoll_fork_oob_destroy(oob);
+    if (bad_exit) {
+        fprintf(stderr, "numacoll-bench barrier: %d process(es) failed: %s\n", bad_exit,
+                h->errmsg[0] ? h->errmsg : "(killed)");
+        return 1;
+    }
+
+    /* statistics: per rep, max over ranks of the per-rank mean; then median/min/max */
+    double med[MAX_ALGS], mn[MAX_ALGS], mx[MAX_ALGS];
+    double *v = malloc((size_t)reps * sizeof *v);
+    double rt = 0;
+    for (int a = 0; a < nalg; a++) {
+        for (long r = 0; r < reps; r++) {
+            double m = 0;
+            for (int k = 0; k < P; k++) {
+                double x = res[((size_t)r * (size_t)nalg + (size_t)a) * (size_t)P + (size_t)k];
+                if (x > m) m = x;
+            }
+            v[r] = m / 1000.0; /* us */
+        }
+        qsort(v, (size_t)reps, sizeof *v, cmp_double);
+        med[a] = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
+        mn[a] = v[0];
+        mx[a] = v[reps - 1];
+        if (algs[a].kind == K_ROUNDTRIP) rt = med[a];
+    }
+    free(v);
+
+    printf("%-28s %12s %12s %12s %10s\n", "algorithm", "median_us", "min_us", "max_us",
+           "x_roundtrip");
+    for (int a = 0; a < nalg; a++) {
+        char label[128];
+        if (algs[a].kind == K_DEFAULT)
+            snprintf(label, sizeof label, "default (=%s)", h->default_name);
+        else
+            snprintf(label, sizeof label, "%s", algs[a].name);
+        if (algs[a].kind == K_ROUNDTRIP && P < 2) {
+            printf("%-28s %12s %12s %12s %10s\n", label, "n/a", "n/a", "n/a", "(P<2)");
+            continue;
+        }
+        char ratio[32] = "-";
+        if (rt > 0) snprintf(ratio, sizeof ratio, "%.2f", med[a] / rt);
+        printf("%-28s %12.3f %12.3f %12.3f %10s\n", label, med[a], mn[a], mx[a], ratio);
+    }
+    if (csv) {
+        FILE *f = fopen(csv, "w");
+        if (!f) {
+            fprintf(stderr, "numacoll-bench barrier: cannot write --csv '%s': %s\n", csv,
+                    strerror(errno));
+            return 1;
+        }
+        fprintf(f, "collective,algorithm,procs,bytes,latency_us_median,latency_us_min,"
+                   "latency_us_max\n");
+        for (int a = 0; a < nalg; a++) {
+            if (algs[a].kind == K_ROUNDTRIP && P < 2) continue;
+            fprintf(f, "barrier,%s,%ld,0,%.4f,%.4f,%.4f\n", algs[a].name, P, med[a], mn[a],
+                    mx[a]);
+        }
+        fclose(f);
+        printf("# CSV written to %s\n", csv);
+    }
+    munmap(mem, bytes);
+    return 0;
 }
