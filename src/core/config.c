@@ -80,6 +80,37 @@ static const nc_cfg_def_t table[] = {
      "(overlapped line misses)",
      NULL},
     /* ---- broadcast ---- */
+    {"NUMACOLL_BCAST_QUEUE_BYTES", NC_CFG_SIZE, "4M", "65536..268435456",
+     "queue budget b = s*f per process for the pipelined broadcast (paper: 4 MB); the slot "
+     "count is cut so that all P queues take at most half of the free /dev/shm",
+     NULL},
+    {"NUMACOLL_BCAST_FRAGMENT", NC_CFG_SIZE, "0", "0..67108864",
+     "fragment size f (bytes, rounded up to a page); 0 = model: f* = sqrt(b t_W / t) rounded "
+     "up to a page, with documented constants t = 0.1 ns/byte (memcpy at ~10 GB/s) and t_W = "
+     "0.5 us (notification wait) measured on the reference machine",
+     NULL},
+    {"NUMACOLL_BCAST_SLOTS", NC_CFG_INT, "0", "0..65536",
+     "buffers s per process queue; 0 = model: s* = b / f (at least 2*q)", NULL},
+    {"NUMACOLL_BCAST_SETS", NC_CFG_INT, "2", "1..64",
+     "sets q the queue is split into (q > 1 overlaps waiting for a set's readers with filling "
+     "the next set); must not exceed s",
+     NULL},
+    {"NUMACOLL_BCAST_TREE", NC_CFG_ENUM, "auto", "auto|kary|knomial|flat|chain|topo",
+     "notification tree; auto = topo when the team spans several NUMA nodes, else kary", NULL},
+    {"NUMACOLL_BCAST_K", NC_CFG_INT, "2", "1..64", "fan-out of the k-ary and k-nomial trees",
+     NULL},
+    {"NUMACOLL_BCAST_INLINE_MAX", NC_CFG_SIZE, "512", "0..4096",
+     "messages up to this size travel inline in the receivers' control lines (one copy in, one "
+     "out, no buffer slot); 0 = never",
+     NULL},
+    {"NUMACOLL_BCAST_CMA_MIN", NC_CFG_SIZE, "0", "0..1073741824",
+     "messages of at least this size are read by every receiver straight from the root's buffer "
+     "with process_vm_readv (CMA) when the kernel allows it; 0 = never (queues only)",
+     NULL},
+    {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
+     "NUMA relay: the first receiver of each NUMA node copies fragments into its own queue and "
+     "its node reads from there; auto = on when the team spans several NUMA nodes",
+     NULL},
     /* ---- key-value store ---- */
     /* ---- MPI layer (libnumacoll_mpi) ---- */
 };

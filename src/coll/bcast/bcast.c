@@ -1,12 +1,624 @@
-/* Placeholder until the pipelined broadcast lands. */
+/*
+ * The pipelined shared-memory broadcast of paper 3 (M. Kurnosov, E. Tokmasheva), with
+ * inline small messages, an optional NUMA relay and an optional CMA path.
+ *
+ * Segment (created collectively at the team's first broadcast; w = page size):
+ *
+ *   global (first-touched by rank 0):
+ *       leaders[P] (int32; the NUMA leader of each rank)          rounded up to a page
+ *       q pages, one per set: the set's `done` counter on its own line
+ *   per process r (first-touched by r, bound to its NUMA node):
+ *       s control lines          (one per queue slot: {stamp, size})
+ *       q inline blocks          (one per set: {stamp, size, payload[room]}, line multiple)
+ *       (rounded up to a page)
+ *       s buffers of f bytes     (the cyclic queue)
+ *
+ * The paper's size is w + w q + p s (w + f) (a page per control block); ours packs the
+ * control blocks into lines, and both figures are printed in verbose mode.
+ *
+ * Operations: every broadcast is a sequence of *ops*, numbered identically on all members
+ * (op counter in the local state). An op uses set op % q. A small message is one op whose
+ * data travel in the receivers' inline blocks; a CMA broadcast is one op whose inline
+ * blocks carry the root's address and pid; a queue broadcast takes ceil(m / (s/q * fe))
+ * ops, each filling up to s/q slots of its set with fragments of fe bytes.
+ *
+ * Synchronisation, all monotonic (the segment starts zero-filled, nothing is ever reset):
+ *  - stamps: the parent of a process in this op's tree writes the payload (and size), then
+ *    stores stamp = op + 1 with release into the child's control line or inline block.
+ *    The child waits with acquire for that stamp; every stamp value is used once per line.
+ *  - done[set]: every receiver adds 1 (release) when it has finished reading an op of the
+ *    set. Uses of a set before op n number n / q, each adds P - 1, so the root of op n
+ *    waits (acquire) for done[set] >= (n / q) (P - 1) before writing into the set; at that
+ *    point every reader of every earlier use of the set is finished, including readers of
+ *    relay copies and of inline blocks (their writers only start after the root's wait).
+ */
 #include "bcast.h"
+#include "../../topo/topo.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define INL_HDR 16 /* stamp + size */
+#define CMA_MAGIC 0x6e63636d61707262ull
+
+typedef struct ctl_line {
+    _Atomic uint64_t stamp; /* op + 1 of the last notification (written by the parent) */
+    uint64_t size;          /* bytes of the fragment (written before the stamp) */
+} ctl_line_t;
+
+typedef struct cma_desc {
+    uint64_t addr; /* root's buffer address */
+    int64_t pid;   /* root's pid */
+} cma_desc_t;
+
+/* Per root, for this process: where to wait, whom to notify, where to read. */
+typedef struct tree_cache {
+    int built, k;
+    int *parent; /* [root] */
+    int *src;    /* [root] data source with relay (holder of the nearest copy) */
+    char *hold;  /* [root] 1 if I keep a relay copy in my own queue */
+    int *coff;   /* [root] offsets into child (P + 1 entries) */
+    int *child;
+} tree_cache_t;
+
+struct nc_bcast_team {
+    nc_seg_t seg;
+    size_t f, s, q, nb, b, room, inl_block, ctl_bytes, proc_bytes, global_bytes;
+    size_t paper_size, sets_off;
+    int fixed_f; /* f set explicitly: no per-message fragment adaptation */
+    int tree, k, relay, cma_ok;
+    size_t inline_max, cma_min;
+    uint64_t op; /* ops done so far (identical on all members) */
+    char *global, *procs;
+    int32_t *leaders;
+    int *numa; /* [P] NUMA node per rank (-1 unknown) */
+    int nlev;
+    int *groups; /* [nlev * P] for the topology tree */
+    tree_cache_t trees[NC_BTREE_COUNT];
+    nc_bcast_model_t model;
+};
+
+typedef struct nc_bcast_team bst_t;
+
+static volatile uint64_t cma_probe_word = CMA_MAGIC;
+
+/* ---- layout helpers ---------------------------------------------------------------- */
+
+static inline _Atomic uint64_t *set_done(bst_t *b, size_t set)
+{
+    return (_Atomic uint64_t *)(b->global + b->sets_off + set * nc_page_size());
+}
+static inline char *proc_base(bst_t *b, int r) { return b->procs + (size_t)r * b->proc_bytes; }
+static inline ctl_line_t *ctl_of(bst_t *b, numacoll_team_t *t, int r, size_t slot)
+{
+    return (ctl_line_t *)(proc_base(b, r) + slot * t->line);
+}
+static inline char *inl_of(bst_t *b, numacoll_team_t *t, int r, size_t set)
+{
+    return proc_base(b, r) + b->s * t->line + set * b->inl_block;
+}
+static inline char *slot_buf(bst_t *b, int r, size_t slot)
+{
+    return proc_base(b, r) + b->ctl_bytes + slot * b->f;
+}
+
+/* ---- waits --------------------------------------------------------------------------- */
+
+static int wait_stamp(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t want)
+{
+    /* Wait loop: the only writer is this op's parent of ours in the tree; it stores the
+     * stamp with release after the size and payload (and after the data it forwards were
+     * written by it or by its own parent). After the acquire load shows `want`, the size,
+     * the payload and the fragment in the source's slot are visible to us. */
+    if (NC_LIKELY(atomic_load_explicit(p, memory_order_acquire) >= want)) return NUMACOLL_OK;
+    nc_wait_t w;
+    nc_wait_init(&w, t, "bcast");
+    while (atomic_load_explicit(p, memory_order_acquire) < want) {
+        int rc = nc_wait_step(&w);
+        if (rc) return rc;
+    }
+    return NUMACOLL_OK;
+}
+
+static int wait_done(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t want)
+{
+    /* Wait loop: writers are the receivers of earlier ops of this set (fetch_add with
+     * release after their last read of the set's slots/blocks). Once the acquire load shows
+     * `want`, all readers of every earlier use of the set are finished and we may overwrite
+     * the set's slots and the inline blocks. */
+    if (NC_LIKELY(atomic_load_explicit(p, memory_order_acquire) >= want)) return NUMACOLL_OK;
+    nc_wait_t w;
+    nc_wait_init(&w, t, "bcast");
+    while (atomic_load_explicit(p, memory_order_acquire) < want) {
+        int rc = nc_wait_step(&w);
+        if (rc) return rc;
+    }
+    return NUMACOLL_OK;
+}
+
+/* ---- trees --------------------------------------------------------------------------- */
+
+static void tree_free(tree_cache_t *c)
+{
+    free(c->parent), free(c->src), free(c->hold), free(c->coff), free(c->child);
+    memset(c, 0, sizeof *c);
+}
+
+static int tree_build(numacoll_team_t *t, bst_t *b, int kind, int k)
+{
+    tree_cache_t *c = &b->trees[kind];
+    if (c->built && c->k == k) return NUMACOLL_OK;
+    tree_free(c);
+    int P = t->size, me = t->rank;
+    int *par = malloc((size_t)P * sizeof *par);
+    int *H = malloc((size_t)P * sizeof *H); /* nearest holder at or above each rank */
+    int *nch = malloc((size_t)P * sizeof *nch);
+    int *stack = malloc((size_t)P * sizeof *stack);
+    c->parent = malloc((size_t)P * sizeof *c->parent);
+    c->src = malloc((size_t)P * sizeof *c->src);
+    c->hold = calloc((size_t)P, 1);
+    c->coff = calloc((size_t)P + 1, sizeof *c->coff);
+    size_t cap = (size_t)P, n = 0;
+    c->child = malloc(cap * sizeof *c->child);
+    int rc = NUMACOLL_OK;
+    if (!par || !H || !nch || !stack || !c->parent || !c->src || !c->hold || !c->coff || !c->child) {
+        rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory building the broadcast trees");
+        goto out;
+    }
+    for (int root = 0; root < P; root++) {
+        nc_bcast_tree_parents(kind, P, root, k, b->nlev, b->groups, par);
+        c->parent[root] = par[me];
+        c->coff[root] = (int)n;
+        for (int i = 1; i < P; i++) { /* children in rotated order from the root */
+            int r = (root + i) % P;
+            if (par[r] != me) continue;
+            if (n == cap) {
+                int *nc2 = realloc(c->child, 2 * cap * sizeof *nc2);
+                if (!nc2) {
+                    rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory building the trees");
+                    goto out;
+                }
+                c->child = nc2, cap *= 2;
+            }
+            c->child[n++] = r;
+        }
+        /* relay holders: a rank keeps a copy if it has children and lies on another NUMA
+         * node than the copy it reads from */
+        memset(nch, 0, (size_t)P * sizeof *nch);
+        for (int r = 0; r < P; r++)
+            if (par[r] >= 0) nch[par[r]]++;
+        for (int r = 0; r < P; r++) H[r] = -2; /* unknown */
+        H[root] = root;
+        for (int r = 0; r < P; r++) {
+            int top = 0, y = r;
+            while (H[y] == -2) stack[top++] = y, y = par[y]; /* up to a resolved rank */
+            while (top > 0) { /* resolve the path top-down */
+                int z = stack[--top], from = H[par[z]];
+                int nz = b->numa[z], nf = b->numa[from];
+                H[z] = (nch[z] > 0 && nz >= 0 && nf >= 0 && nz != nf) ? z : from;
+            }
+        }
+        c->src[root] = me == root ? root : H[par[me]];
+        c->hold[root] = (char)(me != root && H[me] == me);
+    }
+    c->coff[P] = (int)n;
+    c->built = 1;
+    c->k = k;
+out:
+    free(par), free(H), free(nch), free(stack);
+    if (rc) tree_free(c);
+    return rc;
+}
+
+/* ---- state creation ------------------------------------------------------------------ */
+
+typedef struct init_msg {
+    uint64_t f, s, q, room, inline_max, cma_min;
+    uint64_t shm_free;
+    int32_t tree, k, relay, pid;
+    uint64_t probe_addr;
+} init_msg_t;
+
+static size_t shm_free_bytes(void)
+{
+    struct statvfs sv;
+    if (statvfs("/dev/shm", &sv) != 0) return (size_t)1 << 40;
+    return (size_t)sv.f_bavail * sv.f_frsize;
+}
+
+static int cma_probe(const init_msg_t *peer)
+{
+    uint64_t v = 0;
+    struct iovec l = {&v, sizeof v}, r = {(void *)(uintptr_t)peer->probe_addr, sizeof v};
+    ssize_t n = process_vm_readv((pid_t)peer->pid, &l, 1, &r, 1, 0);
+    if (n == (ssize_t)sizeof v && v == CMA_MAGIC) return 1;
+    return 0;
+}
+
+static int bcast_init(numacoll_team_t *t)
+{
+    int P = t->size, rc = NUMACOLL_OK;
+    size_t ps = nc_page_size(), line = t->line;
+    bst_t *b = calloc(1, sizeof *b);
+    init_msg_t *all = calloc((size_t)P, sizeof *all);
+    if (!b || !all) {
+        free(b), free(all);
+        rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory creating the broadcast state");
+        return nc_agree(t->rank, P, t->allgather, t->oob_ctx, rc);
+    }
+    b->model = nc_bcast_model_default();
+
+    /* parameters from the configuration */
+    size_t budget = nc_cfg_size("NUMACOLL_BCAST_QUEUE_BYTES");
+    size_t f = nc_cfg_size("NUMACOLL_BCAST_FRAGMENT");
+    b->fixed_f = f != 0;
+    if (f == 0) f = nc_bcast_model_fragment(&b->model, budget, ps);
+    f = nc_round_up(f, ps);
+    size_t q = (size_t)nc_cfg_int("NUMACOLL_BCAST_SETS");
+    size_t s = (size_t)nc_cfg_int("NUMACOLL_BCAST_SLOTS");
+    int s_auto = s == 0;
+    if (s_auto) s = nc_bcast_model_slots(budget, f, 2 * q);
+    if (q > s)
+        rc = nc_error(NUMACOLL_ERR_CONFIG,
+                      "NUMACOLL_BCAST_SETS=%zu exceeds NUMACOLL_BCAST_SLOTS=%zu; allowed: "
+                      "1 <= sets <= slots",
+                      q, s);
+    const char *tree = nc_cfg_str("NUMACOLL_BCAST_TREE");
+    int numa_count = nc_topo_team_numa_count(t);
+    b->tree = strcmp(tree, "auto") == 0 ? (numa_count > 1 ? NC_BTREE_TOPO : NC_BTREE_KARY)
+                                        : nc_bcast_tree_find(tree);
+    if (b->tree < 0) b->tree = NC_BTREE_KARY; /* cannot happen: the row validates */
+    b->k = (int)nc_cfg_int("NUMACOLL_BCAST_K");
+    const char *relay = nc_cfg_str("NUMACOLL_BCAST_RELAY");
+    b->relay = strcmp(relay, "auto") == 0 ? numa_count > 1 : strcmp(relay, "1") == 0;
+    b->inline_max = nc_cfg_size("NUMACOLL_BCAST_INLINE_MAX");
+    b->cma_min = nc_cfg_size("NUMACOLL_BCAST_CMA_MIN");
+    size_t payload = b->inline_max > sizeof(cma_desc_t) ? b->inline_max : sizeof(cma_desc_t);
+    b->inl_block = nc_round_up(INL_HDR + payload, line);
+    b->room = b->inl_block - INL_HDR;
+
+    init_msg_t me = {.f = f, .s = s, .q = q, .room = b->room, .inline_max = b->inline_max,
+                     .cma_min = b->cma_min, .shm_free = shm_free_bytes(), .tree = b->tree,
+                     .k = b->k, .relay = b->relay, .pid = (int32_t)getpid(),
+                     .probe_addr = (uint64_t)(uintptr_t)&cma_probe_word};
+    if (t->allgather(&me, all, sizeof me, t->oob_ctx) != 0) {
+        free(b), free(all);
+        return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather failed setting up the broadcast");
+    }
+    size_t shm_free = me.shm_free;
+    for (int r = 0; r < P && rc == NUMACOLL_OK; r++) {
+        const init_msg_t *o = &all[r];
+        if (o->f != f || o->s != s || o->q != q || o->room != b->room ||
+            o->inline_max != b->inline_max || o->cma_min != b->cma_min || o->tree != b->tree ||
+            o->k != b->k || o->relay != b->relay)
+            rc = nc_error(NUMACOLL_ERR_CONFIG,
+                          "broadcast parameters differ between ranks %d and %d (f %zu/%llu, s "
+                          "%zu/%llu, q %zu/%llu, tree %d/%d, ...); every member must see the "
+                          "same NUMACOLL_BCAST_* settings",
+                          t->rank, r, f, (unsigned long long)o->f, s, (unsigned long long)o->s,
+                          q, (unsigned long long)o->q, b->tree, o->tree);
+        if (o->shm_free < shm_free) shm_free = o->shm_free;
+    }
+    int cma_mine = rc == NUMACOLL_OK && cma_probe(&all[(t->rank + 1) % P]);
+    if (!cma_mine && b->cma_min)
+        nc_log(1, t->rank, P, "bcast: process_vm_readv from rank %d failed (%s); the CMA path "
+               "is off, large messages use the queues", (t->rank + 1) % P, strerror(errno));
+
+    /* geometry, capped so that the P queues take at most half of the free /dev/shm */
+    b->ctl_bytes = nc_round_up(s * line + q * b->inl_block, ps);
+    b->proc_bytes = b->ctl_bytes + s * f;
+    if (rc == NUMACOLL_OK && s_auto && (double)P * b->proc_bytes > shm_free / 2.0) {
+        size_t per = shm_free / 2 / (size_t)P;
+        size_t s2 = per > b->ctl_bytes ? (per - b->ctl_bytes) / f : 0;
+        if (s2 < q) s2 = q;
+        nc_log(1, t->rank, P, "bcast: /dev/shm has %zu bytes free: queue cut from %zu to %zu "
+               "slots", shm_free, s, s2);
+        s = s2;
+        b->ctl_bytes = nc_round_up(s * line + q * b->inl_block, ps);
+        b->proc_bytes = b->ctl_bytes + s * f;
+    }
+    b->f = f, b->s = s, b->q = q, b->nb = s / q, b->b = s * f;
+    b->sets_off = nc_round_up((size_t)P * sizeof(int32_t), ps);
+    b->global_bytes = b->sets_off + q * ps;
+    size_t total = b->global_bytes + (size_t)P * b->proc_bytes;
+    b->paper_size = ps + ps * q + (size_t)P * s * (ps + f);
+
+    /* NUMA nodes and the hierarchy for the topology tree */
+    b->numa = malloc((size_t)P * sizeof *b->numa);
+    if (!b->numa && rc == NUMACOLL_OK) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    if (b->numa)
+        for (int r = 0; r < P; r++) b->numa[r] = nc_topo_team_numa_of(t, r);
+    const nc_hier_t *h = nc_topo_team_hier(t, "numa,socket");
+    if (h && h->nlevels > 0 && h->nprocs == P && rc == NUMACOLL_OK) {
+        b->groups = malloc((size_t)h->nlevels * P * sizeof *b->groups);
+        if (b->groups) {
+            memcpy(b->groups, h->group_of, (size_t)h->nlevels * P * sizeof *b->groups);
+            b->nlev = h->nlevels;
+        }
+    }
+
+    /* agree on the parameters and on CMA (AND over the members) */
+    rc = nc_agree(t->rank, P, t->allgather, t->oob_ctx, rc);
+    if (rc == NUMACOLL_OK) {
+        int32_t mine = cma_mine, *cmas = (int32_t *)all; /* reuse: P * 4 <= P * sizeof */
+        if (t->allgather(&mine, cmas, sizeof mine, t->oob_ctx) != 0)
+            rc = nc_error(NUMACOLL_ERR_OOB, "the OOB allgather failed setting up the broadcast");
+        b->cma_ok = 1;
+        for (int r = 0; r < P && rc == NUMACOLL_OK; r++) b->cma_ok &= cmas[r] != 0;
+    }
+    free(all);
+    if (rc == NUMACOLL_OK)
+        rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total,
+                                      b->global_bytes,
+                                      b->global_bytes + (size_t)t->rank * b->proc_bytes,
+                                      b->proc_bytes, t->numa_node, "the broadcast queues",
+                                      &b->seg);
+    if (rc != NUMACOLL_OK) {
+        free(b->numa), free(b->groups), free(b);
+        return rc;
+    }
+    b->global = b->seg.base;
+    b->procs = b->global + b->global_bytes;
+    b->leaders = (int32_t *)b->global;
+    if (t->rank == 0) /* informational: the NUMA leader (lowest rank of its node) */
+        for (int r = 0; r < P; r++) {
+            int l = r;
+            for (int x = 0; x < r; x++)
+                if (b->numa[x] == b->numa[r]) {
+                    l = x;
+                    break;
+                }
+            b->leaders[r] = l;
+        }
+    t->bcast = b;
+
+    if (t->rank == 0 || nc_verbose() >= 3)
+        nc_log(1, t->rank, P,
+               "bcast: segment %zu bytes (paper's w + wq + ps(w+f) = %zu), f = %zu%s, s = %zu, "
+               "q = %zu, queue b = %zu per process, inline <= %zu (room %zu), tree %s (k %d), "
+               "relay %s, CMA %s",
+               total, b->paper_size, f, b->fixed_f ? "" : " (model)", s, q, b->b,
+               b->inline_max, b->room, nc_bcast_tree_names[b->tree], b->k,
+               b->relay ? "on" : "off",
+               !b->cma_ok ? "not permitted" : b->cma_min ? "on" : "off");
+    if (nc_verbose() >= 2) {
+        size_t on = 0, off = 0;
+        int node = nc_seg_check_placement(proc_base(b, t->rank), b->proc_bytes, t->numa_node,
+                                          &on, &off);
+        nc_log(2, t->rank, P,
+               "bcast: my queue (%zu bytes) lies on NUMA node %d (expected %d: %zu pages "
+               "there, %zu elsewhere)",
+               b->proc_bytes, node, t->numa_node, on, off);
+    }
+    return NUMACOLL_OK;
+}
+
+void nc_bcast_team_fini(numacoll_team_t *t)
+{
+    bst_t *b = t ? t->bcast : NULL;
+    if (!b) return;
+    for (int i = 0; i < NC_BTREE_COUNT; i++) tree_free(&b->trees[i]);
+    nc_seg_destroy(&b->seg);
+    free(b->numa), free(b->groups), free(b);
+    t->bcast = NULL;
+}
+
+int nc_bcast_info(numacoll_team_t *t, nc_bcast_info_t *info)
+{
+    if (!t->bcast) {
+        int rc = bcast_init(t);
+        if (rc) return rc;
+    }
+    bst_t *b = t->bcast;
+    *info = (nc_bcast_info_t){.f = b->f, .s = b->s, .q = b->q, .b = b->b,
+                              .inline_room = b->room, .seg_size = b->seg.size,
+                              .paper_size = b->paper_size, .tree = b->tree, .k = b->k,
+                              .relay = b->relay, .cma_ok = b->cma_ok, .cma_min = b->cma_min};
+    return NUMACOLL_OK;
+}
+
+int nc_bcast_debug_set_numa(numacoll_team_t *t, const int *numa)
+{
+    if (!t->bcast) {
+        int rc = bcast_init(t);
+        if (rc) return rc;
+    }
+    bst_t *b = t->bcast;
+    memcpy(b->numa, numa, (size_t)t->size * sizeof *numa);
+    for (int i = 0; i < NC_BTREE_COUNT; i++) tree_free(&b->trees[i]);
+    return NUMACOLL_OK;
+}
+
+/* ---- the three paths ------------------------------------------------------------------ */
+
+typedef struct call {
+    numacoll_team_t *t;
+    bst_t *b;
+    tree_cache_t *c;
+    int root, me, P, relay;
+    const int *kids;
+    int nkids;
+} call_t;
+
+/* Copy a small payload into each child's inline block of @p set and publish it. */
+static void inl_forward(call_t *x, size_t set, const void *data, size_t n, uint64_t stamp)
+{
+    for (int i = 0; i < x->nkids; i++) {
+        char *blk = inl_of(x->b, x->t, x->kids[i], set);
+        memcpy(blk + INL_HDR, data, n);
+        ((uint64_t *)blk)[1] = n;
+        /* release: payload and size before the stamp the child waits for */
+        atomic_store_explicit((_Atomic uint64_t *)blk, stamp, memory_order_release);
+    }
+}
+
+static int run_inline(call_t *x, void *buf, size_t bytes)
+{
+    bst_t *b = x->b;
+    uint64_t op = b->op++;
+    size_t set = op % b->q;
+    int rc;
+    if (x->me == x->root) {
+        rc = wait_done(x->t, set_done(b, set), (op / b->q) * (uint64_t)(x->P - 1));
+        if (rc) return rc;
+        inl_forward(x, set, buf, bytes, op + 1);
+        return NUMACOLL_OK;
+    }
+    char *blk = inl_of(b, x->t, x->me, set);
+    rc = wait_stamp(x->t, (_Atomic uint64_t *)blk, op + 1);
+    if (rc) return rc;
+    inl_forward(x, set, blk + INL_HDR, bytes, op + 1);
+    memcpy(buf, blk + INL_HDR, bytes);
+    /* release: our reads of the block are done before the root of a later use overwrites */
+    atomic_fetch_add_explicit(set_done(b, set), 1, memory_order_release);
+    return NUMACOLL_OK;
+}
+
+static int run_cma(call_t *x, void *buf, size_t bytes)
+{
+    bst_t *b = x->b;
+    uint64_t op = b->op++;
+    size_t set = op % b->q;
+    _Atomic uint64_t *done = set_done(b, set);
+    int rc;
+    if (x->me == x->root) {
+        rc = wait_done(x->t, done, (op / b->q) * (uint64_t)(x->P - 1));
+        if (rc) return rc;
+        cma_desc_t d = {.addr = (uint64_t)(uintptr_t)buf, .pid = getpid()};
+        inl_forward(x, set, &d, sizeof d, op + 1);
+        /* the receivers read our user buffer: it must not change before they are done */
+        return wait_done(x->t, done, (op / b->q + 1) * (uint64_t)(x->P - 1));
+    }
+    char *blk = inl_of(b, x->t, x->me, set);
+    rc = wait_stamp(x->t, (_Atomic uint64_t *)blk, op + 1);
+    if (rc) return rc;
+    cma_desc_t d;
+    memcpy(&d, blk + INL_HDR, sizeof d);
+    inl_forward(x, set, &d, sizeof d, op + 1);
+    size_t got = 0;
+    while (got < bytes) {
+        struct iovec l = {(char *)buf + got, bytes - got};
+        struct iovec r = {(void *)(uintptr_t)(d.addr + got), bytes - got};
+        ssize_t n = process_vm_readv((pid_t)d.pid, &l, 1, &r, 1, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR) continue;
+            rc = nc_error(NUMACOLL_ERR_SYS,
+                          "bcast: process_vm_readv of %zu bytes from the root (rank %d, pid "
+                          "%lld) failed after %zu bytes: %s",
+                          bytes, x->root, (long long)d.pid, got,
+                          n < 0 ? strerror(errno) : "no progress");
+            break;
+        }
+        got += (size_t)n;
+    }
+    /* release: counted even on failure, so that the root is not left waiting */
+    atomic_fetch_add_explicit(done, 1, memory_order_release);
+    return rc;
+}
+
+static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
+{
+    for (int i = 0; i < x->nkids; i++) {
+        ctl_line_t *cl = ctl_of(x->b, x->t, x->kids[i], slot);
+        cl->size = n;
+        /* release: the fragment (in the source's slot) and the size before the stamp */
+        atomic_store_explicit(&cl->stamp, stamp, memory_order_release);
+    }
+}
+
+static int run_queue(call_t *x, char *buf, size_t bytes)
+{
+    bst_t *b = x->b;
+    size_t fe = b->f;
+    if (!b->fixed_f) { /* the paper's rule for a known m: f = sqrt(m t_W / t), <= f */
+        double opt = sqrt((double)bytes * b->model.t_w / b->model.t);
+        size_t o = nc_round_up((size_t)opt + 1, 4096);
+        if (o < fe) fe = o;
+    }
+    size_t per_op = b->nb * fe;
+    int is_root = x->me == x->root;
+    int src = x->relay ? x->c->src[x->root] : x->root;
+    int hold = x->relay && x->c->hold[x->root];
+    size_t off = 0;
+    int rc = NUMACOLL_OK;
+    while (off < bytes) {
+        uint64_t op = b->op++;
+        size_t set = op % b->q;
+        size_t n_op = bytes - off < per_op ? bytes - off : per_op;
+        size_t nfrag = (n_op + fe - 1) / fe;
+        if (is_root) {
+            rc = wait_done(x->t, set_done(b, set), (op / b->q) * (uint64_t)(x->P - 1));
+            if (rc) return rc;
+        }
+        for (size_t i = 0; i < nfrag; i++) {
+            size_t slot = set * b->nb + i;
+            size_t n = i + 1 < nfrag ? fe : n_op - i * fe;
+            if (is_root) {
+                memcpy(slot_buf(b, x->me, slot), buf + off, n);
+                notify(x, slot, n, op + 1);
+            } else {
+                ctl_line_t *cl = ctl_of(b, x->t, x->me, slot);
+                rc = wait_stamp(x->t, &cl->stamp, op + 1);
+                if (rc) return rc;
+                if (cl->size != n)
+                    return nc_error(NUMACOLL_ERR_ARG,
+                                    "bcast: rank %d expected a fragment of %zu bytes and got "
+                                    "%llu: members passed different sizes or roots",
+                                    x->me, n, (unsigned long long)cl->size);
+                if (hold) {
+                    memcpy(slot_buf(b, x->me, slot), slot_buf(b, src, slot), n);
+                    notify(x, slot, n, op + 1);
+                    memcpy(buf + off, slot_buf(b, x->me, slot), n);
+                } else {
+                    notify(x, slot, n, op + 1);
+                    memcpy(buf + off, slot_buf(b, src, slot), n);
+                }
+            }
+            off += n;
+        }
+        if (!is_root) /* release: our reads of this set's slots are finished */
+            atomic_fetch_add_explicit(set_done(b, set), 1, memory_order_release);
+    }
+    return rc;
+}
+
+int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
+                      const nc_bcast_opts_t *o)
+{
+    if (bytes == 0 || t->size == 1) return NUMACOLL_OK;
+    if (!t->bcast) {
+        int rc = bcast_init(t);
+        if (rc) return rc;
+    }
+    bst_t *b = t->bcast;
+    int kind = o && o->tree >= 0 && o->tree < NC_BTREE_COUNT ? o->tree : b->tree;
+    int k = o && o->k > 0 ? o->k : b->k;
+    int rc = tree_build(t, b, kind, k);
+    if (rc) return rc;
+    call_t x = {.t = t, .b = b, .c = &b->trees[kind], .root = root, .me = t->rank,
+                .P = t->size};
+    x.relay = o && o->relay >= 0 ? o->relay : b->relay;
+    x.kids = x.c->child + x.c->coff[root];
+    x.nkids = x.c->coff[root + 1] - x.c->coff[root];
+    size_t inl = b->inline_max;
+    if (o && o->inline_max >= 0) inl = (size_t)o->inline_max;
+    if (inl > b->room) inl = b->room;
+    size_t cma_min = o && o->cma_min >= 0 ? (size_t)o->cma_min : b->cma_min;
+    if (nc_verbose() >= 3)
+        nc_log(3, t->rank, t->size, "bcast #%llu: %zu bytes from %d, tree %s, parent %d, %d "
+               "children", (unsigned long long)b->op, bytes, root, nc_bcast_tree_names[kind],
+               x.c->parent[root], x.nkids);
+    if (bytes <= inl) return run_inline(&x, buf, bytes);
+    if (b->cma_ok && cma_min && bytes >= cma_min) return run_cma(&x, buf, bytes);
+    return run_queue(&x, buf, bytes);
+}
 
 int nc_bcast_run(numacoll_team_t *t, void *buf, size_t bytes, int root)
 {
-    (void)t;
-    (void)buf;
-    (void)bytes;
-    (void)root;
-    return nc_error(NUMACOLL_ERR_UNSUPPORTED, "numacoll_bcast is not implemented yet");
+    return nc_bcast_run_opts(t, buf, bytes, root, NULL);
 }
-void nc_bcast_team_fini(numacoll_team_t *t) { (void)t; }

@@ -1,6 +1,9 @@
 /*
  * Broadcast (paper 3): pipelined through per-process queues in shared memory.
  * The team-level entry point; state is created at a team's first broadcast.
+ *
+ * Files: bcast.c (state, segment, the algorithm), tree.c (notification trees),
+ * model.c (the paper's cost model and the choice of f and s; pure functions).
  */
 #ifndef NC_BCAST_H
 #define NC_BCAST_H
@@ -9,7 +12,81 @@
 
 /** Collective broadcast of @p bytes from @p root (arguments already validated). */
 int nc_bcast_run(numacoll_team_t *t, void *buf, size_t bytes, int root);
-/** Free the team's broadcast state (local). */
+/** Free the team's broadcast state (local). The next broadcast re-creates it (collectively)
+ *  from the current configuration. */
 void nc_bcast_team_fini(numacoll_team_t *t);
+
+/* ---- trees ---------------------------------------------------------------------------- */
+
+typedef enum nc_bcast_tree_kind {
+    NC_BTREE_KARY = 0,
+    NC_BTREE_KNOMIAL,
+    NC_BTREE_FLAT,
+    NC_BTREE_CHAIN,
+    NC_BTREE_TOPO,
+    NC_BTREE_COUNT
+} nc_bcast_tree_kind_t;
+
+extern const char *const nc_bcast_tree_names[NC_BTREE_COUNT]; /* "kary", ... */
+int nc_bcast_tree_find(const char *name); /* -1 if unknown */
+
+/**
+ * Parent of every rank for root @p root (parent[root] = -1). Pure function of the shape.
+ * @p k is the fan-out (kary, knomial). For NC_BTREE_TOPO, @p groups gives for each rank a
+ * group index per level: groups[l * P + r] (lowest level first, @p nlev levels; group
+ * index < 0 = not in a group at that level); NULL or nlev == 0 degrades to kary.
+ * Rotation: ranks are renumbered v = (r - root) mod P for kary/knomial/chain/flat.
+ */
+void nc_bcast_tree_parents(int kind, int P, int root, int k, int nlev, const int *groups,
+                           int *parent);
+
+/* ---- model (model.c) ------------------------------------------------------------------ */
+
+typedef struct nc_bcast_model {
+    double t;    /* seconds per byte copied */
+    double t_wo; /* wait for a set's readers */
+    double t_a;  /* atomic decrement */
+    double t_w;  /* wait for one notification */
+} nc_bcast_model_t;
+
+/** Paper's constants: t = 1e-9, t_WO = 100 t, t_A = 10 t, t_W = 50 t. */
+nc_bcast_model_t nc_bcast_model_paper(void);
+/** Modelled time of one broadcast of @p m bytes with fragment @p f and @p s buffers
+ *  (queue b = s f), following the digest's piecewise formula. */
+double nc_bcast_model_time(const nc_bcast_model_t *md, double m, double f, double s);
+/** f* = sqrt(b t_W / t) rounded up to a multiple of @p page (>= page). */
+size_t nc_bcast_model_fragment(const nc_bcast_model_t *md, size_t b, size_t page);
+/** s* = b / f (at least @p min_s). */
+size_t nc_bcast_model_slots(size_t b, size_t f, size_t min_s);
+/** The documented constants used for the defaults (t = 0.1 ns/B, t_W = 0.5 us). */
+nc_bcast_model_t nc_bcast_model_default(void);
+
+/* ---- per-call options (benchmarks, tests) --------------------------------------------- */
+
+typedef struct nc_bcast_opts {
+    int tree;          /* nc_bcast_tree_kind_t, or -1 = team default */
+    int k;             /* 0 = team default */
+    long inline_max;   /* -1 = team default; otherwise clamped to the team's inline room */
+    long long cma_min; /* -1 = team default; 0 = off */
+    int relay;         /* -1 = team default, 0 off, 1 on */
+} nc_bcast_opts_t;
+
+#define NC_BCAST_OPTS_DEFAULT {-1, 0, -1, -1, -1}
+
+/** Like nc_bcast_run with per-call overrides (all members must pass the same options). */
+int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
+                      const nc_bcast_opts_t *o);
+
+/** Geometry chosen for the team (creates the state collectively if needed). */
+typedef struct nc_bcast_info {
+    size_t f, s, q, b, inline_room, seg_size, paper_size;
+    int tree, k, relay, cma_ok;
+    size_t cma_min;
+} nc_bcast_info_t;
+int nc_bcast_info(numacoll_team_t *t, nc_bcast_info_t *info);
+
+/** Test hook: pretend rank r lies on NUMA node numa[r] (exercises the relay on a
+ *  one-node machine). Creates the state if needed; local; all members must call it. */
+int nc_bcast_debug_set_numa(numacoll_team_t *t, const int *numa);
 
 #endif

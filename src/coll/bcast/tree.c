@@ -1,0 +1,100 @@
+/*
+ * Notification trees of the broadcast: k-ary, k-nomial, flat, chain (paper 3) and a
+ * topology tree (root -> group leaders -> members, over the team's group hierarchy).
+ *
+ * nc_bcast_tree_parents() gives the parent of every rank for one root. The broadcast state
+ * calls it once per possible root when a tree is first used and keeps, for its own rank,
+ * the parent, the children and the data source per root, so a call finds them in O(1).
+ */
+#include "bcast.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const nc_bcast_tree_names[NC_BTREE_COUNT] = {"kary", "knomial", "flat", "chain",
+                                                         "topo"};
+
+int nc_bcast_tree_find(const char *name)
+{
+    for (int i = 0; i < NC_BTREE_COUNT; i++)
+        if (name && strcmp(name, nc_bcast_tree_names[i]) == 0) return i;
+    return -1;
+}
+
+/* Parent of virtual rank v (root = 0) in the rotated shapes. */
+static int vparent(int kind, int v, int k)
+{
+    if (v == 0) return -1;
+    switch (kind) {
+    case NC_BTREE_FLAT: return 0;
+    case NC_BTREE_CHAIN: return v - 1;
+    case NC_BTREE_KNOMIAL: {
+        /* clear the lowest non-zero base-k digit of v */
+        int kk = k < 2 ? 2 : k;
+        int pw = 1;
+        while ((v / pw) % kk == 0) pw *= kk;
+        return v - ((v / pw) % kk) * pw;
+    }
+    default: /* k-ary */
+        return (v - 1) / (k < 1 ? 1 : k);
+    }
+}
+
+/*
+ * Topology tree. Level by level (lowest first), the members of every group attach to the
+ * group's leader. The leader is the group's lowest rank, except that the root takes the
+ * place of the leader of every group on its way up, so that data enter each group once.
+ * A member at level l > 0 is the natural leader of a group of level l - 1; it is replaced
+ * by whoever leads that group for this root (cur[]). Ranks left without a parent (in no
+ * group, or leaders of the last level when there is no top group) attach to the root.
+ */
+static void topo_parents(int P, int root, int nlev, const int *groups, int *parent)
+{
+    int *cur = malloc((size_t)P * sizeof *cur);
+    int *low = malloc((size_t)P * sizeof *low);  /* per group: lowest natural member */
+    int *lead = malloc((size_t)P * sizeof *lead); /* per group: effective leader */
+    if (!cur || !low || !lead) {
+        free(cur), free(low), free(lead);
+        for (int r = 0; r < P; r++) parent[r] = r == root ? -1 : root;
+        return;
+    }
+    for (int r = 0; r < P; r++) cur[r] = r, parent[r] = -1;
+    for (int l = 0; l < nlev; l++) {
+        const int *g = groups + (size_t)l * P;
+        for (int i = 0; i < P; i++) low[i] = -1, lead[i] = -1;
+        for (int r = 0; r < P; r++) {
+            int gi = g[r];
+            if (gi < 0 || gi >= P) continue;
+            if (low[gi] < 0) low[gi] = r; /* ascending scan: first is lowest */
+            if (cur[r] == root) lead[gi] = root;
+        }
+        for (int i = 0; i < P; i++)
+            if (low[i] >= 0 && lead[i] < 0) lead[i] = cur[low[i]];
+        for (int r = 0; r < P; r++) {
+            int gi = g[r];
+            if (gi < 0 || gi >= P) continue;
+            if (cur[r] != lead[gi]) parent[cur[r]] = lead[gi];
+        }
+        for (int i = 0; i < P; i++)
+            if (low[i] >= 0) cur[low[i]] = lead[i];
+    }
+    for (int r = 0; r < P; r++)
+        if (r != root && parent[r] < 0) parent[r] = root;
+    parent[root] = -1;
+    free(cur), free(low), free(lead);
+}
+
+void nc_bcast_tree_parents(int kind, int P, int root, int k, int nlev, const int *groups,
+                           int *parent)
+{
+    if (kind == NC_BTREE_TOPO && groups && nlev > 0) {
+        topo_parents(P, root, nlev, groups, parent);
+        return;
+    }
+    if (kind == NC_BTREE_TOPO) kind = NC_BTREE_KARY;
+    for (int r = 0; r < P; r++) {
+        int v = (r - root + P) % P;
+        int pv = vparent(kind, v, k);
+        parent[r] = pv < 0 ? -1 : (pv + root) % P;
+    }
+}
