@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../coll/barrier/barrier.h"
+#include "../kvdb/locks/lock.h"
 
 static const nc_cfg_def_t table[] = {
     /* ---- core ---- */
@@ -112,6 +113,25 @@ static const nc_cfg_def_t table[] = {
      "its node reads from there; auto = on when the team spans several NUMA nodes",
      NULL},
     /* ---- key-value store ---- */
+    {"NUMACOLL_KVDB_LOCK", NC_CFG_ENUM, "seqlock", NULL,
+     "reader/writer lock scheme of the key-value store (paper 4): rwlock, 1n-mutex, 2n-mutex "
+     "(OpenPMIx ds21), n-mutex-signal (the paper's), seqlock or reader-flags (ours)",
+     nc_kvlock_allowed_names},
+    {"NUMACOLL_KVDB_MAX_READERS", NC_CFG_INT, "64", "1..4096",
+     "reader slots of a key-value store (mutex schemes: the writer locks one mutex per slot)",
+     NULL},
+    {"NUMACOLL_KVDB_BUCKETS", NC_CFG_INT, "1024", "8..1073741824",
+     "initial hash buckets of a key-value store (rounded up to a power of two)", NULL},
+    {"NUMACOLL_KVDB_HEAP", NC_CFG_SIZE, "1M", "1K..64G",
+     "initial entry heap of a key-value store (keys + values + 24 bytes per entry)", NULL},
+    {"NUMACOLL_KVDB_GROW", NC_CFG_BOOL, "1", "0|1",
+     "grow a full key-value store into a new, larger segment generation (0 = fail with "
+     "NUMACOLL_ERR_FULL)",
+     NULL},
+    {"NUMACOLL_KVDB_MAX_SIZE", NC_CFG_SIZE, "4G", "4K..1024G",
+     "largest data segment a key-value store may grow to", NULL},
+    {"NUMACOLL_KVDB_MAX_VALUE", NC_CFG_SIZE, "16M", "0..1G",
+     "longest value numacoll_kvdb_put accepts (NUMACOLL_ERR_TOOBIG above)", NULL},
     /* ---- MPI layer (libnumacoll_mpi) ---- */
 };
 
