@@ -16,7 +16,8 @@ void nc_hier_free(nc_hier_t *h)
 {
     if (!h) return;
     for (int l = 0; l < h->nlevels; l++) {
-        for (int g = 0; g < h->levels[l].ngroups; g++) free(h->levels[l].groups[g].members);
+        for (int g = 0; g < h->levels[l].ngroups; g++)
+            free(h->levels[l].groups[g].members);
         free(h->levels[l].groups);
     }
     free(h->levels);
@@ -57,7 +58,8 @@ static int add_level(nc_hier_t *h, const char *name, const pair_t *pr, int n)
     for (int i = 0, g = -1; i < n; i++) {
         if (i == 0 || pr[i].unit != pr[i - 1].unit) {
             int j = i;
-            while (j < n && pr[j].unit == pr[i].unit) j++;
+            while (j < n && pr[j].unit == pr[i].unit)
+                j++;
             g++;
             lv->groups[g].members = malloc((size_t)(j - i) * sizeof(int));
             if (!lv->groups[g].members) return NUMACOLL_ERR_NOMEM;
@@ -108,10 +110,12 @@ int nc_hier_build(int nprocs, int nlevels, const int *unit, const char *const *n
     h->levels = calloc((size_t)nlevels + 1, sizeof *h->levels);
     h->group_of = malloc(((size_t)nlevels + 1) * (size_t)nprocs * sizeof *h->group_of);
     if (!h->levels || !h->group_of) goto fail;
-    for (size_t i = 0; i < ((size_t)nlevels + 1) * (size_t)nprocs; i++) h->group_of[i] = -1;
+    for (size_t i = 0; i < ((size_t)nlevels + 1) * (size_t)nprocs; i++)
+        h->group_of[i] = -1;
 
     int nactive = nprocs;
-    for (int r = 0; r < nprocs; r++) active[r] = r;
+    for (int r = 0; r < nprocs; r++)
+        active[r] = r;
 
     for (int l = 0; l < nlevels && nactive > 1; l++) {
         for (int i = 0; i < nactive; i++) {
@@ -126,7 +130,8 @@ int nc_hier_build(int nprocs, int nlevels, const int *unit, const char *const *n
         rc = add_level(h, names[l], pr, nactive);
         if (rc != NUMACOLL_OK) goto fail;
         const nc_hier_level_t *lv = &h->levels[h->nlevels - 1];
-        for (int g = 0; g < lv->ngroups; g++) active[g] = lv->groups[g].members[0];
+        for (int g = 0; g < lv->ngroups; g++)
+            active[g] = lv->groups[g].members[0];
         nactive = lv->ngroups; /* leaders, ascending (groups are sorted by leader) */
     }
     if (nactive > 1) {
@@ -145,8 +150,9 @@ fail:
     free(active);
     free(pr);
     nc_hier_free(h);
-    return nc_error(NUMACOLL_ERR_NOMEM, "out of memory building the group hierarchy of %d "
-                                        "processes",
+    return nc_error(NUMACOLL_ERR_NOMEM,
+                    "out of memory building the group hierarchy of %d "
+                    "processes",
                     nprocs);
 }
 
@@ -154,10 +160,10 @@ int nc_hier_to_json(const nc_hier_t *h, char *out, size_t n)
 {
     if (!out || n == 0) return nc_error(NUMACOLL_ERR_ARG, "nc_hier_to_json: no output buffer");
     size_t o = 0;
-#define PUT(...)                                                                               \
-    do {                                                                                       \
-        int k_ = snprintf(out + (o < n ? o : n - 1), o < n ? n - o : 1, __VA_ARGS__);          \
-        if (k_ > 0) o += (size_t)k_;                                                           \
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        int k_ = snprintf(out + (o < n ? o : n - 1), o < n ? n - o : 1, __VA_ARGS__);              \
+        if (k_ > 0) o += (size_t)k_;                                                               \
     } while (0)
     PUT("{\"levels\": [");
     for (int l = 0; h && l < h->nlevels; l++) {
@@ -183,10 +189,10 @@ int nc_hier_to_text(const nc_hier_t *h, char *out, size_t n)
 {
     if (!out || n == 0) return nc_error(NUMACOLL_ERR_ARG, "nc_hier_to_text: no output buffer");
     size_t o = 0;
-#define PUT(...)                                                                               \
-    do {                                                                                       \
-        int k_ = snprintf(out + (o < n ? o : n - 1), o < n ? n - o : 1, __VA_ARGS__);          \
-        if (k_ > 0) o += (size_t)k_;                                                           \
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        int k_ = snprintf(out + (o < n ? o : n - 1), o < n ? n - o : 1, __VA_ARGS__);              \
+        if (k_ > 0) o += (size_t)k_;                                                               \
     } while (0)
     if (!h || h->nlevels == 0) PUT("flat (no groups)\n");
     for (int l = 0; h && l < h->nlevels; l++) {
@@ -198,11 +204,13 @@ int nc_hier_to_text(const nc_hier_t *h, char *out, size_t n)
             /* compress runs of consecutive ranks: 0..31 */
             for (int k = 0; k < gr->size;) {
                 int j = k;
-                while (j + 1 < gr->size && gr->members[j + 1] == gr->members[j] + 1) j++;
+                while (j + 1 < gr->size && gr->members[j + 1] == gr->members[j] + 1)
+                    j++;
                 if (j - k >= 2)
                     PUT("%s%d..%d", k ? "," : "", gr->members[k], gr->members[j]);
                 else
-                    for (int i = k; i <= j; i++) PUT("%s%d", i ? "," : "", gr->members[i]);
+                    for (int i = k; i <= j; i++)
+                        PUT("%s%d", i ? "," : "", gr->members[i]);
                 k = j + 1;
             }
             PUT("}");

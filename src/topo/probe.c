@@ -25,7 +25,8 @@ void nc_topo_machine_free(nc_topo_machine_t *m)
 {
     if (!m) return;
     for (int l = 0; l < NC_NLEVELS; l++) {
-        for (int u = 0; u < m->nunits[l]; u++) hwloc_bitmap_free(m->units[l][u]);
+        for (int u = 0; u < m->nunits[l]; u++)
+            hwloc_bitmap_free(m->units[l][u]);
         free(m->units[l]);
         free(m->unit_os[l]);
     }
@@ -114,19 +115,19 @@ int nc_topo_machine_load(const char *synthetic, nc_topo_machine_t **out)
                         synthetic && synthetic[0] ? synthetic : "",
                         synthetic && synthetic[0] ? "'" : "");
     }
-    m->core_type = hwloc_get_nbobjs_by_type(m->topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
-                                                                          : HWLOC_OBJ_PU;
+    m->core_type =
+        hwloc_get_nbobjs_by_type(m->topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
     static const hwloc_obj_type_t types[NC_NLEVELS] = {HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE,
                                                        HWLOC_OBJ_NUMANODE, HWLOC_OBJ_PACKAGE};
     int rc = NUMACOLL_OK;
-    for (int l = 0; l < NC_NLEVELS && rc == NUMACOLL_OK; l++) rc = collect(m, l, types[l]);
+    for (int l = 0; l < NC_NLEVELS && rc == NUMACOLL_OK; l++)
+        rc = collect(m, l, types[l]);
     if (rc != NUMACOLL_OK) {
         nc_topo_machine_free(m);
         return nc_error(rc, "out of memory probing the topology");
     }
     nc_topo_levels_t *lv = &m->lv;
     lv->ncores = hwloc_get_nbobjs_by_type(m->topo, m->core_type);
-    int last_active = -1;
     for (int l = 0; l < NC_NLEVELS; l++) {
         lv->nunits[l] = m->nunits[l];
         lv->maxcores[l] = 0;
@@ -136,18 +137,18 @@ int nc_topo_machine_load(const char *synthetic, nc_topo_machine_t **out)
         }
         lv->base[l] = -1;
         if (lv->maxcores[l] < 2) continue; /* absent, or private to one core */
-        if (last_active >= 0 && same_units(m, l, last_active)) {
-            lv->base[l] = last_active; /* same level under another name */
-        } else {
-            lv->base[l] = l;
-            last_active = l;
-        }
+        for (int k = 0; k < l && lv->base[l] < 0; k++)
+            if (lv->base[k] == k && same_units(m, l, k)) lv->base[l] = k; /* another name */
+        if (lv->base[l] < 0) lv->base[l] = l;
     }
     *out = m;
     return NUMACOLL_OK;
 }
 
-const nc_topo_levels_t *nc_topo_machine_levels(const nc_topo_machine_t *m) { return &m->lv; }
+const nc_topo_levels_t *nc_topo_machine_levels(const nc_topo_machine_t *m)
+{
+    return &m->lv;
+}
 
 static void locality_of_set(const nc_topo_machine_t *m, hwloc_const_bitmap_t set,
                             nc_topo_loc_t *loc)
@@ -200,8 +201,8 @@ int nc_topo_locality_self(const nc_topo_machine_t *m, nc_topo_loc_t *loc, char *
     return rc;
 }
 
-int nc_topo_locality_simulated(const nc_topo_machine_t *m, int rank, int nprocs,
-                               const char *map_by, nc_topo_loc_t *loc, int *core, int *wrapped)
+int nc_topo_locality_simulated(const nc_topo_machine_t *m, int rank, int nprocs, const char *map_by,
+                               nc_topo_loc_t *loc, int *core, int *wrapped)
 {
     if (rank < 0 || rank >= nprocs)
         return nc_error(NUMACOLL_ERR_ARG, "simulated placement: rank %d; allowed: 0..%d", rank,
@@ -232,8 +233,8 @@ int nc_topo_locality_simulated(const nc_topo_machine_t *m, int rank, int nprocs,
         /* every unit gets ranks u, u+nu, ...: the largest k of unit u decides wrapping */
         int kmax = (nprocs - 1 - u) / nu;
         wrap = kmax >= len;
-        hwloc_obj_t o = hwloc_get_obj_inside_cpuset_by_type(m->topo, us, m->core_type,
-                                                            (unsigned)(k % len));
+        hwloc_obj_t o =
+            hwloc_get_obj_inside_cpuset_by_type(m->topo, us, m->core_type, (unsigned)(k % len));
         c = o ? (int)o->logical_index : -1;
     }
     hwloc_obj_t o = c >= 0 ? hwloc_get_obj_by_type(m->topo, m->core_type, (unsigned)c) : NULL;
@@ -277,7 +278,8 @@ unsigned nc_topo_usable(int nprocs, const nc_topo_loc_t *loc, const nc_topo_leve
     for (int l = 0; l < NC_NLEVELS; l++) {
         if (lv->base[l] < 0) continue;
         int ok = 1;
-        for (int r = 0; r < nprocs && ok; r++) ok = loc[r].unit[l] >= 0;
+        for (int r = 0; r < nprocs && ok; r++)
+            ok = loc[r].unit[l] >= 0;
         if (ok) usable |= 1u << l;
     }
     return usable;
@@ -305,6 +307,17 @@ int nc_topo_build(int nprocs, const nc_topo_loc_t *loc, const nc_topo_levels_t *
         colname[ncol] = nc_level_names[name];
         ncol++;
     }
+    /* finest first: on most machines that is the l2 < l3 < numa < socket order, but a NUMA
+     * node may also span packages (then it comes after them); stable for ties */
+    for (int i = 1; i < ncol; i++)
+        for (int j = i; j > 0 && lv->nunits[colbase[j]] > lv->nunits[colbase[j - 1]]; j--) {
+            int b = colbase[j];
+            const char *nm = colname[j];
+            colbase[j] = colbase[j - 1];
+            colname[j] = colname[j - 1];
+            colbase[j - 1] = b;
+            colname[j - 1] = nm;
+        }
     if (ncol == 0) {
         if (why && whyn) {
             size_t o = 0;
@@ -345,8 +358,7 @@ void nc_topo_plan_free(nc_topo_plan_t *p)
     free(p);
 }
 
-int nc_topo_plan_create(const char *synthetic, int nprocs, const char *map_by,
-                        nc_topo_plan_t **out)
+int nc_topo_plan_create(const char *synthetic, int nprocs, const char *map_by, nc_topo_plan_t **out)
 {
     *out = NULL;
     if (nprocs < 1 || nprocs > 1 << 20)
@@ -386,13 +398,12 @@ int nc_topo_levels_describe(const nc_topo_levels_t *lv, unsigned usable, char *o
     if (n) out[0] = 0;
     for (int b = 0; b < NC_NLEVELS; b++) {
         if (lv->base[b] != b) continue;
-        if (o < n)
-            o += (size_t)snprintf(out + o, n - o, "%s%s", o ? "; " : "", nc_level_names[b]);
+        if (o < n) o += (size_t)snprintf(out + o, n - o, "%s%s", o ? "; " : "", nc_level_names[b]);
         for (int l = b + 1; l < NC_NLEVELS; l++)
             if (lv->base[l] == b && o < n)
                 o += (size_t)snprintf(out + o, n - o, "=%s", nc_level_names[l]);
         if (o < n)
-            o += (size_t)snprintf(out + o, n - o, " (%d units of <= %d cores, %s)", lv->nunits[b],
+            o += (size_t)snprintf(out + o, n - o, " (%d unit(s) of <= %d cores, %s)", lv->nunits[b],
                                   lv->maxcores[b], (usable & (1u << b)) ? "usable" : "dropped");
     }
     if (o == 0 && n) snprintf(out, n, "no active level");

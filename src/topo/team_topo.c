@@ -64,7 +64,8 @@ int nc_topo_team_init(numacoll_team_t *t)
     if (rc != NUMACOLL_OK && !simulated) {
         /* the real machine could not be probed: no level, flat, but no failure */
         nc_log(1, t->rank, t->size, "topology probe failed (%s): flat", numacoll_last_error());
-        for (int l = 0; l < NC_NLEVELS; l++) mine.lv.base[l] = -1;
+        for (int l = 0; l < NC_NLEVELS; l++)
+            mine.lv.base[l] = -1;
         rc = NUMACOLL_OK;
     }
     if (rc != NUMACOLL_OK) snprintf(err, sizeof err, "%s", numacoll_last_error());
@@ -77,8 +78,9 @@ int nc_topo_team_init(numacoll_team_t *t)
         free(all);
         free(tt);
         free(loc);
-        return nc_error(NUMACOLL_ERR_NOMEM, "out of memory exchanging the topology of %d "
-                                            "processes",
+        return nc_error(NUMACOLL_ERR_NOMEM,
+                        "out of memory exchanging the topology of %d "
+                        "processes",
                         t->size);
     }
     if (t->allgather(&mine, all, sizeof mine, t->oob_ctx) != 0) {
@@ -93,8 +95,7 @@ int nc_topo_team_init(numacoll_team_t *t)
             free(all);
             free(tt);
             free(loc);
-            if (r == t->rank)
-                return nc_error(rc, "topology: %s", err);
+            if (r == t->rank) return nc_error(rc, "topology: %s", err);
             return nc_error(rc, "topology: rank %d failed to probe the topology", r);
         }
     /* levels: rank 0's view (all members run on the same machine / synthetic string);
@@ -121,7 +122,8 @@ int nc_topo_team_init(numacoll_team_t *t)
 
     if (t->rank == 0 && nc_verbose() >= 1) {
         int active = 0;
-        for (int l = 0; l < NC_NLEVELS; l++) active |= tt->lv.base[l] >= 0;
+        for (int l = 0; l < NC_NLEVELS; l++)
+            active |= tt->lv.base[l] >= 0;
         if (active && tt->usable == 0)
             nc_log(1, t->rank, t->size,
                    "topology: processes are not bound inside one unit of any level (e.g. "
@@ -133,8 +135,7 @@ int nc_topo_team_init(numacoll_team_t *t)
                    t->size, syn, map_by);
     }
     if (!simulated && nc_verbose() >= 2)
-        nc_log(2, t->rank, t->size, "topology: bound to PUs %s, NUMA node %d", bind,
-               t->numa_node);
+        nc_log(2, t->rank, t->size, "topology: bound to PUs %s, NUMA node %d", bind, t->numa_node);
     return NUMACOLL_OK;
 }
 
@@ -172,7 +173,8 @@ const nc_hier_t *nc_topo_team_hier(numacoll_team_t *t, const char *levels)
     c->h = h;
     c->next = tt->cache;
     tt->cache = c;
-    if (!h && t->rank == 0) nc_log(1, t->rank, t->size, "topology: levels %s: flat (%s)", levels, why);
+    if (!h && t->rank == 0)
+        nc_log(1, t->rank, t->size, "topology: levels %s: flat (%s)", levels, why);
     return h;
 }
 
@@ -184,7 +186,8 @@ int nc_topo_team_numa_count(const numacoll_team_t *t)
     for (int r = 0; r < t->size; r++) {
         int n = tt->loc[r].numa_os, seen = 0;
         if (n < 0) continue;
-        for (int q = 0; q < r && !seen; q++) seen = tt->loc[q].numa_os == n;
+        for (int q = 0; q < r && !seen; q++)
+            seen = tt->loc[q].numa_os == n;
         if (!seen) count++;
     }
     return count ? count : 1;
@@ -216,8 +219,8 @@ int nc_topo_team_describe(const numacoll_team_t *t, char *out, size_t n)
     const char *levels = nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS");
     nc_hier_t *h = NULL;
     char why[256] = "";
-    if (o < n && nc_topo_build(t->size, tt->loc, &tt->lv, levels, &h, why, sizeof why) ==
-                     NUMACOLL_OK) {
+    if (o < n &&
+        nc_topo_build(t->size, tt->loc, &tt->lv, levels, &h, why, sizeof why) == NUMACOLL_OK) {
         if (!h) {
             o += (size_t)snprintf(out + o, n - o, "; groups by %s: flat (%s)", levels, why);
         } else {

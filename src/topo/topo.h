@@ -33,9 +33,9 @@ typedef struct nc_hier_level {
 
 typedef struct nc_hier {
     int nprocs;
-    int nlevels;             /* group levels, lowest first, "top" last; 0 = flat */
+    int nlevels; /* group levels, lowest first, "top" last; 0 = flat */
     nc_hier_level_t *levels;
-    int *group_of;           /* [l * nprocs + r]: group of rank r at level l, -1 if none */
+    int *group_of; /* [l * nprocs + r]: group of rank r at level l, -1 if none */
 } nc_hier_t;
 
 /**
@@ -117,8 +117,8 @@ int nc_topo_locality_self(const nc_topo_machine_t *m, nc_topo_loc_t *loc, char *
  *  (NUMA node r mod #nodes, next free core there), "socket" (package r mod #packages,
  *  next free core there); more ranks than cores wrap around (*wrapped = 1). @p core gets
  *  the core's logical index (may be NULL). */
-int nc_topo_locality_simulated(const nc_topo_machine_t *m, int rank, int nprocs,
-                               const char *map_by, nc_topo_loc_t *loc, int *core, int *wrapped);
+int nc_topo_locality_simulated(const nc_topo_machine_t *m, int rank, int nprocs, const char *map_by,
+                               nc_topo_loc_t *loc, int *core, int *wrapped);
 
 /** Parse a comma-separated subset of l2,l3,numa,socket into a bit mask (1 << NC_LVL_*). */
 int nc_topo_parse_levels(const char *levels, unsigned *mask);
