@@ -124,6 +124,10 @@ int nc_topo_team_init(numacoll_team_t *t)
         int active = 0;
         for (int l = 0; l < NC_NLEVELS; l++)
             active |= tt->lv.base[l] >= 0;
+        if (!active && t->size > 1)
+            nc_log(1, t->rank, t->size,
+                   "topology: no level (L2, L3, NUMA node, package) is shared by 2 or more "
+                   "cores here: no hierarchy, topology-aware algorithms fall back to flat ones");
         if (active && tt->usable == 0)
             nc_log(1, t->rank, t->size,
                    "topology: processes are not bound inside one unit of any level (e.g. "
@@ -230,8 +234,8 @@ int nc_topo_team_describe(const numacoll_team_t *t, char *out, size_t n)
                 int mx = 0;
                 for (int g = 0; g < hl->ngroups; g++)
                     if (hl->groups[g].size > mx) mx = hl->groups[g].size;
-                o += (size_t)snprintf(out + o, n - o, " %s %d group%s of <= %d;", hl->name,
-                                      hl->ngroups, hl->ngroups == 1 ? "" : "s", mx);
+                o += (size_t)snprintf(out + o, n - o, "%s %s %d group%s of <= %d", l ? "," : "",
+                                      hl->name, hl->ngroups, hl->ngroups == 1 ? "" : "s", mx);
             }
         }
     }
