@@ -35,6 +35,7 @@ typedef struct topo_priv {
     int is_root;
     int flat; /* 1 = no hierarchy, flat fallback */
     int nlevels;
+    char op[48]; /* "barrier(<name>)" for wait diagnostics */
 } topo_priv_t;
 
 static size_t global_bytes(const numacoll_team_t *t) { return t->line; }
@@ -119,6 +120,7 @@ static int init_levels(numacoll_team_t *t, nc_barrier_slot_t *s, const char *nam
     p->is_root = t->rank == root;
     p->flat = h == NULL;
     p->nlevels = h ? h->nlevels : 0;
+    snprintf(p->op, sizeof p->op, "barrier(%s)", name);
     s->priv = p;
     if (t->rank == 0 && t->size > 1) {
         if (!h)
@@ -150,7 +152,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
         /* arrival line of child c, written only by c after its own group(s) arrived:
          * >= e means c's whole subtree reached episode e (writes visible) */
         int rc = nc_bar_wait(t, nc_bar_line(t, nc_barrier_rank_area(t, s, p->children[i]), 0),
-                             e, "barrier(topo)");
+                             e, p->op);
         if (rc) return rc;
     }
     _Atomic uint64_t *release = nc_bar_line(t, s->global, 0);
@@ -161,7 +163,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
     nc_bar_post(nc_bar_line(t, nc_barrier_rank_area(t, s, t->rank), 0), e);
     /* the release word is written only by the top leader after its whole tree arrived:
      * >= e means all P processes reached episode e */
-    return nc_bar_wait(t, release, e, "barrier(topo)");
+    return nc_bar_wait(t, release, e, p->op);
 }
 
 static int init_cfg(numacoll_team_t *t, nc_barrier_slot_t *s)

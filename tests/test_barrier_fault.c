@@ -1,0 +1,171 @@
+/*
+ * Faults: one member is killed with SIGKILL in the middle of a run of barriers.
+ * For every registered algorithm (4 processes, the victim alternating between a leaf rank
+ * and rank 0, the root of most trees):
+ *  - the survivors do not hang: with NUMACOLL_TIMEOUT=2 each of them ends with
+ *    NUMACOLL_ERR_PEER_DEAD or NUMACOLL_ERR_TIMEOUT, and the message names the victim;
+ *  - nothing is left in /dev/shm (the segment was unlinked at creation).
+ * And a member that hangs (alive) makes the others fail with NUMACOLL_ERR_TIMEOUT.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/nc_internal.h"
+#include "forkrun.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { P = 4, KILL_AT = 300 };
+
+typedef struct fault_report {
+    int rc;
+    int iteration;
+    char msg[512];
+} fault_report_t;
+
+typedef struct fault_args {
+    const char *alg;
+    int victim;
+    fault_report_t *reps;
+    int hang;
+} fault_args_t;
+
+static int fault_child(nc_forkctx_t *c)
+{
+    const fault_args_t *a = c->arg;
+    fault_report_t *rep = &a->reps[c->rank];
+    unsigned seed = 77u + (unsigned)c->rank;
+    for (int i = 1; i <= 100000; i++) {
+        if (c->rank == a->victim && i == KILL_AT) {
+            if (!a->hang) kill(getpid(), SIGKILL);
+            sleep(4); /* hung, not dead: the others must time out */
+        }
+        if ((i & 31) == 0) nc_random_delay(&seed, 1000);
+        int rc = numacoll_barrier_with(c->team, a->alg);
+        if (rc) {
+            rep->rc = rc;
+            rep->iteration = i;
+            snprintf(rep->msg, sizeof rep->msg, "%s", numacoll_last_error());
+            return 0;
+        }
+    }
+    return 50; /* the barriers went on without the victim */
+}
+
+static int names_rank(const char *msg, int r)
+{
+    char a[32], b[32];
+    snprintf(a, sizeof a, "member(s) %d", r);
+    snprintf(b, sizeof b, ", %d (exited)", r);
+    return strstr(msg, a) || strstr(msg, b);
+}
+
+static void wait_no_shm(void)
+{
+    /* other test programs may create (and at once unlink) segments concurrently: allow a
+     * short window for theirs, ours were unlinked long ago */
+    for (int i = 0; i < 100 && nc_count_shm_files() != 0; i++) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(nc_count_shm_files(), 0);
+}
+
+static void test_kill_one(void **state)
+{
+    const char *alg = *state;
+    setenv("NUMACOLL_TIMEOUT", "2", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    /* reports live in a mapping made here (inherited by the children through fork), so the
+     * parent can still read them after the harness returns */
+    size_t bytes = P * sizeof(fault_report_t);
+    fault_report_t *reps =
+        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(reps != MAP_FAILED);
+    for (int victim = P - 2; victim >= 0; victim -= P - 2) {
+        memset(reps, 0, bytes);
+        fault_args_t a = {.alg = alg, .victim = victim, .reps = reps};
+        nc_forkresult_t res;
+        nc_forkrun(P, NC_FORK_BIND, fault_child, &a, 0, 30, &res);
+        assert_int_equal(res.timed_out, 0);
+        for (int r = 0; r < P; r++) {
+            if (r == victim) {
+                assert_int_equal(res.exit_code[r], 128 + SIGKILL);
+                continue;
+            }
+            if (res.exit_code[r] != 0 ||
+                (reps[r].rc != NUMACOLL_ERR_PEER_DEAD && reps[r].rc != NUMACOLL_ERR_TIMEOUT) ||
+                !names_rank(reps[r].msg, victim))
+                fprintf(stderr, "%s, victim %d: rank %d exit %d rc %s at barrier %d: %s\n", alg,
+                        victim, r, res.exit_code[r], numacoll_status_name(reps[r].rc),
+                        reps[r].iteration, reps[r].msg);
+            if (getenv("NC_TEST_VERBOSE") && r == (victim + 1) % P)
+                fprintf(stderr, "%s, victim %d: rank %d: %s\n", alg, victim, r, reps[r].msg);
+            assert_int_equal(res.exit_code[r], 0);
+            assert_true(reps[r].rc == NUMACOLL_ERR_PEER_DEAD ||
+                        reps[r].rc == NUMACOLL_ERR_TIMEOUT);
+            assert_true(names_rank(reps[r].msg, victim));
+            /* nobody got past the barrier the victim never entered */
+            assert_true(reps[r].iteration <= KILL_AT);
+        }
+    }
+    munmap(reps, bytes);
+    unsetenv("NUMACOLL_TIMEOUT");
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    wait_no_shm();
+}
+
+/* a member that hangs (alive, never arriving): the others fail with NUMACOLL_ERR_TIMEOUT
+ * after NUMACOLL_TIMEOUT seconds, naming it; afterwards it fails too instead of hanging */
+static void test_hung_peer_times_out(void **state)
+{
+    (void)state;
+    setenv("NUMACOLL_TIMEOUT", "1.5", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    size_t bytes = P * sizeof(fault_report_t);
+    fault_report_t *reps =
+        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(reps != MAP_FAILED);
+    memset(reps, 0, bytes);
+    fault_args_t a = {.alg = "mcs", .victim = 2, .reps = reps, .hang = 1};
+    nc_forkresult_t res;
+    nc_forkrun(P, NC_FORK_BIND, fault_child, &a, 0, 30, &res);
+    assert_int_equal(res.timed_out, 0);
+    for (int r = 0; r < P; r++) {
+        if (getenv("NC_TEST_VERBOSE")) fprintf(stderr, "rank %d: %s\n", r, reps[r].msg);
+        assert_int_equal(res.exit_code[r], 0);
+        if (r == 2) {
+            assert_true(reps[r].rc == NUMACOLL_ERR_PEER_DEAD ||
+                        reps[r].rc == NUMACOLL_ERR_TIMEOUT);
+            continue;
+        }
+        assert_int_equal(reps[r].rc, NUMACOLL_ERR_TIMEOUT);
+        assert_non_null(strstr(reps[r].msg, "did not arrive: 2"));
+        assert_non_null(strstr(reps[r].msg, "NUMACOLL_TIMEOUT"));
+        assert_int_equal(reps[r].iteration, KILL_AT);
+    }
+    munmap(reps, bytes);
+    unsetenv("NUMACOLL_TIMEOUT");
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
+
+int main(void)
+{
+    int nalg;
+    const numacoll_algorithm_info_t *algs = numacoll_barrier_algorithms(&nalg);
+    struct CMUnitTest tests[64];
+    int n = 0;
+    for (int i = 0; i < nalg && n < 63; i++)
+        tests[n++] = (struct CMUnitTest){.name = algs[i].name, .test_func = test_kill_one,
+                                         .initial_state = (void *)algs[i].name};
+    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hung_peer_times_out);
+    return _cmocka_run_group_tests("barrier_fault", tests, (size_t)n, NULL, NULL);
+}
