@@ -91,8 +91,9 @@ static void run_alg(const char *alg, int P, int iters)
     int flags = (P % 2 == 0) ? NC_FORK_BIND : 0; /* bound and unbound placements */
     int failed = nc_forkrun(P, flags, bar_child, &a, (size_t)P * SLOT * 8, 120, &res);
     if (failed)
-        fprintf(stderr, "%s with P=%d: %d process(es) failed%s (rank 0 exit %d)\n", alg ? alg : "default", P,
-                failed, res.timed_out ? " (timed out)" : "", res.exit_code[0]);
+        fprintf(stderr, "%s with P=%d: %d process(es) failed%s (rank 0 exit %d)\n",
+                alg ? alg : "default", P, failed, res.timed_out ? " (timed out)" : "",
+                res.exit_code[0]);
     assert_int_equal(failed, 0);
 }
 
@@ -139,8 +140,8 @@ static int selected_child(nc_forkctx_t *c)
 {
     const char *want = c->arg;
     if (strcmp(numacoll_team_barrier_name(c->team), want) != 0) {
-        fprintf(stderr, "default barrier is %s, expected %s\n",
-                numacoll_team_barrier_name(c->team), want);
+        fprintf(stderr, "default barrier is %s, expected %s\n", numacoll_team_barrier_name(c->team),
+                want);
         return 30;
     }
     for (int i = 0; i < 2000; i++)
@@ -162,12 +163,10 @@ static void test_selected_by_env(void **state)
     unsetenv("NUMACOLL_BARRIER");
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
     /* auto: the documented choices for P = 1 and P = 2 */
-    assert_int_equal(nc_forkrun(1, 0, selected_child, (void *)"sense-reversing-counter", 0, 60,
-                                NULL),
-                     0);
-    assert_int_equal(nc_forkrun(2, NC_FORK_BIND, selected_child, (void *)"dissemination", 0, 60,
-                                NULL),
-                     0);
+    assert_int_equal(
+        nc_forkrun(1, 0, selected_child, (void *)"sense-reversing-counter", 0, 60, NULL), 0);
+    assert_int_equal(
+        nc_forkrun(2, NC_FORK_BIND, selected_child, (void *)"dissemination", 0, 60, NULL), 0);
 }
 
 int main(int argc, char **argv)
@@ -178,9 +177,11 @@ int main(int argc, char **argv)
     int n = 0;
     for (int i = 0; i < nalg && n < 70; i++) {
         int want = argc < 2;
-        for (int j = 1; j < argc; j++) want |= strcmp(argv[j], algs[i].name) == 0;
+        for (int j = 1; j < argc; j++)
+            want |= strcmp(argv[j], algs[i].name) == 0;
         if (!want) continue;
-        tests[n++] = (struct CMUnitTest){.name = algs[i].name, .test_func = test_algorithm,
+        tests[n++] = (struct CMUnitTest){.name = algs[i].name,
+                                         .test_func = test_algorithm,
                                          .initial_state = (void *)algs[i].name};
     }
     if (argc < 2) {

@@ -110,8 +110,7 @@ static void test_kill_one(void **state)
             if (getenv("NC_TEST_VERBOSE") && r == (victim + 1) % P)
                 fprintf(stderr, "%s, victim %d: rank %d: %s\n", alg, victim, r, reps[r].msg);
             assert_int_equal(res.exit_code[r], 0);
-            assert_true(reps[r].rc == NUMACOLL_ERR_PEER_DEAD ||
-                        reps[r].rc == NUMACOLL_ERR_TIMEOUT);
+            assert_true(reps[r].rc == NUMACOLL_ERR_PEER_DEAD || reps[r].rc == NUMACOLL_ERR_TIMEOUT);
             assert_true(names_rank(reps[r].msg, victim));
             /* nobody got past the barrier the victim never entered */
             assert_true(reps[r].iteration <= KILL_AT);
@@ -143,8 +142,7 @@ static void test_hung_peer_times_out(void **state)
         if (getenv("NC_TEST_VERBOSE")) fprintf(stderr, "rank %d: %s\n", r, reps[r].msg);
         assert_int_equal(res.exit_code[r], 0);
         if (r == 2) {
-            assert_true(reps[r].rc == NUMACOLL_ERR_PEER_DEAD ||
-                        reps[r].rc == NUMACOLL_ERR_TIMEOUT);
+            assert_true(reps[r].rc == NUMACOLL_ERR_PEER_DEAD || reps[r].rc == NUMACOLL_ERR_TIMEOUT);
             continue;
         }
         assert_int_equal(reps[r].rc, NUMACOLL_ERR_TIMEOUT);
@@ -164,7 +162,8 @@ int main(void)
     struct CMUnitTest tests[64];
     int n = 0;
     for (int i = 0; i < nalg && n < 63; i++)
-        tests[n++] = (struct CMUnitTest){.name = algs[i].name, .test_func = test_kill_one,
+        tests[n++] = (struct CMUnitTest){.name = algs[i].name,
+                                         .test_func = test_kill_one,
                                          .initial_state = (void *)algs[i].name};
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_hung_peer_times_out);
     return _cmocka_run_group_tests("barrier_fault", tests, (size_t)n, NULL, NULL);

@@ -41,7 +41,8 @@ static void test_paper_parameters(void **state)
     /* P = 5 is not a power of two: 3 rounds */
     NEAR(nc_logp_dissemination(&m, 5), 749.49);
     /* the paper's note: with these parameters dissemination wins for every P in 2..100 */
-    for (int P = 2; P <= 100; P++) assert_int_equal(nc_logp_choose(&m, P, 2, NULL), NC_LOGP_DISSEMINATION);
+    for (int P = 2; P <= 100; P++)
+        assert_int_equal(nc_logp_choose(&m, P, 2, NULL), NC_LOGP_DISSEMINATION);
 }
 
 /* zero overheads and gap, L = 100: central costs 200 for any P, dissemination 100 per round */
@@ -71,7 +72,8 @@ static void test_crossover(void **state)
     NEAR(est[NC_LOGP_DISSEMINATION], 3000);
     NEAR(est[NC_LOGP_COMBINING], 2040);
     /* every choice maps to a registered algorithm */
-    for (int i = 0; i < NC_LOGP_NALG; i++) assert_true(nc_barrier_find(nc_logp_algorithm(i)) >= 0);
+    for (int i = 0; i < NC_LOGP_NALG; i++)
+        assert_true(nc_barrier_find(nc_logp_algorithm(i)) >= 0);
 }
 
 static void test_parameters_from_config(void **state)

@@ -31,7 +31,8 @@ static void expect_children(const nc_hier_t *h, int P, int me, const int *want, 
     assert_int_equal(root, 0);
     if (n != nwant) fprintf(stderr, "rank %d: %d children, expected %d\n", me, n, nwant);
     assert_int_equal(n, nwant);
-    for (int i = 0; i < n; i++) assert_int_equal(ch[i], want[i]);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(ch[i], want[i]);
 }
 
 static void test_tree_fig3(void **state)
@@ -51,7 +52,8 @@ static void test_tree_fig3(void **state)
     expect_children(h, P, 1, (int[]){5, 9, 13}, 3);
     expect_children(h, P, 2, (int[]){6, 10, 3}, 3);
     expect_children(h, P, 3, (int[]){7, 11}, 2);
-    for (int r = 4; r < P; r++) expect_children(h, P, r, NULL, 0);
+    for (int r = 4; r < P; r++)
+        expect_children(h, P, r, NULL, 0);
     nc_hier_free(h);
     /* flat: everybody reports to rank 0 */
     expect_children(NULL, 5, 0, (int[]){1, 2, 3, 4}, 4);

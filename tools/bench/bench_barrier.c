@@ -148,8 +148,11 @@ static int child(int rank, int P, numacoll_fork_oob_t *oob, shared_hdr_t *h, dou
                  const balg_t *algs, int nalg, long iters, long reps, long warm, int oversub)
 {
     numacoll_fork_oob_set_rank(oob, rank);
-    numacoll_team_params_t p = {.rank = rank, .size = P, .allgather = numacoll_fork_oob_allgather,
-                                .oob_ctx = oob, .name = "bench"};
+    numacoll_team_params_t p = {.rank = rank,
+                                .size = P,
+                                .allgather = numacoll_fork_oob_allgather,
+                                .oob_ctx = oob,
+                                .name = "bench"};
     numacoll_team_t *t;
     int rc = numacoll_team_create(&p, &t);
     if (rc) {
@@ -201,7 +204,8 @@ static int add_alg(balg_t *algs, int *n, const char *name)
     else {
         int cnt, ok = 0;
         const numacoll_algorithm_info_t *info = numacoll_barrier_algorithms(&cnt);
-        for (int i = 0; i < cnt; i++) ok |= strcmp(info[i].name, name) == 0;
+        for (int i = 0; i < cnt; i++)
+            ok |= strcmp(info[i].name, name) == 0;
         if (!ok) return -1;
         kind = K_REGISTRY;
     }
@@ -226,9 +230,8 @@ int bench_barrier_main(int argc, char **argv)
             return 0;
         }
         int takes = !strcmp(o, "--procs") || !strcmp(o, "--iters") || !strcmp(o, "--reps") ||
-                    !strcmp(o, "--warmup") || !strcmp(o, "--csv") ||
-                    !strcmp(o, "--algorithms") || !strcmp(o, "--synthetic") ||
-                    !strcmp(o, "--map-by");
+                    !strcmp(o, "--warmup") || !strcmp(o, "--csv") || !strcmp(o, "--algorithms") ||
+                    !strcmp(o, "--synthetic") || !strcmp(o, "--map-by");
         if (!takes)
             return bad("unknown option '%s'%s; allowed: --procs --iters --reps --warmup --csv "
                        "--algorithms --synthetic --map-by --help",
@@ -291,7 +294,8 @@ int bench_barrier_main(int argc, char **argv)
         int cnt;
         const numacoll_algorithm_info_t *info = numacoll_barrier_algorithms(&cnt);
         add_alg(algs, &nalg, ROUNDTRIP);
-        for (int i = 0; i < cnt; i++) add_alg(algs, &nalg, info[i].name);
+        for (int i = 0; i < cnt; i++)
+            add_alg(algs, &nalg, info[i].name);
         add_alg(algs, &nalg, "default");
     }
 
@@ -347,7 +351,8 @@ int bench_barrier_main(int argc, char **argv)
         }
         if (pid < 0) {
             perror("numacoll-bench barrier: fork");
-            for (int q = 0; q < r; q++) kill(pids[q], SIGKILL);
+            for (int q = 0; q < r; q++)
+                kill(pids[q], SIGKILL);
             return 1;
         }
         pids[r] = pid;
@@ -417,8 +422,7 @@ int bench_barrier_main(int argc, char **argv)
                    "latency_us_max\n");
         for (int a = 0; a < nalg; a++) {
             if (algs[a].kind == K_ROUNDTRIP && P < 2) continue;
-            fprintf(f, "barrier,%s,%ld,0,%.4f,%.4f,%.4f\n", algs[a].name, P, med[a], mn[a],
-                    mx[a]);
+            fprintf(f, "barrier,%s,%ld,0,%.4f,%.4f,%.4f\n", algs[a].name, P, med[a], mn[a], mx[a]);
         }
         fclose(f);
         printf("# CSV written to %s\n", csv);

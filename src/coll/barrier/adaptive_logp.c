@@ -33,7 +33,10 @@ static int ceil_log(int P, int n)
     return d;
 }
 
-static double dmax(double a, double b) { return a > b ? a : b; }
+static double dmax(double a, double b)
+{
+    return a > b ? a : b;
+}
 
 double nc_logp_central(const nc_logp_t *m, int P)
 {
@@ -74,9 +77,12 @@ int nc_logp_choose(const nc_logp_t *m, int P, int n, double *est)
 const char *nc_logp_algorithm(int which)
 {
     switch (which) {
-    case NC_LOGP_CENTRAL: return "sense-reversing-counter";
-    case NC_LOGP_COMBINING: return "combining-tree";
-    default: return "dissemination";
+    case NC_LOGP_CENTRAL:
+        return "sense-reversing-counter";
+    case NC_LOGP_COMBINING:
+        return "combining-tree";
+    default:
+        return "dissemination";
     }
 }
 

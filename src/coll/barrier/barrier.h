@@ -64,8 +64,8 @@ struct nc_hier;
  * members of every group it leads, lowest level first; P-1 entries at most) and the root.
  * @p h NULL = flat (everyone reports to rank 0). Pure; returns NUMACOLL_OK or NOMEM.
  */
-int nc_barrier_topo_tree(const struct nc_hier *h, int P, int me, int *children,
-                         int *nchildren, int *root);
+int nc_barrier_topo_tree(const struct nc_hier *h, int P, int me, int *children, int *nchildren,
+                         int *root);
 
 /** LogP parameters (ns) of paper 2 (adaptive-logp.c). */
 typedef struct nc_logp {

@@ -51,7 +51,8 @@ static inline int nc_bar_wait(numacoll_team_t *t, _Atomic uint64_t *flag, uint64
 static inline int nc_bar_ceil_log2(int n)
 {
     int r = 0;
-    while ((1 << r) < n) r++;
+    while ((1 << r) < n)
+        r++;
     return r;
 }
 

@@ -9,7 +9,10 @@
  */
 #include "barrier.h"
 
-static size_t global_bytes(const numacoll_team_t *t) { return 2 * t->line; }
+static size_t global_bytes(const numacoll_team_t *t)
+{
+    return 2 * t->line;
+}
 static size_t rank_bytes(const numacoll_team_t *t)
 {
     (void)t;

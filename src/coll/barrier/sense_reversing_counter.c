@@ -14,8 +14,14 @@
  */
 #include "common.h"
 
-static size_t global_bytes(const numacoll_team_t *t) { return t->line; }
-static size_t rank_bytes(const numacoll_team_t *t) { return t->line; }
+static size_t global_bytes(const numacoll_team_t *t)
+{
+    return t->line;
+}
+static size_t rank_bytes(const numacoll_team_t *t)
+{
+    return t->line;
+}
 
 static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
 {

@@ -19,7 +19,10 @@ static size_t global_bytes(const numacoll_team_t *t)
     (void)t;
     return 0;
 }
-static size_t rank_bytes(const numacoll_team_t *t) { return 2 * t->line; }
+static size_t rank_bytes(const numacoll_team_t *t)
+{
+    return 2 * t->line;
+}
 
 static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
 {

@@ -38,8 +38,14 @@ typedef struct topo_priv {
     char op[48]; /* "barrier(<name>)" for wait diagnostics */
 } topo_priv_t;
 
-static size_t global_bytes(const numacoll_team_t *t) { return t->line; }
-static size_t rank_bytes(const numacoll_team_t *t) { return t->line; }
+static size_t global_bytes(const numacoll_team_t *t)
+{
+    return t->line;
+}
+static size_t rank_bytes(const numacoll_team_t *t)
+{
+    return t->line;
+}
 
 /* Parent of rank r in the hierarchy's tree: the leader of the first group (lowest level
  * first) in which r is not the leader; -1 if r leads every group it is in. */
@@ -129,8 +135,8 @@ static int init_levels(numacoll_team_t *t, nc_barrier_slot_t *s, const char *nam
                    "unit per level): falling back to a flat tree (all ranks report to rank 0)",
                    name, levels);
         else
-            nc_log(1, t->rank, t->size, "%s barrier: %d group level(s) over '%s'", name,
-                   h->nlevels, levels);
+            nc_log(1, t->rank, t->size, "%s barrier: %d group level(s) over '%s'", name, h->nlevels,
+                   levels);
     }
     return NUMACOLL_OK;
 }
@@ -151,8 +157,8 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
     for (int i = 0; i < p->nchildren; i++) {
         /* arrival line of child c, written only by c after its own group(s) arrived:
          * >= e means c's whole subtree reached episode e (writes visible) */
-        int rc = nc_bar_wait(t, nc_bar_line(t, nc_barrier_rank_area(t, s, p->children[i]), 0),
-                             e, p->op);
+        int rc =
+            nc_bar_wait(t, nc_bar_line(t, nc_barrier_rank_area(t, s, p->children[i]), 0), e, p->op);
         if (rc) return rc;
     }
     _Atomic uint64_t *release = nc_bar_line(t, s->global, 0);

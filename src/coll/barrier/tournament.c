@@ -36,8 +36,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
             nc_bar_post(nc_bar_line(t, nc_barrier_rank_area(t, s, r - bit), (size_t)j), e);
             /* my wake-up line is written only by the winner r - 2^j, once the champion
              * saw every arrival: >= e means all P processes arrived at episode e */
-            int rc = nc_bar_wait(t, nc_bar_line(t, mine, (size_t)rounds), e,
-                                 "barrier(tournament)");
+            int rc = nc_bar_wait(t, nc_bar_line(t, mine, (size_t)rounds), e, "barrier(tournament)");
             if (rc) return rc;
             break;
         }
