@@ -3,6 +3,7 @@
  *
  *   numacoll-bench barrier --procs P [--iters N] [--reps R] [--warmup W] [--csv FILE]
  *                          [--algorithms a,b,...] [--synthetic STR --map-by core|numa|socket]
+ *   numacoll-bench barrier --logp [--reps R]
  *
  * P processes are forked and bound to the allowed CPUs round-robin (rank r -> r-th allowed
  * CPU mod their number); they form one team. For each repetition, every algorithm runs in
@@ -19,6 +20,8 @@
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
+
+#include "coll/barrier/barrier.h"
 
 #include <numacoll/fork_oob.h>
 #include <numacoll/numacoll.h>
@@ -82,7 +85,9 @@ static void usage(FILE *f)
             "  --csv FILE       also write CSV (collective,algorithm,procs,bytes,...)\n"
             "  --algorithms L   comma-separated subset of: registered names, default, %s\n"
             "  --synthetic STR  plan the topology on an hwloc synthetic description\n"
-            "  --map-by M       simulated placement with --synthetic: core, numa or socket\n",
+            "  --map-by M       simulated placement with --synthetic: core, numa or socket\n"
+            "  --logp           instead: measure the LogP parameters of paper 2 between two\n"
+            "                   CPUs (NUMACOLL_BARRIER_LOGP_*) and print the model's choices\n",
             ROUNDTRIP);
 }
 
@@ -194,6 +199,134 @@ static int child(int rank, int P, numacoll_fork_oob_t *oob, shared_hdr_t *h, dou
     return 0;
 }
 
+/*
+ * --logp: measure the LogP parameters of paper 2 between the first two allowed CPUs and
+ * print them with the model's estimates (the NUMACOLL_BARRIER_LOGP_* defaults come from
+ * such runs). Two processes; each figure is the median over reps:
+ *   o_s  cost of one release store of a flag into a line the sender owns
+ *   o_r  cost of one acquire load + check of a flag that is already there
+ *   L    one-way latency: half the ping-pong round trip of one line, minus o_s and o_r
+ *   g    gap: time per line when a process reads 32 lines just written by the other,
+ *        one per page in a scrambled order like the flags of per-rank blocks (no
+ *        prefetching; the misses overlap, so this is the spacing of back-to-back receives)
+ */
+#define LOGP_LINES 32
+typedef struct logp_shared {
+    _Atomic uint64_t line[4][32]; /* 256-byte lines: 0 ping-pong, 1 done, 2 ack, 3 private */
+    double out[4][64];
+    _Atomic uint64_t data[LOGP_LINES][512] __attribute__((aligned(4096))); /* a page each */
+} logp_shared_t;
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void logp_child(int rank, logp_shared_t *sh, int reps)
+{
+    enum { N = 100000 };
+    _Atomic uint64_t *pp = &sh->line[0][0], *done = &sh->line[1][0], *ack = &sh->line[2][0];
+    uint64_t base = 0, seq = 0;
+    for (int r = 0; r < reps; r++) {
+        if (rank == 0) { /* o_s and o_r on a private line */
+            _Atomic uint64_t *mine = &sh->line[3][0];
+            uint64_t t0 = now_ns();
+            for (int i = 0; i < N; i++)
+                atomic_store_explicit(mine, (uint64_t)i, memory_order_release);
+            sh->out[0][r] = (double)(now_ns() - t0) / N;
+            uint64_t sum = 0;
+            t0 = now_ns();
+            for (int i = 0; i < N; i++)
+                sum += atomic_load_explicit(mine, memory_order_acquire) >= (uint64_t)i;
+            sh->out[1][r] = (double)(now_ns() - t0) / N + (double)(sum == 0);
+        }
+        /* round trip */
+        uint64_t t0 = now_ns();
+        for (int i = 0; i < N; i++) {
+            uint64_t ping = base + 2 * (uint64_t)i + 1, pong = ping + 1;
+            if (rank == 0) atomic_store_explicit(pp, ping, memory_order_release);
+            /* written alternately by rank 0 (ping) and rank 1 (pong) */
+            while (atomic_load_explicit(pp, memory_order_acquire) < (rank == 0 ? pong : ping))
+                relax();
+            if (rank == 1) atomic_store_explicit(pp, pong, memory_order_release);
+        }
+        base += 2 * N;
+        if (rank == 0) sh->out[2][r] = (double)(now_ns() - t0) / N;
+        /* gap: rank 1 writes the data lines, rank 0 times reading them */
+        double best = 1e30;
+        for (int k = 0; k < 200; k++) {
+            seq++;
+            if (rank == 1) {
+                for (int j = 0; j < LOGP_LINES; j++)
+                    atomic_store_explicit(&sh->data[j][0], seq, memory_order_relaxed);
+                atomic_store_explicit(done, seq, memory_order_release);
+                /* ack is written by rank 0 once it has read the lines of this round */
+                while (atomic_load_explicit(ack, memory_order_acquire) < seq)
+                    relax();
+            } else {
+                /* done is written by rank 1 after it wrote the data lines of round seq */
+                while (atomic_load_explicit(done, memory_order_acquire) < seq)
+                    relax();
+                uint64_t t1 = now_ns(), ok = 0;
+                for (int j = 0; j < LOGP_LINES; j++) /* 7 is odd: a permutation of 0..31 */
+                    ok += atomic_load_explicit(&sh->data[(j * 7) % LOGP_LINES][0],
+                                               memory_order_relaxed) == seq;
+                double per = (double)(now_ns() - t1) / LOGP_LINES;
+                if (ok == LOGP_LINES && per < best) best = per;
+                atomic_store_explicit(ack, seq, memory_order_release);
+            }
+        }
+        if (rank == 0) sh->out[3][r] = best;
+    }
+}
+
+static int measure_logp(const int *cpus, int ncpu, long reps)
+{
+    if (ncpu < 2) {
+        fprintf(stderr, "numacoll-bench barrier --logp: needs 2 allowed CPUs, have %d\n", ncpu);
+        return 2;
+    }
+    if (reps > 64) reps = 64;
+    logp_shared_t *sh =
+        mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) return 1;
+    memset(sh, 0, sizeof *sh);
+    pid_t pid[2];
+    for (int r = 0; r < 2; r++) {
+        pid[r] = fork();
+        if (pid[r] == 0) {
+            cpu_set_t s;
+            CPU_ZERO(&s);
+            CPU_SET(cpus[r], &s);
+            sched_setaffinity(0, sizeof s, &s);
+            logp_child(r, sh, (int)reps);
+            _exit(0);
+        }
+    }
+    for (int r = 0; r < 2; r++)
+        waitpid(pid[r], NULL, 0);
+    double o_s = median_of(sh->out[0], (int)reps), o_r = median_of(sh->out[1], (int)reps);
+    double rtt = median_of(sh->out[2], (int)reps), g = median_of(sh->out[3], (int)reps);
+    nc_logp_t m = {.L = rtt / 2 - o_s - o_r, .o_s = o_s, .o_r = o_r, .g = g};
+    if (m.L < 0) m.L = 0;
+    printf("# LogP parameters between CPU %d and CPU %d (median of %ld reps)\n", cpus[0], cpus[1],
+           reps);
+    printf("round trip %.1f ns\nNUMACOLL_BARRIER_LOGP_L=%.1f\nNUMACOLL_BARRIER_LOGP_OS=%.1f\n"
+           "NUMACOLL_BARRIER_LOGP_OR=%.1f\nNUMACOLL_BARRIER_LOGP_G=%.1f\n",
+           rtt, m.L, m.o_s, m.o_r, m.g);
+    int n = (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K");
+    printf("%6s %12s %12s %14s  %s\n", "P", "central_ns", "combining_ns", "dissemination",
+           "choice");
+    for (int P = 2; P <= 128; P *= 2) {
+        double est[NC_LOGP_NALG];
+        int c = nc_logp_choose(&m, P, n, est);
+        printf("%6d %12.0f %12.0f %14.0f  %s\n", P, est[0], est[1], est[2], nc_logp_algorithm(c));
+    }
+    munmap(sh, sizeof *sh);
+    return 0;
+}
+
 static int add_alg(balg_t *algs, int *n, const char *name)
 {
     int kind;
@@ -222,6 +355,7 @@ int bench_barrier_main(int argc, char **argv)
 {
     long P = -1, iters = -1, reps = 5, warm = -1;
     const char *csv = NULL, *list = NULL, *synthetic = NULL, *mapby = NULL;
+    int logp = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -229,12 +363,16 @@ int bench_barrier_main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
+        if (!strcmp(o, "--logp")) {
+            logp = 1;
+            continue;
+        }
         int takes = !strcmp(o, "--procs") || !strcmp(o, "--iters") || !strcmp(o, "--reps") ||
                     !strcmp(o, "--warmup") || !strcmp(o, "--csv") || !strcmp(o, "--algorithms") ||
                     !strcmp(o, "--synthetic") || !strcmp(o, "--map-by");
         if (!takes)
             return bad("unknown option '%s'%s; allowed: --procs --iters --reps --warmup --csv "
-                       "--algorithms --synthetic --map-by --help",
+                       "--algorithms --synthetic --map-by --logp --help",
                        o, "");
         if (!v) return bad("option %s needs a value%s", o, "");
         i++;
@@ -255,7 +393,7 @@ int bench_barrier_main(int argc, char **argv)
         else
             mapby = v;
     }
-    if (P < 0) return bad("--procs is required%s%s", "", "");
+    if (P < 0 && !logp) return bad("--procs is required%s%s", "", "");
     if (mapby && strcmp(mapby, "core") && strcmp(mapby, "numa") && strcmp(mapby, "socket"))
         return bad("--map-by '%s' is not valid; allowed: core, numa, socket%s", mapby, "");
     if (mapby && !synthetic) return bad("--map-by needs --synthetic%s%s", "", "");
@@ -306,6 +444,7 @@ int bench_barrier_main(int argc, char **argv)
         for (int c = 0; c < CPU_SETSIZE; c++)
             if (CPU_ISSET(c, &allowed)) cpus[ncpu++] = c;
     if (ncpu == 0) cpus[ncpu++] = 0;
+    if (logp) return measure_logp(cpus, ncpu, reps);
     int oversub = P > ncpu;
     if (iters < 0) {
         iters = 10000;
