@@ -22,6 +22,7 @@
 #include "bench.h"
 
 #include "coll/barrier/barrier.h"
+#include "topo/topo.h"
 
 #include <numacoll/fork_oob.h>
 #include <numacoll/numacoll.h>
@@ -129,7 +130,7 @@ static double pingpong(shared_hdr_t *h, int rank, long iters, long warm, uint64_
 {
     if (rank > 1) return 0.0;
     uint64_t b = *base;
-    uint64_t t0 = 0;
+    uint64_t t0 = 0, t_start = now_ns();
     for (long i = 0; i < warm + iters; i++) {
         if (i == warm) t0 = now_ns();
         uint64_t ping = b + 2 * (uint64_t)i + 1, pong = ping + 1;
@@ -141,6 +142,8 @@ static double pingpong(shared_hdr_t *h, int rank, long iters, long warm, uint64_
         while (atomic_load_explicit(&h->pingpong, memory_order_acquire) < want) {
             relax();
             if (oversub && ++spins % 256 == 0) sched_yield();
+            if (++spins % (1u << 22) == 0 && now_ns() - t_start > 60000000000ull)
+                return -1.0; /* the partner is gone: give up instead of spinning forever */
         }
         if (rank == 1) atomic_store_explicit(&h->pingpong, pong, memory_order_release);
     }
@@ -173,7 +176,15 @@ static int child(int rank, int P, numacoll_fork_oob_t *oob, shared_hdr_t *h, dou
         for (int a = 0; a < nalg; a++) {
             double mean;
             if (algs[a].kind == K_ROUNDTRIP) {
-                mean = pingpong(h, rank, iters, warm, &pp_base, oversub);
+                mean = P < 2 ? 0.0 : pingpong(h, rank, iters, warm, &pp_base, oversub);
+                if (mean < 0) {
+                    if (atomic_fetch_add(&h->failed, 1) == 0)
+                        snprintf(h->errmsg, sizeof h->errmsg,
+                                 "rank %d: the cache-line ping-pong partner did not answer "
+                                 "for 60 s",
+                                 rank);
+                    return 1;
+                }
                 /* keep the others out of the timed section of the next algorithm */
                 rc = numacoll_barrier_with(t, "sense-reversing-counter");
             } else {
@@ -398,6 +409,10 @@ int bench_barrier_main(int argc, char **argv)
         return bad("--map-by '%s' is not valid; allowed: core, numa, socket%s", mapby, "");
     if (mapby && !synthetic) return bad("--map-by needs --synthetic%s%s", "", "");
     if (synthetic) {
+        nc_topo_machine_t *mach = NULL;
+        if (nc_topo_machine_load(synthetic, &mach) != NUMACOLL_OK)
+            return bad("--synthetic: %s%s", numacoll_last_error(), "");
+        nc_topo_machine_free(mach);
         setenv("NUMACOLL_TOPO_SYNTHETIC", synthetic, 1);
         if (mapby) setenv("NUMACOLL_TOPO_MAP_BY", mapby, 1);
     }
@@ -534,7 +549,7 @@ int bench_barrier_main(int argc, char **argv)
     }
     free(v);
 
-    printf("%-28s %12s %12s %12s %10s\n", "algorithm", "median_us", "min_us", "max_us",
+    printf("%-36s %12s %12s %12s %10s\n", "algorithm", "median_us", "min_us", "max_us",
            "x_roundtrip");
     for (int a = 0; a < nalg; a++) {
         char label[128];
@@ -543,12 +558,12 @@ int bench_barrier_main(int argc, char **argv)
         else
             snprintf(label, sizeof label, "%s", algs[a].name);
         if (algs[a].kind == K_ROUNDTRIP && P < 2) {
-            printf("%-28s %12s %12s %12s %10s\n", label, "n/a", "n/a", "n/a", "(P<2)");
+            printf("%-36s %12s %12s %12s %10s\n", label, "n/a", "n/a", "n/a", "(P<2)");
             continue;
         }
         char ratio[32] = "-";
         if (rt > 0) snprintf(ratio, sizeof ratio, "%.2f", med[a] / rt);
-        printf("%-28s %12.3f %12.3f %12.3f %10s\n", label, med[a], mn[a], mx[a], ratio);
+        printf("%-36s %12.3f %12.3f %12.3f %10s\n", label, med[a], mn[a], mx[a], ratio);
     }
     if (csv) {
         FILE *f = fopen(csv, "w");
