@@ -359,6 +359,26 @@ static void test_levels_of_machine(void **state)
     assert_int_equal(nc_topo_plan_create(SMALL, 0, "core", &p), NUMACOLL_ERR_ARG);
 }
 
+/* a NUMA node that spans both packages comes after them (levels go finest first) */
+static void test_numa_above_packages(void **state)
+{
+    (void)state;
+    nc_topo_plan_t *p;
+    nc_hier_t *h = plan_hier("pack:2 l3:1 l2:4 core:1 pu:2", 8, "core", "numa,socket", &p);
+    assert_int_equal(p->lv.base[NC_LVL_NUMA], NC_LVL_NUMA);
+    assert_int_equal(p->lv.nunits[NC_LVL_NUMA], 1);
+    assert_non_null(h);
+    assert_int_equal(h->nlevels, 2);
+    assert_string_equal(h->levels[0].name, "socket");
+    assert_group_range(h, 0, 0, 0, 1, 4);
+    assert_group_range(h, 0, 1, 4, 1, 4);
+    assert_string_equal(h->levels[1].name, "numa"); /* joins the two package leaders */
+    assert_group(h, 1, 0, 2, (int[]){0, 4});
+    check_invariants(h, p);
+    nc_hier_free(h);
+    nc_topo_plan_free(p);
+}
+
 /* the usable-level rule: a level counts only if every binding lies in one unit of it */
 static void test_usable_rule(void **state)
 {
@@ -622,9 +642,10 @@ int main(void)
         cmocka_unit_test(test_fig2_map_core),       cmocka_unit_test(test_fig3_map_numa),
         cmocka_unit_test(test_map_socket),          cmocka_unit_test(test_odd_sizes),
         cmocka_unit_test(test_level_sets),          cmocka_unit_test(test_levels_of_machine),
-        cmocka_unit_test(test_usable_rule),         cmocka_unit_test(test_builder_direct),
-        cmocka_unit_test(test_team_synthetic_core), cmocka_unit_test(test_team_synthetic_numa),
-        cmocka_unit_test(test_team_real_machine),   cmocka_unit_test(test_team_bad_synthetic),
+        cmocka_unit_test(test_usable_rule),         cmocka_unit_test(test_numa_above_packages),
+        cmocka_unit_test(test_builder_direct),      cmocka_unit_test(test_team_synthetic_core),
+        cmocka_unit_test(test_team_synthetic_numa), cmocka_unit_test(test_team_real_machine),
+        cmocka_unit_test(test_team_bad_synthetic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
