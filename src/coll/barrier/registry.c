@@ -62,25 +62,38 @@ int nc_barrier_find(const char *name)
  */
 int nc_barrier_auto(const numacoll_team_t *t)
 {
-    const char *pick;
+    const char *pick, *why;
+    char buf[160];
     if (t->size <= 1) {
         pick = "sense-reversing-counter";
+        why = "one process";
     } else if (t->size == 2) {
         pick = "dissemination";
+        why = "two processes: one parallel exchange of two lines";
     } else if (t->oversubscribed) {
         pick = "combining-tree";
+        why = "oversubscribed: the last arriver releases, fewest reschedulings";
     } else {
-        const nc_hier_t *h = nc_topo_team_hier((numacoll_team_t *)(uintptr_t)t,
-                                               nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS"));
+        const char *levels = nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS");
+        const nc_hier_t *h = nc_topo_team_hier((numacoll_team_t *)(uintptr_t)t, levels);
         if (h && h->nlevels > 1) {
             pick = "topo";
+            snprintf(buf, sizeof buf, "hierarchy of %d group levels over '%s'", h->nlevels, levels);
+            why = buf;
         } else {
             nc_logp_t m = nc_logp_from_config();
+            double est[NC_LOGP_NALG];
             pick = nc_logp_algorithm(
-                nc_logp_choose(&m, t->size, (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K"), NULL));
+                nc_logp_choose(&m, t->size, (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K"), est));
+            snprintf(buf, sizeof buf,
+                     "flat placement, LogP model: central %.0f, combining %.0f, "
+                     "dissemination %.0f ns",
+                     est[NC_LOGP_CENTRAL], est[NC_LOGP_COMBINING], est[NC_LOGP_DISSEMINATION]);
+            why = buf;
         }
     }
     int i = nc_barrier_find(pick);
+    if (t->rank == 0) nc_log(1, t->rank, t->size, "auto barrier: %s (%s)", pick, why);
     return i >= 0 ? i : 0;
 }
 
