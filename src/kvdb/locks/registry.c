@@ -95,6 +95,14 @@ int nc_kvlock_mutex_lock(nc_kvlock_t *l, pthread_mutex_t *m, int *owner_died, co
         /* The holder died inside its critical section. Readers never modify the store, so
          * a dead reader leaves nothing to repair: mark the mutex usable again. */
         pthread_mutex_consistent(m);
+        if (l->slot >= 0 && pid_dead(l->server_pid)) {
+            /* we are a reader and the dead holder was the server, possibly in the middle of
+             * a write: the store may be inconsistent and nobody will ever write it again */
+            pthread_mutex_unlock(m);
+            return nc_error(NUMACOLL_ERR_PEER_DEAD,
+                            "kvdb: the server (pid %d) died while holding %s",
+                            (int)l->server_pid, what);
+        }
         l->recovered++;
         if (owner_died) *owner_died = 1;
         nc_log(1, l->slot, l->nslots, "kvdb: recovered %s from a dead holder", what);

@@ -45,7 +45,7 @@ static int rw_init(nc_kvlock_t *l)
     pthread_rwlockattr_t a;
     int rc = pthread_rwlockattr_init(&a);
     if (!rc) rc = pthread_rwlockattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-#ifdef PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
+#ifdef __GLIBC__ /* an enum constant, not a macro */
     if (!rc) rc = pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 #endif
     if (!rc) rc = pthread_rwlock_init(rw_of(l), &a);

@@ -1,0 +1,341 @@
+/* Key-value store lock schemes: mutual exclusion under stress (1..8 reader processes,
+ * oversubscribed), torn-read checks, recovery after kill -9 of a reader holding its lock,
+ * a server dying inside a write, slot reuse across many attach/detach. Every scheme. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "forkrun.h"
+#include "test_kvdb_common.h"
+
+#include <stdio.h>
+
+typedef struct shared {
+    _Atomic int stop;
+    _Atomic int ready;
+    _Atomic int inside; /* readers inside a (non-optimistic) read section */
+    _Atomic int holding;
+    _Atomic long torn;
+    _Atomic long reads;
+    char handle[64];
+} shared_t;
+
+typedef struct stress_arg {
+    shared_t *sh;
+    int optimistic;
+} stress_arg_t;
+
+static void spin_ns(unsigned *seed, unsigned max_ns) { nc_random_delay(seed, max_ns); }
+
+static int stress_reader(void *argp)
+{
+    stress_arg_t *a = argp;
+    shared_t *sh = a->sh;
+    numacoll_kvdb_t *db;
+    if (numacoll_kvdb_attach(sh->handle, &db)) {
+        fprintf(stderr, "attach: %s\n", numacoll_last_error());
+        return 10;
+    }
+    atomic_fetch_add(&sh->ready, 1);
+    _Atomic uint64_t *f0 = nc_kvdb_scratch(db, 0), *f1 = nc_kvdb_scratch(db, 1);
+    unsigned seed = (unsigned)getpid();
+    long torn = 0, reads = 0;
+    while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+        uint64_t tok;
+        if (nc_kvdb_rdlock(db, &tok)) {
+            fprintf(stderr, "rdlock: %s\n", numacoll_last_error());
+            return 11;
+        }
+        if (!a->optimistic) atomic_fetch_add(&sh->inside, 1);
+        uint64_t x = atomic_load_explicit(f0, memory_order_relaxed);
+        spin_ns(&seed, 1500);
+        uint64_t y = atomic_load_explicit(f1, memory_order_relaxed);
+        if (!a->optimistic) atomic_fetch_sub(&sh->inside, 1);
+        int v = nc_kvdb_rdunlock(db, tok);
+        if (v == NC_KVLOCK_RETRY) continue;
+        if (v) return 12;
+        torn += x != y;
+        reads++;
+        atomic_fetch_add_explicit(&sh->reads, 1, memory_order_relaxed);
+    }
+    atomic_fetch_add(&sh->torn, torn);
+    numacoll_kvdb_close(db);
+    return 0;
+}
+
+static void stress_one(const char *lock, int N, int writes)
+{
+    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = N};
+    numacoll_kvdb_t *srv;
+    assert_int_equal(numacoll_kvdb_create(&p, &srv), NUMACOLL_OK);
+    shared_t *sh = kvt_shared(sizeof *sh);
+    snprintf(sh->handle, sizeof sh->handle, "%s", numacoll_kvdb_handle(srv));
+    stress_arg_t a = {sh, nc_kvdb_lock_ops(srv)->optimistic};
+    pid_t pids[8];
+    for (int i = 0; i < N; i++) pids[i] = kvt_spawn(stress_reader, &a);
+    while (atomic_load(&sh->ready) < N) sched_yield();
+    _Atomic uint64_t *f0 = nc_kvdb_scratch(srv, 0), *f1 = nc_kvdb_scratch(srv, 1);
+    unsigned seed = 12345;
+    int violations = 0;
+    for (int i = 1; i <= writes || atomic_load(&sh->reads) < N; i++) {
+        assert_int_equal(nc_kvdb_wrlock(srv), NUMACOLL_OK);
+        if (!a.optimistic && atomic_load(&sh->inside) != 0) violations++;
+        atomic_store_explicit(f0, (uint64_t)i, memory_order_relaxed);
+        spin_ns(&seed, 1500);
+        if (!a.optimistic && atomic_load(&sh->inside) != 0) violations++;
+        atomic_store_explicit(f1, (uint64_t)i, memory_order_relaxed);
+        assert_int_equal(nc_kvdb_wrunlock(srv), NUMACOLL_OK);
+        if (i % 16 == 0) sched_yield();
+        if (i > 100 * writes) break; /* readers that never get in: fail below */
+    }
+    atomic_store(&sh->stop, 1);
+    for (int i = 0; i < N; i++) assert_int_equal(kvt_reap(pids[i], 30), 0);
+    if (violations || sh->torn)
+        print_error("%s N=%d: %d exclusion violations, %ld torn reads of %ld\n", lock, N,
+                    violations, (long)sh->torn, (long)sh->reads);
+    assert_int_equal(violations, 0);
+    assert_int_equal(sh->torn, 0);
+    assert_true(sh->reads >= N);
+    munmap(sh, sizeof *sh);
+    numacoll_kvdb_close(srv);
+}
+
+static void test_stress(void **state)
+{
+    const char *lock = *state;
+    for (int N = 1; N <= 8; N++) stress_one(lock, N, N <= 2 ? 400 : 120);
+}
+
+/* ---- kill -9 of a reader holding its lock -------------------------------------------- */
+
+typedef struct hold_arg {
+    shared_t *sh;
+    int expect_recovered; /* reader taking over a dead slot must have recovered its lock */
+} hold_arg_t;
+
+static int holder(void *argp)
+{
+    hold_arg_t *a = argp;
+    numacoll_kvdb_t *db;
+    if (numacoll_kvdb_attach(a->sh->handle, &db)) return 10;
+    uint64_t tok;
+    if (nc_kvdb_rdlock(db, &tok)) return 11;
+    atomic_store(&a->sh->holding, 1);
+    while (1) pause(); /* killed here, holding the read lock */
+}
+
+static int taker(void *argp)
+{
+    hold_arg_t *a = argp;
+    numacoll_kvdb_t *db;
+    if (numacoll_kvdb_attach(a->sh->handle, &db)) {
+        fprintf(stderr, "taker attach: %s\n", numacoll_last_error());
+        return 10;
+    }
+    if (nc_kvdb_slot(db) != 0) return 11;
+    char buf[16];
+    size_t len;
+    if (numacoll_kvdb_get(db, "ns", 0, "k", buf, sizeof buf, &len) || len != 2 ||
+        memcmp(buf, "v1", 2)) {
+        fprintf(stderr, "taker get: %s\n", numacoll_last_error());
+        return 12;
+    }
+    numacoll_kvdb_stats_t st;
+    numacoll_kvdb_stats(db, &st);
+    if (a->expect_recovered && st.recovered < 1) return 13;
+    numacoll_kvdb_close(db);
+    return 0;
+}
+
+static void kill_holder(shared_t *sh, hold_arg_t *a)
+{
+    atomic_store(&sh->holding, 0);
+    pid_t p = kvt_spawn(holder, a);
+    while (!atomic_load(&sh->holding)) {
+        assert_int_equal(waitpid(p, NULL, WNOHANG), 0);
+        sched_yield();
+    }
+    kill(p, SIGKILL);
+    assert_int_equal(kvt_reap(p, 10), 128 + SIGKILL);
+}
+
+static void test_robust(void **state)
+{
+    const char *lock = *state;
+    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = 1};
+    numacoll_kvdb_t *srv;
+    assert_int_equal(numacoll_kvdb_create(&p, &srv), NUMACOLL_OK);
+    int optimistic = nc_kvdb_lock_ops(srv)->optimistic;
+    assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", "v0", 2), NUMACOLL_OK);
+    assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK);
+    shared_t *sh = kvt_shared(sizeof *sh);
+    snprintf(sh->handle, sizeof sh->handle, "%s", numacoll_kvdb_handle(srv));
+    hold_arg_t a = {sh, 0};
+    alarm(60); /* a hang is a failure, not a stuck test run */
+
+    /* 1. the writer proceeds after a reader died holding the lock */
+    kill_holder(sh, &a);
+    assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", "v1", 2), NUMACOLL_OK);
+    assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK); /* takes the write lock */
+    numacoll_kvdb_stats_t st;
+    numacoll_kvdb_stats(srv, &st);
+    if (!optimistic) assert_true(st.recovered >= 1);
+    /* the dead reader's (only) slot is taken over by a new reader */
+    assert_int_equal(kvt_reap(kvt_spawn(taker, &a), 20), 0);
+    assert_int_equal(nc_kvdb_slot_attaches(srv, 0), 2);
+
+    /* 2. a new reader takes over the slot (and the lock) before the writer comes */
+    kill_holder(sh, &a);
+    a.expect_recovered = strcmp(lock, "rwlock") == 0 || strstr(lock, "mutex") != NULL;
+    assert_int_equal(kvt_reap(kvt_spawn(taker, &a), 20), 0);
+    uint64_t rec = st.recovered;
+    assert_int_equal(nc_kvdb_wrlock(srv), NUMACOLL_OK);
+    assert_int_equal(nc_kvdb_wrunlock(srv), NUMACOLL_OK);
+    numacoll_kvdb_stats(srv, &st);
+    assert_int_equal(st.recovered, rec); /* already repaired by the reader */
+    assert_int_equal(nc_kvdb_slot_attaches(srv, 0), 4);
+    assert_int_equal(nc_kvdb_slot_pid(srv, 0), 0);
+    alarm(0);
+    munmap(sh, sizeof *sh);
+    numacoll_kvdb_close(srv);
+}
+
+/* ---- the server dies inside a write: readers get an error, not a hang ------------------ */
+
+typedef struct srv_arg {
+    shared_t *sh;
+    const char *lock;
+} srv_arg_t;
+
+static int dying_server(void *argp)
+{
+    srv_arg_t *a = argp;
+    numacoll_kvdb_params_t p = {.lock = a->lock, .max_readers = 2};
+    numacoll_kvdb_t *srv;
+    if (numacoll_kvdb_create(&p, &srv)) return 10;
+    numacoll_kvdb_put(srv, "ns", 0, "k", "v", 1);
+    if (numacoll_kvdb_commit(srv)) return 11;
+    snprintf(a->sh->handle, sizeof a->sh->handle, "%s", numacoll_kvdb_handle(srv));
+    atomic_store(&a->sh->ready, 1);
+    while (atomic_load(&a->sh->ready) != 2) sched_yield(); /* the reader attached */
+    if (nc_kvdb_wrlock(srv)) return 12;
+    atomic_store(&a->sh->holding, 1);
+    while (1) pause();
+}
+
+static void test_server_dies_in_write(void **state)
+{
+    const char *lock = *state;
+    shared_t *sh = kvt_shared(sizeof *sh);
+    srv_arg_t a = {sh, lock};
+    pid_t p = kvt_spawn(dying_server, &a);
+    while (!atomic_load(&sh->ready)) sched_yield();
+    numacoll_kvdb_t *db;
+    assert_int_equal(numacoll_kvdb_attach(sh->handle, &db), NUMACOLL_OK);
+    atomic_store(&sh->ready, 2);
+    while (!atomic_load(&sh->holding)) sched_yield();
+    kill(p, SIGKILL);
+    assert_int_equal(kvt_reap(p, 10), 128 + SIGKILL);
+    alarm(30);
+    char buf[8];
+    size_t len;
+    int rc = numacoll_kvdb_get(db, "ns", 0, "k", buf, sizeof buf, &len);
+    alarm(0);
+    if (rc != NUMACOLL_ERR_PEER_DEAD) print_error("%s: rc %d %s\n", lock, rc, numacoll_last_error());
+    assert_int_equal(rc, NUMACOLL_ERR_PEER_DEAD);
+    numacoll_kvdb_close(db);
+    munmap(sh, sizeof *sh);
+}
+
+/* ---- slots released on detach and reused ----------------------------------------------- */
+
+static int churn(void *argp)
+{
+    shared_t *sh = argp;
+    for (int i = 0; i < 150; i++) {
+        numacoll_kvdb_t *db;
+        int rc;
+        /* the other churner may hold the second slot only: never FULL with 2 slots */
+        if ((rc = numacoll_kvdb_attach(sh->handle, &db))) {
+            fprintf(stderr, "attach %d: %s\n", i, numacoll_last_error());
+            return 10;
+        }
+        char buf[8];
+        size_t len;
+        if (numacoll_kvdb_get(db, "ns", 0, "k", buf, sizeof buf, &len)) return 11;
+        numacoll_kvdb_close(db);
+    }
+    return 0;
+}
+
+static void test_slot_reuse(void **state)
+{
+    const char *lock = *state;
+    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = 2};
+    numacoll_kvdb_t *srv;
+    assert_int_equal(numacoll_kvdb_create(&p, &srv), NUMACOLL_OK);
+    assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", "v", 1), NUMACOLL_OK);
+    assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK);
+    shared_t *sh = kvt_shared(sizeof *sh);
+    snprintf(sh->handle, sizeof sh->handle, "%s", numacoll_kvdb_handle(srv));
+    pid_t a = kvt_spawn(churn, sh), b = kvt_spawn(churn, sh);
+    /* the writer keeps writing meanwhile */
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", "v", 1), NUMACOLL_OK);
+        assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK);
+        sched_yield();
+    }
+    assert_int_equal(kvt_reap(a, 30), 0);
+    assert_int_equal(kvt_reap(b, 30), 0);
+    assert_int_equal(nc_kvdb_slot_attaches(srv, 0) + nc_kvdb_slot_attaches(srv, 1), 300);
+    assert_int_equal(nc_kvdb_slot_pid(srv, 0), 0);
+    assert_int_equal(nc_kvdb_slot_pid(srv, 1), 0);
+    munmap(sh, sizeof *sh);
+    numacoll_kvdb_close(srv);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    kvt_clear_env();
+    return 0;
+}
+
+#define SCHEME_TESTS(name)                                                                  \
+    cmocka_unit_test_prestate_setup_teardown(test_stress, setup, NULL, (void *)name),       \
+        cmocka_unit_test_prestate_setup_teardown(test_robust, setup, NULL, (void *)name),   \
+        cmocka_unit_test_prestate_setup_teardown(test_server_dies_in_write, setup, NULL,    \
+                                                 (void *)name),                             \
+        cmocka_unit_test_prestate_setup_teardown(test_slot_reuse, setup, NULL, (void *)name)
+
+int main(int argc, char **argv)
+{
+    /* optional argument: run one scheme only (ctest registers one run per scheme) */
+    const char *only = argc > 1 ? argv[1] : NULL;
+    const struct CMUnitTest all[][4] = {
+        {SCHEME_TESTS("rwlock")},         {SCHEME_TESTS("1n-mutex")},
+        {SCHEME_TESTS("2n-mutex")},       {SCHEME_TESTS("n-mutex-signal")},
+        {SCHEME_TESTS("seqlock")},        {SCHEME_TESTS("reader-flags")},
+    };
+    int n;
+    numacoll_kvdb_locks(&n);
+    assert_true(n == 6);
+    int fails = 0, ran = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        const char *name = all[i][0].initial_state;
+        if (only && strcmp(only, name) != 0) continue;
+        char group[64];
+        snprintf(group, sizeof group, "kvdb locks: %s", name);
+        fails += _cmocka_run_group_tests(group, all[i], 4, NULL, NULL);
+        ran++;
+    }
+    if (!ran) {
+        fprintf(stderr, "unknown scheme '%s'\n", only);
+        return 2;
+    }
+    int shm = nc_count_shm_files();
+    (void)shm;
+    return fails;
+}
