@@ -1,0 +1,849 @@
+/*
+ * libnumacoll_mpi: the PMPI adapter.
+ *
+ * MPI_Barrier and MPI_Bcast (and their Fortran entry points) are defined here and call
+ * the MPI library through PMPI_*. Each communicator gets, at its first collective, a
+ * small state record cached as an attribute (keyval with a delete callback, so
+ * MPI_Comm_free releases it; an attribute on MPI_COMM_SELF releases whatever is left at
+ * MPI_Finalize, before the MPI library tears itself down):
+ *
+ *   pass-through  intercommunicators, size 1, NUMACOLL_DISABLE, invalid configuration,
+ *                 failed team creation: the native collective.
+ *   flat          all members on one node: one numacoll team over the communicator, its
+ *                 OOB allgather is PMPI_Allgather on the communicator itself.
+ *   hierarchical  several nodes (or NUMACOLL_FAKE_NODES pseudo-nodes): a team per node
+ *                 (PMPI_Comm_split_type SHARED, then split into pseudo-nodes), one leader
+ *                 per node, and the MPI library's own collective on the leaders'
+ *                 communicator for the inter-node step.
+ *
+ * Whether a communicator is flat or hierarchical, and whether anything at all is done,
+ * is agreed by one PMPI_Allgather of a small record (node key, configuration state) so
+ * that all members always take the same path.
+ */
+#include "numacoll_mpi.h"
+
+#include "../core/nc_internal.h"
+#include "../coll/bcast/bcast.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(OPEN_MPI) && OPEN_MPI
+#define NC_FLAVOR "openmpi"
+#elif defined(MPICH_VERSION) || defined(MPICH)
+#define NC_FLAVOR "mpich"
+#else
+#define NC_FLAVOR "mpi"
+#endif
+
+enum { MODE_PASS = 0, MODE_FLAT = 1, MODE_HIER = 2 };
+
+typedef struct nc_comm {
+    int mode;
+    int rank, size;
+    MPI_Comm comm;          /* the user's communicator (not owned) */
+    MPI_Comm node;          /* hier: this process's (pseudo-)node communicator (owned) */
+    MPI_Comm leaders;       /* hier: leaders' communicator on leaders, else MPI_COMM_NULL */
+    int node_size, node_rank, my_node, nnodes;
+    int *node_of;           /* hier: node index of every communicator rank */
+    int *rank_in_node;      /* hier: rank inside its node of every communicator rank */
+    numacoll_team_t *team;  /* flat: over comm; hier: over node (NULL: native on node) */
+    MPI_Comm oob_comm;      /* communicator the team's allgather runs on */
+    int bcast_native;       /* core bcast unsupported: MPI_Bcast stays native */
+    uint64_t sig;           /* flat: members signature for the idle-team cache */
+    struct nc_comm *prev, *next;
+} nc_comm_t;
+
+/* ---- process-wide state ----------------------------------------------------------- */
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_active;      /* 0: pure pass-through (disabled or invalid configuration) */
+static int g_bcast;       /* route MPI_Bcast through numacoll */
+static int g_fake_nodes;  /* NUMACOLL_FAKE_NODES */
+static int g_stats_print; /* NUMACOLL_MPI_STATS */
+static int g_verbose;
+static int g_cache_max; /* NUMACOLL_MPI_TEAM_CACHE */
+static uint64_t g_node_key;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* keyvals + list */
+static int g_keyval = MPI_KEYVAL_INVALID;
+static int g_self_keyval = MPI_KEYVAL_INVALID;
+static int g_finalizing;
+static nc_comm_t *g_list;
+static MPI_Group g_world_group = MPI_GROUP_NULL;
+
+/* Idle teams of freed communicators, kept for a later communicator with the same members
+ * in the same order (MPI_Comm_dup / free churn): reusing one needs a single agreement
+ * allgather instead of a team creation. Bounded (NUMACOLL_MPI_TEAM_CACHE), released at
+ * MPI_Finalize. Consecutive collectives on one team are legal whatever the communicator,
+ * so a member that reuses a team while a slower one is still leaving the old
+ * communicator's last collective is just the ordinary back-to-back case. */
+typedef struct idle_team {
+    numacoll_team_t *team;
+    uint64_t sig; /* members (MPI_COMM_WORLD ranks in order) */
+    uint64_t id;  /* equal on all members: hash of the segment name */
+    struct idle_team *next;
+} idle_team_t;
+static idle_team_t *g_idle;
+static int g_nidle;
+static _Atomic int g_warned;
+
+static struct {
+    _Atomic uint64_t barrier_calls, barrier_numacoll, bcast_calls, bcast_numacoll, bcast_staged,
+        fortran_calls, comms_set_up, comms_freed, teams_created, teams_destroyed, team_failures,
+        progress_calls, teams_reused;
+} g_st;
+
+#define COUNT(x) atomic_fetch_add_explicit(&g_st.x, 1, memory_order_relaxed)
+#define READ(x) atomic_load_explicit(&g_st.x, memory_order_relaxed)
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A key that is equal for processes of one machine: host name and kernel boot id. */
+static uint64_t node_key(void)
+{
+    char buf[256] = {0};
+    uint64_t h = 1469598103934665603ull;
+    if (gethostname(buf, sizeof buf - 1) == 0) h = fnv1a(h, buf, strlen(buf));
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        memset(buf, 0, sizeof buf);
+        if (fgets(buf, sizeof buf, f)) h = fnv1a(h, buf, strlen(buf));
+        fclose(f);
+    }
+    return h;
+}
+
+static void init_once(void)
+{
+    if (numacoll_config_check() != NUMACOLL_OK) {
+        fprintf(stderr,
+                "numacoll: %s; libnumacoll_mpi falls back to the native MPI collectives\n",
+                numacoll_last_error());
+        g_active = 0;
+        return;
+    }
+    g_verbose = nc_verbose();
+    g_active = !nc_cfg_bool("NUMACOLL_DISABLE");
+    g_bcast = nc_cfg_bool("NUMACOLL_MPI_BCAST");
+    g_fake_nodes = (int)nc_cfg_int("NUMACOLL_FAKE_NODES");
+    g_stats_print = nc_cfg_bool("NUMACOLL_MPI_STATS");
+    g_cache_max = (int)nc_cfg_int("NUMACOLL_MPI_TEAM_CACHE");
+    g_node_key = node_key();
+}
+
+static int active(void)
+{
+    pthread_once(&g_once, init_once);
+    return g_active;
+}
+
+int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
+{
+    if (!o) return -1;
+    o->barrier_calls = READ(barrier_calls);
+    o->barrier_numacoll = READ(barrier_numacoll);
+    o->bcast_calls = READ(bcast_calls);
+    o->bcast_numacoll = READ(bcast_numacoll);
+    o->bcast_staged = READ(bcast_staged);
+    o->fortran_calls = READ(fortran_calls);
+    o->comms_set_up = READ(comms_set_up);
+    o->comms_freed = READ(comms_freed);
+    o->teams_created = READ(teams_created);
+    o->teams_destroyed = READ(teams_destroyed);
+    o->team_failures = READ(team_failures);
+    o->progress_calls = READ(progress_calls);
+    o->teams_reused = READ(teams_reused);
+    return 0;
+}
+
+const char *numacoll_mpi_flavor(void) { return NC_FLAVOR; }
+
+/* ---- callbacks given to the core ---------------------------------------------------- */
+
+static int oob_allgather(const void *sendbuf, void *recvbuf, size_t size, void *ctx)
+{
+    MPI_Comm c = *(MPI_Comm *)ctx;
+    if (size > INT_MAX) return -1;
+    return PMPI_Allgather(sendbuf, (int)size, MPI_BYTE, recvbuf, (int)size, MPI_BYTE, c) ==
+                   MPI_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* Poke the MPI progress engine so that this process's pending nonblocking operations
+ * keep moving while it waits inside a numacoll collective. */
+static void mpi_progress(void *ctx)
+{
+    (void)ctx;
+    int flag = 0;
+    COUNT(progress_calls);
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+}
+
+/* ---- communicator state ------------------------------------------------------------- */
+
+static uint64_t team_id(const numacoll_team_t *t)
+{
+    return fnv1a(1469598103934665603ull, t->seg.name, strlen(t->seg.name));
+}
+
+static void idle_destroy_all(void)
+{
+    pthread_mutex_lock(&g_lock);
+    idle_team_t *l = g_idle;
+    g_idle = NULL;
+    g_nidle = 0;
+    pthread_mutex_unlock(&g_lock);
+    while (l) {
+        idle_team_t *n = l->next;
+        numacoll_team_destroy(l->team);
+        COUNT(teams_destroyed);
+        free(l);
+        l = n;
+    }
+}
+
+/* Keep a flat communicator's team for reuse; returns 1 if it was kept. */
+static int idle_put(nc_comm_t *s)
+{
+    if (g_cache_max <= 0 || s->mode != MODE_FLAT || !s->team || !s->sig) return 0;
+    /* an idle team keeps only its small barrier segment: the broadcast queues are
+     * released now and re-created collectively at the reusing communicator's first
+     * broadcast (every member reusing the team has released them) */
+    nc_bcast_team_fini(s->team);
+    idle_team_t *e = malloc(sizeof *e), *drop = NULL;
+    if (!e) return 0;
+    e->team = s->team;
+    e->sig = s->sig;
+    e->id = team_id(s->team);
+    pthread_mutex_lock(&g_lock);
+    if (g_finalizing) {
+        pthread_mutex_unlock(&g_lock);
+        free(e);
+        return 0;
+    }
+    e->next = g_idle;
+    g_idle = e;
+    if (++g_nidle > g_cache_max) { /* drop the oldest */
+        idle_team_t **pp = &g_idle;
+        while ((*pp)->next) pp = &(*pp)->next;
+        drop = *pp;
+        *pp = NULL;
+        g_nidle--;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (drop) {
+        numacoll_team_destroy(drop->team);
+        COUNT(teams_destroyed);
+        free(drop);
+    }
+    s->team = NULL;
+    return 1;
+}
+
+/* The id of the most recent idle team for members @p sig (0 = none); not removed. */
+static uint64_t idle_find(uint64_t sig)
+{
+    uint64_t id = 0;
+    pthread_mutex_lock(&g_lock);
+    for (idle_team_t *e = g_idle; e && !id; e = e->next)
+        if (e->sig == sig) id = e->id;
+    pthread_mutex_unlock(&g_lock);
+    return id;
+}
+
+static numacoll_team_t *idle_take(uint64_t sig, uint64_t id)
+{
+    numacoll_team_t *t = NULL;
+    pthread_mutex_lock(&g_lock);
+    for (idle_team_t **pp = &g_idle; *pp; pp = &(*pp)->next) {
+        if ((*pp)->sig == sig && (*pp)->id == id) {
+            idle_team_t *e = *pp;
+            *pp = e->next;
+            g_nidle--;
+            t = e->team;
+            free(e);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return t;
+}
+
+/* Signature of the members of @p comm: their MPI_COMM_WORLD ranks in order (0 if some
+ * member is not in MPI_COMM_WORLD, e.g. after MPI_Comm_spawn: no reuse then). */
+static uint64_t members_sig(MPI_Comm comm, int size)
+{
+    if (g_cache_max <= 0 || size > 65536) return 0;
+    MPI_Group g;
+    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS) return 0;
+    if (g_world_group == MPI_GROUP_NULL) PMPI_Comm_group(MPI_COMM_WORLD, &g_world_group);
+    int *in = malloc((size_t)size * 2 * sizeof(int));
+    uint64_t h = 0;
+    if (in) {
+        for (int i = 0; i < size; i++) in[i] = i;
+        if (PMPI_Group_translate_ranks(g, size, in, g_world_group, in + size) == MPI_SUCCESS) {
+            h = fnv1a(1469598103934665603ull, &size, sizeof size);
+            for (int i = 0; i < size && h; i++)
+                h = in[size + i] == MPI_UNDEFINED ? 0 : fnv1a(h, &in[size + i], sizeof(int));
+        }
+        free(in);
+    }
+    PMPI_Group_free(&g);
+    return h ? h : 0;
+}
+
+static void comm_state_free(nc_comm_t *s)
+{
+    if (!s) return;
+    if (s->team && !idle_put(s)) {
+        numacoll_team_destroy(s->team);
+        COUNT(teams_destroyed);
+    }
+    if (s->leaders != MPI_COMM_NULL) PMPI_Comm_free(&s->leaders);
+    if (s->node != MPI_COMM_NULL) PMPI_Comm_free(&s->node);
+    free(s->node_of);
+    free(s->rank_in_node);
+    free(s);
+}
+
+static void list_remove_locked(nc_comm_t *s)
+{
+    if (s->prev) s->prev->next = s->next;
+    else if (g_list == s) g_list = s->next;
+    if (s->next) s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+}
+
+static int comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    nc_comm_t *s = attr;
+    if (!s) return MPI_SUCCESS;
+    pthread_mutex_lock(&g_lock);
+    list_remove_locked(s);
+    pthread_mutex_unlock(&g_lock);
+    if (s->mode != MODE_PASS) COUNT(comms_freed);
+    comm_state_free(s);
+    return MPI_SUCCESS;
+}
+
+static void print_stats(void)
+{
+    int r = -1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+    fprintf(stderr,
+            "numacoll-mpi stats [%s rank %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
+            "(numacoll %llu, staged %llu), fortran %llu, comms %llu set up / %llu freed, teams "
+            "%llu created / %llu destroyed / %llu failed / %llu reused, progress %llu\n",
+            NC_FLAVOR, r, (unsigned long long)READ(barrier_calls),
+            (unsigned long long)READ(barrier_numacoll), (unsigned long long)READ(bcast_calls),
+            (unsigned long long)READ(bcast_numacoll), (unsigned long long)READ(bcast_staged),
+            (unsigned long long)READ(fortran_calls), (unsigned long long)READ(comms_set_up),
+            (unsigned long long)READ(comms_freed), (unsigned long long)READ(teams_created),
+            (unsigned long long)READ(teams_destroyed), (unsigned long long)READ(team_failures),
+            (unsigned long long)READ(teams_reused), (unsigned long long)READ(progress_calls));
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first: release every communicator
+ * state still alive (MPI_COMM_WORLD's, and those the application never freed). */
+static int self_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)attr;
+    (void)extra;
+    pthread_mutex_lock(&g_lock);
+    g_finalizing = 1;
+    pthread_mutex_unlock(&g_lock);
+    for (;;) {
+        pthread_mutex_lock(&g_lock);
+        nc_comm_t *s = g_list;
+        MPI_Comm c = s ? s->comm : MPI_COMM_NULL;
+        pthread_mutex_unlock(&g_lock);
+        if (!s) break;
+        /* runs comm_delete_cb, which unlinks and frees s */
+        if (PMPI_Comm_delete_attr(c, g_keyval) != MPI_SUCCESS) {
+            pthread_mutex_lock(&g_lock);
+            list_remove_locked(s);
+            pthread_mutex_unlock(&g_lock);
+            comm_state_free(s);
+        }
+    }
+    idle_destroy_all();
+    if (g_world_group != MPI_GROUP_NULL) PMPI_Group_free(&g_world_group);
+    if (g_stats_print) print_stats();
+    pthread_mutex_lock(&g_lock);
+    if (g_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g_keyval);
+    g_keyval = MPI_KEYVAL_INVALID;
+    pthread_mutex_unlock(&g_lock);
+    return MPI_SUCCESS;
+}
+
+static int ensure_keyvals(void)
+{
+    int ok = 1;
+    pthread_mutex_lock(&g_lock);
+    if (g_finalizing) ok = 0;
+    else if (g_keyval == MPI_KEYVAL_INVALID) {
+        if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete_cb, &g_keyval, NULL) !=
+            MPI_SUCCESS) {
+            g_keyval = MPI_KEYVAL_INVALID;
+            ok = 0;
+        } else if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_cb,
+                                           &g_self_keyval, NULL) != MPI_SUCCESS ||
+                   PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL) != MPI_SUCCESS) {
+            ok = 0;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return ok;
+}
+
+static void comm_label(MPI_Comm comm, char *name, size_t n)
+{
+    char buf[MPI_MAX_OBJECT_NAME] = {0};
+    int len = 0;
+    if (PMPI_Comm_get_name(comm, buf, &len) != MPI_SUCCESS || len == 0)
+        snprintf(buf, sizeof buf, "communicator");
+    snprintf(name, n, "%s", buf);
+}
+
+static void warn_fallback(const nc_comm_t *s, const char *what, const char *msg)
+{
+    if (g_verbose < 1) return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&g_warned, &expected, 1, memory_order_relaxed,
+                                                 memory_order_relaxed))
+        return;
+    fprintf(stderr,
+            "numacoll-mpi[%d/%d]: warning: %s failed (%s); using the native MPI collectives "
+            "there (reported once)\n",
+            s->rank, s->size, what, msg);
+}
+
+static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label)
+{
+    numacoll_team_params_t p;
+    memset(&p, 0, sizeof p);
+    s->oob_comm = over;
+    PMPI_Comm_rank(over, &p.rank);
+    PMPI_Comm_size(over, &p.size);
+    p.allgather = oob_allgather;
+    p.oob_ctx = &s->oob_comm;
+    p.progress = mpi_progress;
+    p.name = label;
+    numacoll_team_t *t = NULL;
+    int rc = numacoll_team_create(&p, &t);
+    if (rc != NUMACOLL_OK) {
+        COUNT(team_failures);
+        warn_fallback(s, "numacoll team creation", numacoll_last_error());
+        return NULL;
+    }
+    COUNT(teams_created);
+    return t;
+}
+
+typedef struct agree_rec {
+    uint64_t key;
+    uint64_t idle; /* id of an idle team with the same members, 0 = none */
+    int32_t active;
+    int32_t fake;
+} agree_rec_t;
+
+/* Collective over comm (its first numacoll collective): build the state. */
+static nc_comm_t *comm_setup(MPI_Comm comm)
+{
+    nc_comm_t *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->comm = comm;
+    s->node = s->leaders = s->oob_comm = MPI_COMM_NULL;
+    s->mode = MODE_PASS;
+    PMPI_Comm_rank(comm, &s->rank);
+    PMPI_Comm_size(comm, &s->size);
+    char label[MPI_MAX_OBJECT_NAME];
+    comm_label(comm, label, sizeof label);
+
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter || s->size == 1) return s; /* local decisions, identical on every member */
+
+    uint64_t sig = members_sig(comm, s->size);
+    agree_rec_t me = {.key = g_node_key, .idle = sig ? idle_find(sig) : 0, .active = 1,
+                      .fake = g_fake_nodes};
+    agree_rec_t *all = malloc((size_t)s->size * sizeof *all);
+    if (!all) return s; /* cannot happen in practice; the others would hang: abort-free */
+    if (PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, comm) !=
+        MPI_SUCCESS) {
+        free(all);
+        return s;
+    }
+    int distinct = 1, fake = all[0].fake, agreed = 1;
+    uint64_t idle = all[0].idle;
+    for (int r = 0; r < s->size; r++) {
+        if (!all[r].active || all[r].fake != fake) agreed = 0;
+        if (all[r].idle != idle) idle = 0;
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++) seen = all[q].key == all[r].key;
+        if (!seen && r > 0) distinct++;
+    }
+    free(all);
+    if (!agreed) {
+        warn_fallback(s, "agreement on the numacoll configuration",
+                      "members differ in NUMACOLL_FAKE_NODES or NUMACOLL_DISABLE");
+        return s;
+    }
+
+    if (distinct == 1 && fake <= 1) {
+        s->sig = sig;
+        s->oob_comm = comm;
+        if (idle) s->team = idle_take(sig, idle); /* every member holds it (agreed) */
+        if (s->team) {
+            /* the team's OOB callbacks now use this communicator */
+            s->team->oob_ctx = &s->oob_comm;
+            snprintf(s->team->name, sizeof s->team->name, "%s", label);
+            COUNT(teams_reused);
+        } else {
+            s->team = make_team(s, comm, label);
+        }
+        if (!s->team) return s;
+        s->mode = MODE_FLAT;
+        s->node_size = s->size;
+        s->node_rank = s->rank;
+        s->nnodes = 1;
+    } else {
+        MPI_Comm shm = MPI_COMM_NULL;
+        if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL, &shm) !=
+            MPI_SUCCESS)
+            return s;
+        if (fake > 1) {
+            int sr, ss;
+            PMPI_Comm_rank(shm, &sr);
+            PMPI_Comm_size(shm, &ss);
+            int k = fake < ss ? fake : ss;
+            int color = (int)((long)sr * k / ss);
+            int rc = PMPI_Comm_split(shm, color, sr, &s->node);
+            PMPI_Comm_free(&shm);
+            if (rc != MPI_SUCCESS) return s;
+        } else {
+            s->node = shm;
+        }
+        PMPI_Comm_rank(s->node, &s->node_rank);
+        PMPI_Comm_size(s->node, &s->node_size);
+        if (PMPI_Comm_split(comm, s->node_rank == 0 ? 0 : MPI_UNDEFINED, s->rank, &s->leaders) !=
+            MPI_SUCCESS)
+            return s;
+        /* my node leader's rank in comm */
+        MPI_Group gn, gc;
+        int zero = 0, lead = 0;
+        PMPI_Comm_group(s->node, &gn);
+        PMPI_Comm_group(comm, &gc);
+        PMPI_Group_translate_ranks(gn, 1, &zero, gc, &lead);
+        PMPI_Group_free(&gn);
+        PMPI_Group_free(&gc);
+        int pair[2] = {lead, s->node_rank};
+        int *pairs = malloc((size_t)s->size * 2 * sizeof(int));
+        char *is_leader = calloc((size_t)s->size, 1);
+        int *leader_index = malloc((size_t)s->size * sizeof(int));
+        s->node_of = malloc((size_t)s->size * sizeof(int));
+        s->rank_in_node = malloc((size_t)s->size * sizeof(int));
+        int ok = pairs && is_leader && leader_index && s->node_of && s->rank_in_node;
+        /* every member allocates before the allgather; a failed malloc still joins it */
+        int dummy[2];
+        int rc = PMPI_Allgather(pair, 2, MPI_INT, ok ? pairs : dummy, ok ? 2 : 0, MPI_INT, comm);
+        if (ok && rc == MPI_SUCCESS) {
+            for (int r = 0; r < s->size; r++) is_leader[pairs[2 * r]] = 1;
+            int n = 0;
+            for (int r = 0; r < s->size; r++) leader_index[r] = is_leader[r] ? n++ : -1;
+            s->nnodes = n;
+            for (int r = 0; r < s->size; r++) {
+                s->node_of[r] = leader_index[pairs[2 * r]];
+                s->rank_in_node[r] = pairs[2 * r + 1];
+            }
+            s->my_node = s->node_of[s->rank];
+        }
+        free(pairs);
+        free(is_leader);
+        free(leader_index);
+        if (!ok || rc != MPI_SUCCESS) return s; /* freed by the caller as pass-through */
+        char nl[96];
+        snprintf(nl, sizeof nl, "%s/node%d", label, s->my_node);
+        if (s->node_size > 1) s->team = make_team(s, s->node, nl);
+        s->mode = MODE_HIER;
+    }
+    COUNT(comms_set_up);
+
+    if (g_verbose >= 1) {
+        char desc[4096] = "";
+        if (s->team) numacoll_team_describe(s->team, desc, sizeof desc);
+        if (s->mode == MODE_FLAT && s->rank == 0)
+            fprintf(stderr,
+                    "numacoll-mpi[%s]: %s (size %d): one node team; barrier %s; bcast %s; %s\n",
+                    NC_FLAVOR, label, s->size, numacoll_team_barrier_name(s->team),
+                    g_bcast ? "numacoll" : "native", desc);
+        else if (s->mode == MODE_HIER && s->node_rank == 0)
+            fprintf(stderr,
+                    "numacoll-mpi[%s]: %s (size %d): hierarchical, %d %snodes; node %d has %d "
+                    "members, node barrier %s, inter-node step: the MPI library's own "
+                    "collective on the leaders' communicator; %s\n",
+                    NC_FLAVOR, label, s->size, s->nnodes, fake > 1 ? "pseudo-" : "", s->my_node,
+                    s->node_size, s->team ? numacoll_team_barrier_name(s->team) : "native",
+                    desc);
+    }
+    return s;
+}
+
+/* The state of @p comm, set up at its first collective (collective then). */
+static nc_comm_t *comm_get(MPI_Comm comm)
+{
+    if (!ensure_keyvals()) return NULL;
+    void *val = NULL;
+    int flag = 0;
+    if (PMPI_Comm_get_attr(comm, g_keyval, &val, &flag) != MPI_SUCCESS) return NULL;
+    if (flag) return val;
+    nc_comm_t *s = comm_setup(comm);
+    if (!s) return NULL;
+    if (s->mode == MODE_PASS && (s->team || s->node != MPI_COMM_NULL)) {
+        comm_state_free(s); /* half-built: keep nothing */
+        s = calloc(1, sizeof *s);
+        if (!s) return NULL;
+        s->comm = comm;
+        s->node = s->leaders = s->oob_comm = MPI_COMM_NULL;
+    }
+    pthread_mutex_lock(&g_lock);
+    s->next = g_list;
+    if (g_list) g_list->prev = s;
+    g_list = s;
+    pthread_mutex_unlock(&g_lock);
+    if (PMPI_Comm_set_attr(comm, g_keyval, s) != MPI_SUCCESS) {
+        pthread_mutex_lock(&g_lock);
+        list_remove_locked(s);
+        pthread_mutex_unlock(&g_lock);
+        comm_state_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Report a numacoll failure (timeout, dead peer) like the native call would report an
+ * internal error: through the communicator's error handler. */
+static int raise_error(MPI_Comm comm, const char *op, int rc)
+{
+    fprintf(stderr, "numacoll-mpi: %s failed: %s (%s)\n", op, numacoll_status_name(rc),
+            numacoll_last_error());
+    PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+    return MPI_ERR_OTHER;
+}
+
+/* the communicator of the node part: the whole communicator when flat */
+#define NODE_COMM(s) ((s)->mode == MODE_FLAT ? (s)->comm : (s)->node)
+
+/* ---- barrier ------------------------------------------------------------------------ */
+
+static int node_barrier(nc_comm_t *s, const char *alg)
+{
+    if (s->team) return alg ? numacoll_barrier_with(s->team, alg) : numacoll_barrier(s->team);
+    if (s->node_size > 1)
+        return PMPI_Barrier(NODE_COMM(s)) == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
+    return NUMACOLL_OK;
+}
+
+static int barrier_impl(MPI_Comm comm, const char *alg)
+{
+    if (!active() || comm == MPI_COMM_NULL) return PMPI_Barrier(comm);
+    nc_comm_t *s = comm_get(comm);
+    if (!s || s->mode == MODE_PASS) return PMPI_Barrier(comm);
+    int rc;
+    if (s->mode == MODE_FLAT) {
+        rc = node_barrier(s, alg);
+    } else {
+        /* node gather, leaders' barrier, node release: nobody leaves the second node
+         * barrier before its leader has left the leaders' barrier, which no leader leaves
+         * before every node's members have entered the first one */
+        rc = node_barrier(s, alg);
+        if (rc == NUMACOLL_OK && s->leaders != MPI_COMM_NULL && s->nnodes > 1)
+            rc = PMPI_Barrier(s->leaders) == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
+        if (rc == NUMACOLL_OK) rc = node_barrier(s, alg);
+    }
+    if (rc != NUMACOLL_OK) return raise_error(comm, "MPI_Barrier", rc);
+    COUNT(barrier_numacoll);
+    return MPI_SUCCESS;
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    COUNT(barrier_calls);
+    return barrier_impl(comm, NULL);
+}
+
+int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm)
+{
+    return barrier_impl(comm, algorithm);
+}
+
+int numacoll_mpi_comm_mode(MPI_Comm comm)
+{
+    if (!active() || comm == MPI_COMM_NULL) return MODE_PASS;
+    nc_comm_t *s = comm_get(comm);
+    return s ? s->mode : MODE_PASS;
+}
+
+/* ---- broadcast ---------------------------------------------------------------------- */
+
+static int node_bcast(nc_comm_t *s, void *p, size_t bytes, int root)
+{
+    if (s->team && !s->bcast_native) {
+        int rc = numacoll_bcast(s->team, p, bytes, root);
+        if (rc != NUMACOLL_ERR_UNSUPPORTED) return rc;
+        s->bcast_native = 1; /* every member gets the same answer from the core */
+    }
+    if (s->node_size > 1)
+        return PMPI_Bcast(p, (int)bytes, MPI_BYTE, root, NODE_COMM(s)) == MPI_SUCCESS
+                   ? NUMACOLL_OK
+                   : NUMACOLL_ERR_OOB;
+    return NUMACOLL_OK;
+}
+
+/* Broadcast @p bytes contiguous bytes at @p p (byte counts already validated). */
+static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root)
+{
+    if (s->mode == MODE_FLAT) return node_bcast(s, p, bytes, root);
+    int rnode = s->node_of[root];
+    int rc = NUMACOLL_OK;
+    if (s->my_node == rnode) {
+        rc = node_bcast(s, p, bytes, s->rank_in_node[root]);
+        if (rc == NUMACOLL_OK && s->leaders != MPI_COMM_NULL && s->nnodes > 1)
+            rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
+                     ? NUMACOLL_OK
+                     : NUMACOLL_ERR_OOB;
+    } else {
+        if (s->leaders != MPI_COMM_NULL)
+            rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
+                     ? NUMACOLL_OK
+                     : NUMACOLL_ERR_OOB;
+        if (rc == NUMACOLL_OK) rc = node_bcast(s, p, bytes, 0);
+    }
+    return rc;
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    COUNT(bcast_calls);
+    if (!active() || !g_bcast || comm == MPI_COMM_NULL || count < 0 ||
+        dt == MPI_DATATYPE_NULL)
+        return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
+    nc_comm_t *s = comm_get(comm);
+    if (!s || s->mode == MODE_PASS || root < 0 || root >= s->size)
+        return PMPI_Bcast(buf, count, dt, root, comm);
+    if (s->mode == MODE_FLAT && (!s->team || s->bcast_native))
+        return PMPI_Bcast(buf, count, dt, root, comm);
+
+    int tsz = 0;
+    MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
+    if (PMPI_Type_size(dt, &tsz) != MPI_SUCCESS || PMPI_Type_get_extent(dt, &lb, &ext) ||
+        PMPI_Type_get_true_extent(dt, &tlb, &text))
+        return PMPI_Bcast(buf, count, dt, root, comm); /* let the MPI report it */
+    size_t bytes = (size_t)count * (size_t)tsz;
+    if (bytes > INT_MAX) return PMPI_Bcast(buf, count, dt, root, comm);
+    int contiguous = count == 0 || ((size_t)text == (size_t)tsz && (count == 1 || ext == tsz));
+    int rc;
+    if (contiguous) {
+        rc = bcast_bytes(s, (char *)buf + tlb, bytes, root);
+    } else {
+        /* stage through a packed buffer: root and receivers may use different (count,
+         * datatype) pairs with the same type signature; sizes compare in bytes */
+        int cap = 0;
+        if (PMPI_Pack_size(count, dt, comm, &cap) != MPI_SUCCESS || cap < (int)bytes)
+            cap = (int)bytes;
+        char *stage = malloc(cap ? (size_t)cap : 1);
+        if (!stage) return raise_error(comm, "MPI_Bcast", NUMACOLL_ERR_NOMEM);
+        int pos = 0;
+        if (s->rank == root) PMPI_Pack(buf, count, dt, stage, cap, &pos, comm);
+        rc = bcast_bytes(s, stage, bytes, root);
+        if (rc == NUMACOLL_OK && s->rank != root) {
+            pos = 0;
+            PMPI_Unpack(stage, (int)bytes, &pos, buf, count, dt, comm);
+        }
+        free(stage);
+        COUNT(bcast_staged);
+    }
+    if (rc == NUMACOLL_ERR_ARG) {
+        /* the core detected members with different byte counts */
+        fprintf(stderr, "numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());
+        PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
+        return MPI_ERR_TRUNCATE;
+    }
+    if (rc != NUMACOLL_OK) return raise_error(comm, "MPI_Bcast", rc);
+    if (s->team && !s->bcast_native) COUNT(bcast_numacoll);
+    return MPI_SUCCESS;
+}
+
+/* ---- Fortran entry points ------------------------------------------------------------
+ * mpif.h / `use mpi` call these names directly; Open MPI's and MPICH's own versions call
+ * PMPI_* and would bypass the C wrappers, so they are interposed themselves. Open MPI's
+ * mpi_f08 module goes through ompi_barrier_f / ompi_bcast_f; MPICH's mpi_f08 barrier is
+ * mpi_barrier_f08_. */
+
+static void f_barrier(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    COUNT(fortran_calls);
+    COUNT(barrier_calls);
+    int rc = barrier_impl(PMPI_Comm_f2c(*comm), NULL);
+    if (ierr) *ierr = (MPI_Fint)rc;
+}
+
+#if defined(OPEN_MPI) && OPEN_MPI
+/* Fortran MPI_BOTTOM / MPI_IN_PLACE are addresses of common blocks in Open MPI */
+extern int mpi_fortran_bottom_ __attribute__((weak));
+#define F_BUF(b) ((&mpi_fortran_bottom_ && (void *)(b) == (void *)&mpi_fortran_bottom_) ? MPI_BOTTOM : (void *)(b))
+#else
+#define F_BUF(b) ((void *)(b))
+#endif
+
+static void f_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,
+                    MPI_Fint *ierr)
+{
+    COUNT(fortran_calls);
+    int rc = MPI_Bcast(F_BUF(buf), (int)*count, PMPI_Type_f2c(*dt), (int)*root,
+                       PMPI_Comm_f2c(*comm));
+    if (ierr) *ierr = (MPI_Fint)rc;
+}
+
+#define NC_F_BARRIER(name)                                                                   \
+    void name(MPI_Fint *comm, MPI_Fint *ierr);                                              \
+    void name(MPI_Fint *comm, MPI_Fint *ierr) { f_barrier(comm, ierr); }
+#define NC_F_BCAST(name)                                                                     \
+    void name(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,     \
+              MPI_Fint *ierr);                                                              \
+    void name(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,     \
+              MPI_Fint *ierr)                                                               \
+    {                                                                                       \
+        f_bcast(buf, count, dt, root, comm, ierr);                                          \
+    }
+
+NC_F_BARRIER(mpi_barrier_)
+NC_F_BARRIER(mpi_barrier__)
+NC_F_BARRIER(mpi_barrier)
+NC_F_BARRIER(MPI_BARRIER)
+NC_F_BCAST(mpi_bcast_)
+NC_F_BCAST(mpi_bcast__)
+NC_F_BCAST(mpi_bcast)
+NC_F_BCAST(MPI_BCAST)
+#if defined(OPEN_MPI) && OPEN_MPI
+NC_F_BARRIER(ompi_barrier_f)
+NC_F_BARRIER(mpi_barrier_f08_)
+NC_F_BCAST(ompi_bcast_f)
+#else
+NC_F_BARRIER(mpi_barrier_f08_)
+#endif

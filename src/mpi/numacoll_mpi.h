@@ -1,0 +1,58 @@
+/*
+ * libnumacoll_mpi: a PMPI layer that gives any MPI program numacoll's MPI_Barrier and
+ * MPI_Bcast (LD_PRELOAD it, or link it before the MPI library; `numacoll-run` does the
+ * preload for you). This header declares the few extras the library exports for tools,
+ * tests and benchmarks; an application needs none of them.
+ */
+#ifndef NUMACOLL_MPI_H
+#define NUMACOLL_MPI_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Per-process counters of the layer (monotonic since MPI_Init). */
+typedef struct numacoll_mpi_stats {
+    uint64_t barrier_calls;    /**< MPI_Barrier calls seen (C and Fortran) */
+    uint64_t barrier_numacoll; /**< ... of which numacoll executed */
+    uint64_t bcast_calls;      /**< MPI_Bcast calls seen */
+    uint64_t bcast_numacoll;   /**< ... of which numacoll executed (node part) */
+    uint64_t bcast_staged;     /**< ... of which were packed/unpacked (non-contiguous) */
+    uint64_t fortran_calls;    /**< calls that came through a Fortran entry point */
+    uint64_t comms_set_up;     /**< communicators given numacoll state */
+    uint64_t comms_freed;      /**< ... and released again (MPI_Comm_free, finalize) */
+    uint64_t teams_created;    /**< numacoll teams created */
+    uint64_t teams_destroyed;  /**< numacoll teams destroyed */
+    uint64_t team_failures;    /**< team creations that failed (native fallback) */
+    uint64_t progress_calls;   /**< MPI progress pokes from long waits */
+    uint64_t teams_reused;     /**< idle teams of freed communicators reused (same members) */
+} numacoll_mpi_stats_t;
+
+/** Copy the counters; returns 0. The library name is "libnumacoll_mpi" (tests can find
+ *  this symbol with dlsym(RTLD_DEFAULT, "numacoll_mpi_stats") to prove interception). */
+int numacoll_mpi_stats(numacoll_mpi_stats_t *out);
+
+/** Which MPI the library was built for: "openmpi" or "mpich". */
+const char *numacoll_mpi_flavor(void);
+
+/**
+ * How numacoll handles @p comm (sets the communicator up if this is its first collective,
+ * so this call is collective the first time): 0 = native pass-through, 1 = one node-level
+ * team over the whole communicator, 2 = hierarchical (node teams + leaders' communicator).
+ */
+int numacoll_mpi_comm_mode(MPI_Comm comm);
+
+/**
+ * MPI_Barrier on @p comm with a named numacoll algorithm for the node part (NULL = the
+ * team's default). Collective; all members must name the same algorithm. Returns an MPI
+ * error code; a pass-through communicator runs the native barrier.
+ */
+int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,105 @@
+# MPI-level tests of libnumacoll_mpi, for every MPI it was built for (NC_MPI_FLAVORS, set
+# by src/mpi/CMakeLists.txt). Programs are plain MPI programs (not linked with numacoll);
+# tests/mpi/run_mpi.sh runs them through numacoll-run, i.e. with the preload.
+if(NOT NC_MPI_FLAVORS OR NUMACOLL_MPI STREQUAL "off")
+  return()
+endif()
+
+set(NC_MPI_TDIR ${CMAKE_BINARY_DIR}/tests/mpi)
+set(NC_MPI_RUN ${CMAKE_CURRENT_SOURCE_DIR}/mpi/run_mpi.sh ${CMAKE_BINARY_DIR}/bin)
+file(MAKE_DIRECTORY ${NC_MPI_TDIR})
+
+function(nc_mpi_test name flavor np)
+  add_test(NAME ${name} COMMAND ${NC_MPI_RUN} ${flavor} ${np} ${ARGN})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 240 LABELS "mpi;mpi-${flavor}"
+                       RUN_SERIAL TRUE)
+endfunction()
+
+foreach(f ${NC_MPI_FLAVORS})
+  set(t mpi_coll_test_${f})
+  add_executable(${t} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_coll_test.c)
+  target_include_directories(${t} PRIVATE ${NC_MPI_${f}_INCS})
+  target_link_libraries(${t} PRIVATE ${NC_MPI_${f}_LIBS} ${CMAKE_DL_LIBS} Threads::Threads)
+  target_compile_options(${t} PRIVATE ${NC_WARN} -Wno-missing-prototypes)
+  set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${NC_MPI_TDIR})
+  # the preload library and numacoll-run must exist before the tests run
+  add_dependencies(${t} numacoll_mpi_${f} numacoll-info)
+  set(P ${NC_MPI_TDIR}/${t})
+
+  # slow launches: MPICH busy-polls, oversubscribed runs of it are kept short
+  if(f STREQUAL "mpich")
+    set(it_small 20)
+  else()
+    set(it_small 60)
+  endif()
+
+  # every barrier algorithm (NUMACOLL_BARRIER, list from numacoll-info at test time)
+  foreach(np 1 2 3 4 8)
+    if(np GREATER 2)
+      set(iters ${it_small})
+    else()
+      set(iters 100)
+    endif()
+    nc_mpi_test(mpi_${f}_barrier_np${np} ${f} ${np} --algs -- ${P} barrier ${iters})
+  endforeach()
+  nc_mpi_test(mpi_${f}_noop_detected ${f} 3 -- ${P} noop 30)
+  nc_mpi_test(mpi_${f}_churn ${f} 2 --expect "churn: 10000 x" -- ${P} churn 10000)
+  nc_mpi_test(mpi_${f}_churn_np3 ${f} 3 -- ${P} churn 300)
+  nc_mpi_test(mpi_${f}_errors ${f} 3 -- ${P} errors)
+  nc_mpi_test(mpi_${f}_threads ${f} 2 -- ${P} threads)
+  nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
+  nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)
+  nc_mpi_test(mpi_${f}_bcast_truncate ${f} 3 -- ${P} truncate)
+  # hierarchical path on one machine: pseudo-nodes
+  foreach(k 2 3)
+    nc_mpi_test(mpi_${f}_fake${k}_barrier ${f} 5 --env NUMACOLL_FAKE_NODES=${k}
+                --env NUMACOLL_VERBOSE=1 --expect "hierarchical, ${k} pseudo-nodes"
+                -- ${P} barrier ${it_small})
+    nc_mpi_test(mpi_${f}_fake${k}_bcast ${f} 5 --env NUMACOLL_FAKE_NODES=${k} -- ${P} bcast 1)
+  endforeach()
+  # pass-through and diagnostics
+  nc_mpi_test(mpi_${f}_disabled ${f} 2 --env NUMACOLL_DISABLE=1 --env NC_EXPECT=native
+              -- ${P} barrier 50)
+  nc_mpi_test(mpi_${f}_bad_config ${f} 2 --env NUMACOLL_BARRIER=no-such-barrier
+              --env NC_EXPECT=native
+              --count "NUMACOLL_BARRIER='no-such-barrier' is not valid; allowed: auto, " 2
+              -- ${P} barrier 20)
+  nc_mpi_test(mpi_${f}_verbose ${f} 3 --env NUMACOLL_VERBOSE=1
+              --count "numacoll-mpi\\[${f}\\]: MPI_COMM_WORLD \\(size 3\\): one node team" 1
+              -- ${P} barrier 10)
+  nc_mpi_test(mpi_${f}_stats ${f} 2 --env NUMACOLL_MPI_STATS=1
+              --expect "numacoll-mpi stats \\[${f} rank 1\\]: MPI_Barrier [0-9]+ \\(numacoll [1-9]"
+              -- ${P} barrier 10)
+
+  # Fortran (mpif.h): the calls must be intercepted (counter "fortran N", N > 0)
+  find_program(NC_FC_${f} ${NC_MPI_${f}_FC})
+  if(NC_FC_${f})
+    set(fp ${NC_MPI_TDIR}/fortran_test_${f})
+    add_custom_command(OUTPUT ${fp}
+      COMMAND ${NC_FC_${f}} -O1 -fallow-argument-mismatch -w -o ${fp}
+              ${CMAKE_CURRENT_SOURCE_DIR}/mpi/fortran_test.f90
+      DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/fortran_test.f90
+      WORKING_DIRECTORY ${NC_MPI_TDIR}
+      COMMENT "Building the Fortran MPI test for ${f}")
+    add_custom_target(fortran_test_${f} ALL DEPENDS ${fp})
+    nc_mpi_test(mpi_${f}_fortran ${f} 3 --env NUMACOLL_MPI_STATS=1
+                --expect "fortran: PASS"
+                --expect "numacoll-mpi stats \\[${f} rank 2\\]: MPI_Barrier [0-9]+ \\(numacoll [1-9][0-9]*\\), MPI_Bcast [0-9]+ \\([^)]*\\), fortran [1-9]"
+                -- ${fp})
+  endif()
+endforeach()
+
+# numacoll-run picks the library that matches the launcher
+add_test(NAME mpi_numacoll_run_print COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_numacoll_run.sh
+         ${CMAKE_BINARY_DIR}/bin "${NC_MPI_FLAVORS}")
+set_tests_properties(mpi_numacoll_run_print PROPERTIES TIMEOUT 60 LABELS mpi)
+
+# mpi4py's own test suite under the preload (needs the network once to fetch the sdist)
+if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_mpi4py.sh)
+  foreach(f ${NC_MPI_FLAVORS})
+    add_test(NAME mpi_${f}_mpi4py COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_mpi4py.sh
+             ${CMAKE_BINARY_DIR} ${f})
+    set_tests_properties(mpi_${f}_mpi4py PROPERTIES TIMEOUT 600 LABELS "mpi;mpi4py"
+                         SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  endforeach()
+endif()

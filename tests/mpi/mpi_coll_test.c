@@ -1,0 +1,566 @@
+/*
+ * MPI-level tests of libnumacoll_mpi. Run under mpirun/mpiexec with the library preloaded
+ * (numacoll-run); the program itself is a plain MPI program that does not link numacoll,
+ * and finds the layer's counters with dlsym to prove that its calls were intercepted.
+ *
+ *   mpi_coll_test barrier [iters]   barrier property on WORLD, dup, odd sub-communicators
+ *   mpi_coll_test noop [iters]      the same check with a no-op barrier: must detect it
+ *   mpi_coll_test churn [n]         n x (dup, barrier, free), split churn; leak checks
+ *   mpi_coll_test errors            MPI error semantics (root, count, communicator)
+ *   mpi_coll_test threads           MPI_THREAD_MULTIPLE, one communicator per thread
+ *   mpi_coll_test bcast [iters]     MPI_Bcast: sizes, roots, derived datatypes, type pairs
+ *   mpi_coll_test truncate          MPI_Bcast with a receiver expecting more bytes
+ *
+ * Environment: NC_EXPECT=numacoll (default) | native: whether the counters must show
+ * numacoll executing the calls (native: NUMACOLL_DISABLE=1 or no preload).
+ * Exit status 0 iff every check passed on every rank.
+ */
+#define _GNU_SOURCE 1
+#include <mpi.h>
+
+#include <dirent.h>
+#include <stddef.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct stats { /* mirrors numacoll_mpi_stats_t */
+    uint64_t barrier_calls, barrier_numacoll, bcast_calls, bcast_numacoll, bcast_staged,
+        fortran_calls, comms_set_up, comms_freed, teams_created, teams_destroyed, team_failures,
+        progress_calls, teams_reused;
+} stats_t;
+
+static int g_rank, g_size, g_fail;
+static int (*g_stats_fn)(stats_t *);
+
+#define CHECK(cond, ...)                                                                     \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            g_fail++;                                                                        \
+            fprintf(stderr, "[rank %d] CHECK FAILED %s:%d: %s: ", g_rank, __FILE__, __LINE__, \
+                    #cond);                                                                  \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fprintf(stderr, "\n");                                                           \
+        }                                                                                    \
+    } while (0)
+
+static int expect_numacoll(void)
+{
+    const char *e = getenv("NC_EXPECT");
+    return !e || strcmp(e, "native") != 0;
+}
+
+static stats_t get_stats(void)
+{
+    stats_t s;
+    memset(&s, 0, sizeof s);
+    if (g_stats_fn) g_stats_fn(&s);
+    return s;
+}
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static double now(void) { return MPI_Wtime(); }
+
+/* ---- barrier property via a shared window ------------------------------------------- */
+
+typedef int (*barrier_fn)(MPI_Comm);
+static int noop_barrier(MPI_Comm c)
+{
+    (void)c;
+    return MPI_SUCCESS;
+}
+
+/* Every rank writes epoch e into its slot, calls the barrier, then checks that every slot
+ * is >= e. A barrier that lets a process out before all have arrived fails this, because
+ * on every epoch one rank (rotating) delays before writing. Returns the violations seen. */
+static long epoch_check(MPI_Comm comm, int iters, barrier_fn bar)
+{
+    int r, p;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &p);
+    MPI_Win win;
+    long *mine = NULL, *slots = NULL;
+    MPI_Aint sz;
+    int du;
+    if (MPI_Win_allocate_shared((MPI_Aint)sizeof(long), (int)sizeof(long), MPI_INFO_NULL, comm,
+                                &mine, &win) != MPI_SUCCESS) {
+        CHECK(0, "MPI_Win_allocate_shared failed");
+        return 1;
+    }
+    MPI_Win_shared_query(win, 0, &sz, &du, &slots);
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    __atomic_store_n(mine, 0, __ATOMIC_SEQ_CST);
+    MPI_Win_sync(win);
+    PMPI_Barrier(comm); /* native: make the zero-fill visible before the first epoch */
+    long bad = 0;
+    for (int e = 1; e <= iters; e++) {
+        if (e % p == r) sleep_us(200 + (e % 3) * 300);
+        __atomic_store_n(mine, (long)e, __ATOMIC_SEQ_CST);
+        MPI_Win_sync(win);
+        bar(comm);
+        MPI_Win_sync(win);
+        for (int q = 0; q < p; q++) {
+            long v = __atomic_load_n(&slots[q], __ATOMIC_SEQ_CST);
+            if (v < e) bad++;
+        }
+    }
+    MPI_Win_unlock_all(win);
+    PMPI_Barrier(comm);
+    MPI_Win_free(&win);
+    return bad;
+}
+
+static void test_barrier(int iters)
+{
+    stats_t s0 = get_stats();
+    long calls = 0;
+    /* MPI_COMM_WORLD */
+    long bad = epoch_check(MPI_COMM_WORLD, iters, MPI_Barrier);
+    calls += iters;
+    CHECK(bad == 0, "%ld barrier violations on MPI_COMM_WORLD", bad);
+    /* a duplicate */
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    bad = epoch_check(dup, iters, MPI_Barrier);
+    calls += iters;
+    CHECK(bad == 0, "%ld barrier violations on a dup of MPI_COMM_WORLD", bad);
+    MPI_Comm_free(&dup);
+    /* odd-size sub-communicators: first 3 ranks; every other rank (reversed order) */
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, g_rank < 3 ? 0 : 1, g_rank, &sub);
+    int ss;
+    MPI_Comm_size(sub, &ss);
+    bad = epoch_check(sub, iters, MPI_Barrier);
+    CHECK(bad == 0, "%ld barrier violations on a sub-communicator of size %d", bad, ss);
+    long sub_calls = ss > 1 ? iters : 0;
+    MPI_Comm_free(&sub);
+    MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_size - g_rank, &sub);
+    MPI_Comm_size(sub, &ss);
+    bad = epoch_check(sub, iters, MPI_Barrier);
+    CHECK(bad == 0, "%ld barrier violations on a reversed sub-communicator of size %d", bad,
+          ss);
+    sub_calls += ss > 1 ? iters : 0;
+    MPI_Comm_free(&sub);
+
+    /* a late rank: the others wait inside the barrier and poke MPI progress */
+    if (g_rank == 0) sleep_us(30000);
+    MPI_Barrier(MPI_COMM_WORLD);
+    calls++;
+
+    stats_t s1 = get_stats();
+    long via = (long)(s1.barrier_numacoll - s0.barrier_numacoll);
+    if (expect_numacoll()) {
+        CHECK(g_stats_fn != NULL, "libnumacoll_mpi is not loaded (numacoll_mpi_stats missing)");
+        if (g_size > 1) {
+            CHECK(via >= calls + sub_calls, "only %ld of %ld barriers went through numacoll",
+                  via, calls + sub_calls);
+            if (g_rank != 0)
+                CHECK(s1.progress_calls > s0.progress_calls,
+                      "no MPI progress poke while waiting 30 ms for rank 0");
+        }
+    } else {
+        CHECK(via == 0, "%ld barriers went through numacoll although it is disabled", via);
+    }
+    if (g_rank == 0)
+        printf("barrier: %d processes, %d epochs per communicator, %ld via numacoll\n", g_size,
+               iters, via);
+}
+
+static void test_noop(int iters)
+{
+    long bad = epoch_check(MPI_COMM_WORLD, iters, noop_barrier);
+    long total = 0;
+    MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (g_size > 1) CHECK(total > 0, "the epoch check did not detect a no-op barrier");
+    if (g_rank == 0) printf("noop: the check found %ld violations of a no-op barrier\n", total);
+}
+
+/* ---- churn and leaks ------------------------------------------------------------------ */
+
+static int count_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    while (readdir(d)) n++;
+    closedir(d);
+    return n;
+}
+
+/* /dev/shm entries named after this process (numacoll-<pid>-...): other programs on
+ * the machine may hold their own for a moment */
+static int count_shm(void)
+{
+    int n = 0;
+    char pre[64];
+    snprintf(pre, sizeof pre, "numacoll-%d-", (int)getpid());
+    DIR *d = opendir("/dev/shm");
+    if (!d) return -1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, pre, strlen(pre)) == 0) n++;
+    closedir(d);
+    return n;
+}
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
+}
+
+static void test_churn(int n)
+{
+    /* warm-up: the first communicators allocate MPI-internal pools */
+    for (int i = 0; i < 50; i++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Barrier(c);
+        MPI_Comm_free(&c);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    stats_t s0 = get_stats();
+    int fd0 = count_fds();
+    long rss0 = rss_kb();
+    double t0 = now();
+    for (int i = 0; i < n; i++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Barrier(c);
+        MPI_Comm_free(&c);
+    }
+    double t1 = now();
+    /* native reference for the same cycle */
+    int nref = n / 10 > 0 ? n / 10 : 1;
+    double t2 = now();
+    for (int i = 0; i < nref; i++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        PMPI_Barrier(c);
+        MPI_Comm_free(&c);
+    }
+    double t3 = now();
+    /* split churn: odd-size pieces, a barrier and a bcast on each */
+    for (int i = 0; i < 60; i++) {
+        MPI_Comm c;
+        int colors = 1 + i % 3;
+        MPI_Comm_split(MPI_COMM_WORLD, (g_rank + i) % colors, g_size - g_rank, &c);
+        MPI_Barrier(c);
+        int v = i, cr;
+        MPI_Comm_rank(c, &cr);
+        if (cr != 0) v = -1;
+        MPI_Bcast(&v, 1, MPI_INT, 0, c);
+        CHECK(v == i, "split churn bcast got %d, expected %d", v, i);
+        MPI_Comm_free(&c);
+    }
+    stats_t s1 = get_stats();
+    int fd1 = count_fds();
+    long rss1 = rss_kb();
+    int shm = count_shm();
+    CHECK(fd1 <= fd0, "file descriptors grew from %d to %d", fd0, fd1);
+    CHECK(shm == 0, "%d numacoll entries left in /dev/shm", shm);
+    CHECK(rss1 - rss0 < 8192, "resident memory grew by %ld KiB over %d cycles", rss1 - rss0, n);
+    if (expect_numacoll() && g_size > 1) {
+        uint64_t created = s1.teams_created - s0.teams_created;
+        uint64_t destroyed = s1.teams_destroyed - s0.teams_destroyed;
+        uint64_t reused = s1.teams_reused - s0.teams_reused;
+        CHECK(created + reused >= (uint64_t)n, "teams created %llu + reused %llu < %d",
+              (unsigned long long)created, (unsigned long long)reused, n);
+        /* at most NUMACOLL_MPI_TEAM_CACHE (default 8) idle teams may stay for reuse */
+        CHECK(created - destroyed <= 64, "teams created %llu, destroyed only %llu",
+              (unsigned long long)created, (unsigned long long)destroyed);
+        CHECK(s1.comms_set_up - s0.comms_set_up == s1.comms_freed - s0.comms_freed,
+              "communicator states set up %llu != freed %llu",
+              (unsigned long long)(s1.comms_set_up - s0.comms_set_up),
+              (unsigned long long)(s1.comms_freed - s0.comms_freed));
+    }
+    if (g_rank == 0)
+        printf("churn: %d x (dup + barrier + free): %.1f us per cycle (native barrier: %.1f us "
+               "per cycle); fds %d -> %d, RSS %ld -> %ld KiB, /dev/shm entries %d\n",
+               n, (t1 - t0) / n * 1e6, (t3 - t2) / nref * 1e6, fd0, fd1, rss0, rss1, shm);
+}
+
+/* ---- errors -------------------------------------------------------------------------- */
+
+static int err_class(int rc)
+{
+    int c = rc;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+static void test_errors(void)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    int v = 0;
+    int rc = MPI_Bcast(&v, 1, MPI_INT, g_size, c);
+    CHECK(err_class(rc) == MPI_ERR_ROOT, "root=size gave class %d, expected MPI_ERR_ROOT",
+          err_class(rc));
+    rc = MPI_Bcast(&v, 1, MPI_INT, -5, c);
+    CHECK(err_class(rc) == MPI_ERR_ROOT, "root=-5 gave class %d, expected MPI_ERR_ROOT",
+          err_class(rc));
+    rc = MPI_Bcast(&v, -1, MPI_INT, 0, c);
+    CHECK(err_class(rc) == MPI_ERR_COUNT, "count=-1 gave class %d, expected MPI_ERR_COUNT",
+          err_class(rc));
+    rc = MPI_Barrier(MPI_COMM_NULL);
+    CHECK(rc != MPI_SUCCESS && err_class(rc) == MPI_ERR_COMM,
+          "MPI_Barrier(MPI_COMM_NULL) gave class %d, expected MPI_ERR_COMM", err_class(rc));
+    rc = MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_NULL);
+    CHECK(rc != MPI_SUCCESS && err_class(rc) == MPI_ERR_COMM,
+          "MPI_Bcast(MPI_COMM_NULL) gave class %d, expected MPI_ERR_COMM", err_class(rc));
+    /* the communicator still works after the errors */
+    rc = MPI_Barrier(c);
+    CHECK(rc == MPI_SUCCESS, "barrier after errors failed: %d", rc);
+    v = g_rank == 0 ? 77 : 0;
+    rc = MPI_Bcast(&v, 1, MPI_INT, 0, c);
+    CHECK(rc == MPI_SUCCESS && v == 77, "bcast after errors: rc %d v %d", rc, v);
+    /* size-1 communicator and an intercommunicator pass through */
+    rc = MPI_Barrier(MPI_COMM_SELF);
+    CHECK(rc == MPI_SUCCESS, "barrier on MPI_COMM_SELF: %d", rc);
+    if (g_size >= 2) {
+        MPI_Comm half, inter;
+        int color = g_rank < g_size / 2;
+        MPI_Comm_split(MPI_COMM_WORLD, color, g_rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, color ? g_size / 2 : 0, 7, &inter);
+        rc = MPI_Barrier(inter);
+        CHECK(rc == MPI_SUCCESS, "barrier on an intercommunicator: %d", rc);
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+    MPI_Comm_free(&c);
+    if (g_rank == 0) printf("errors: MPI_ERR_ROOT, MPI_ERR_COUNT, MPI_ERR_COMM as native\n");
+}
+
+/* ---- threads ------------------------------------------------------------------------- */
+
+typedef struct targ {
+    MPI_Comm comm;
+    int iters;
+    long bad;
+} targ_t;
+
+static void *thread_main(void *p)
+{
+    targ_t *a = p;
+    for (int i = 0; i < a->iters; i++) {
+        MPI_Barrier(a->comm);
+        int v = (g_rank == 0) ? i * 3 + 1 : -1;
+        MPI_Bcast(&v, 1, MPI_INT, 0, a->comm);
+        if (v != i * 3 + 1) a->bad++;
+    }
+    return NULL;
+}
+
+static void test_threads(int provided)
+{
+    if (provided < MPI_THREAD_MULTIPLE) {
+        if (g_rank == 0) printf("threads: MPI_THREAD_MULTIPLE not provided; skipped\n");
+        return;
+    }
+    enum { NT = 3 };
+    targ_t a[NT];
+    pthread_t th[NT];
+    for (int t = 0; t < NT; t++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &a[t].comm);
+        a[t].iters = 300;
+        a[t].bad = 0;
+    }
+    for (int t = 0; t < NT; t++) pthread_create(&th[t], NULL, thread_main, &a[t]);
+    for (int t = 0; t < NT; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < NT; t++) {
+        CHECK(a[t].bad == 0, "thread %d: %ld wrong bcast values", t, a[t].bad);
+        MPI_Comm_free(&a[t].comm);
+    }
+    if (g_rank == 0) printf("threads: %d threads x 300 barrier+bcast on own communicators\n", NT);
+}
+
+/* ---- bcast --------------------------------------------------------------------------- */
+
+static unsigned char pattern(long i, int seed) { return (unsigned char)((i * 131 + seed * 7) ^ (i >> 8)); }
+
+static void test_bcast_sizes(MPI_Comm comm, int iters)
+{
+    int r, p;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &p);
+    static const size_t sizes[] = {0, 1, 7, 64, 1000, 4096, 65536, 300000, 1 << 21};
+    size_t maxb = 1 << 21;
+    unsigned char *buf = malloc(maxb);
+    for (int it = 0; it < iters; it++) {
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            size_t n = sizes[k];
+            int root = (int)((it + k) % (size_t)p);
+            int seed = it * 17 + (int)k;
+            for (size_t i = 0; i < n; i++) buf[i] = r == root ? pattern((long)i, seed) : 0xEE;
+            int rc = MPI_Bcast(buf, (int)n, MPI_BYTE, root, comm);
+            CHECK(rc == MPI_SUCCESS, "bcast rc %d", rc);
+            size_t wrong = 0;
+            for (size_t i = 0; i < n; i++) wrong += buf[i] != pattern((long)i, seed);
+            CHECK(wrong == 0, "bcast of %zu bytes from root %d: %zu wrong bytes", n, root, wrong);
+        }
+    }
+    free(buf);
+}
+
+static void test_bcast_types(MPI_Comm comm)
+{
+    int r, p;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &p);
+    int root = p - 1;
+    /* a row of a 16x16 matrix sent, a column received (vector type), and back */
+    enum { N = 16 };
+    double m[N][N];
+    MPI_Datatype col;
+    MPI_Type_vector(N, 1, N, MPI_DOUBLE, &col);
+    MPI_Type_commit(&col);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) m[i][j] = r == root ? i * 100 + j : -1;
+    if (r == root) MPI_Bcast(&m[3][0], N, MPI_DOUBLE, root, comm); /* row 3 */
+    else MPI_Bcast(&m[0][5], 1, col, root, comm);                  /* into column 5 */
+    if (r != root) {
+        int wrong = 0;
+        for (int i = 0; i < N; i++) wrong += m[i][5] != 300 + i;
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++)
+                if (j != 5) wrong += m[i][j] != -1;
+        CHECK(wrong == 0, "row -> column bcast: %d wrong elements", wrong);
+    }
+    /* indexed on root, contiguous ints on receivers */
+    int blens[3] = {2, 1, 3}, displs[3] = {0, 5, 9};
+    MPI_Datatype idx;
+    MPI_Type_indexed(3, blens, displs, MPI_INT, &idx);
+    MPI_Type_commit(&idx);
+    int src[12], dst[6];
+    for (int i = 0; i < 12; i++) src[i] = 1000 + i;
+    memset(dst, 0, sizeof dst);
+    if (r == root) MPI_Bcast(src, 1, idx, root, comm);
+    else MPI_Bcast(dst, 6, MPI_INT, root, comm);
+    if (r != root) {
+        int expect[6] = {1000, 1001, 1005, 1009, 1010, 1011};
+        CHECK(memcmp(dst, expect, sizeof dst) == 0, "indexed -> contiguous bcast wrong");
+    }
+    /* struct {int; double; char} x3, same type everywhere, with holes */
+    struct rec {
+        int a;
+        double b;
+        char c;
+    } recs[3];
+    int bl[3] = {1, 1, 1};
+    MPI_Aint dp[3] = {offsetof(struct rec, a), offsetof(struct rec, b), offsetof(struct rec, c)};
+    MPI_Datatype ty[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR}, st, st2;
+    MPI_Type_create_struct(3, bl, dp, ty, &st);
+    MPI_Type_create_resized(st, 0, sizeof(struct rec), &st2);
+    MPI_Type_commit(&st2);
+    for (int i = 0; i < 3; i++) {
+        recs[i].a = r == root ? 10 * i : 0;
+        recs[i].b = r == root ? 0.5 * i : 0;
+        recs[i].c = r == root ? (char)('x' + i) : 0;
+    }
+    MPI_Bcast(recs, 3, st2, root, comm);
+    int wrong = 0;
+    for (int i = 0; i < 3; i++)
+        wrong += recs[i].a != 10 * i || recs[i].b != 0.5 * i || recs[i].c != (char)('x' + i);
+    CHECK(wrong == 0, "struct bcast: %d wrong records", wrong);
+    /* a contiguous derived type vs. predefined elements */
+    MPI_Datatype c4;
+    MPI_Type_contiguous(4, MPI_INT, &c4);
+    MPI_Type_commit(&c4);
+    int a8[8];
+    for (int i = 0; i < 8; i++) a8[i] = r == 0 ? i * i : -1;
+    if (r == 0) MPI_Bcast(a8, 2, c4, 0, comm);
+    else MPI_Bcast(a8, 8, MPI_INT, 0, comm);
+    wrong = 0;
+    for (int i = 0; i < 8; i++) wrong += a8[i] != i * i;
+    CHECK(wrong == 0, "contiguous(4) x2 -> int x8: %d wrong", wrong);
+    MPI_Type_free(&col);
+    MPI_Type_free(&idx);
+    MPI_Type_free(&st);
+    MPI_Type_free(&st2);
+    MPI_Type_free(&c4);
+}
+
+static void test_bcast(int iters)
+{
+    stats_t s0 = get_stats();
+    test_bcast_sizes(MPI_COMM_WORLD, iters);
+    test_bcast_types(MPI_COMM_WORLD);
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_size - g_rank, &sub);
+    test_bcast_sizes(sub, 1);
+    test_bcast_types(sub);
+    MPI_Comm_free(&sub);
+    stats_t s1 = get_stats();
+    if (g_rank == 0)
+        printf("bcast: %llu calls, %llu through numacoll (%llu staged)\n",
+               (unsigned long long)(s1.bcast_calls - s0.bcast_calls),
+               (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll),
+               (unsigned long long)(s1.bcast_staged - s0.bcast_staged));
+    if (!expect_numacoll())
+        CHECK(s1.bcast_numacoll == s0.bcast_numacoll, "bcast went through numacoll although disabled");
+    else if (g_stats_fn)
+        CHECK(s1.bcast_calls > s0.bcast_calls, "MPI_Bcast calls were not intercepted");
+}
+
+static void test_truncate(void)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    char buf[64] = {0};
+    /* rank 0 sends 8 bytes, the others expect 16 */
+    int rc = MPI_Bcast(buf, g_rank == 0 ? 8 : 16, MPI_BYTE, 0, c);
+    if (g_rank != 0)
+        CHECK(rc != MPI_SUCCESS, "a receiver expecting 16 bytes of an 8-byte bcast got success");
+    if (g_rank == 0) printf("truncate: rank 0 rc %d\n", rc);
+    if (g_rank != 0) printf("truncate: rank %d error class %d (MPI_ERR_TRUNCATE=%d)\n", g_rank, err_class(rc), MPI_ERR_TRUNCATE);
+    MPI_Comm_free(&c);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "barrier";
+    int arg = argc > 2 ? atoi(argv[2]) : 0;
+    int provided = MPI_THREAD_SINGLE;
+    if (!strcmp(mode, "threads")) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    *(void **)&g_stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
+
+    if (!strcmp(mode, "barrier")) test_barrier(arg > 0 ? arg : 200);
+    else if (!strcmp(mode, "noop")) test_noop(arg > 0 ? arg : 50);
+    else if (!strcmp(mode, "churn")) test_churn(arg > 0 ? arg : 10000);
+    else if (!strcmp(mode, "errors")) test_errors();
+    else if (!strcmp(mode, "threads")) test_threads(provided);
+    else if (!strcmp(mode, "bcast")) test_bcast(arg > 0 ? arg : 3);
+    else if (!strcmp(mode, "truncate")) test_truncate();
+    else {
+        if (g_rank == 0) fprintf(stderr, "unknown mode '%s'\n", mode);
+        g_fail++;
+    }
+    int total = 0;
+    PMPI_Allreduce(&g_fail, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (g_rank == 0) printf("%s: %s (%d failed checks)\n", mode, total ? "FAIL" : "PASS", total);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Run one MPI test under numacoll-run with the given MPI.
+#
+#   run_mpi.sh BIN_DIR FLAVOR NP [options] -- PROGRAM [ARGS...]
+#     --env NAME=VALUE    set for the ranks (repeatable)
+#     --expect REGEX      the combined output must match (repeatable)
+#     --reject REGEX      the combined output must not match (repeatable)
+#     --count REGEX N     exactly N output lines must match
+#     --algs              run once per barrier algorithm (NUMACOLL_BARRIER=<each>, the
+#                         list taken from `numacoll-info --json` now)
+#     --timeout S         per launch (default 120)
+set -u
+bindir="$1"; flavor="$2"; np="$3"; shift 3
+envs=(); expects=(); rejects=(); counts=(); algs=0; tmo=120
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    case "$1" in
+    --env) envs+=("$2"); shift 2 ;;
+    --expect) expects+=("$2"); shift 2 ;;
+    --reject) rejects+=("$2"); shift 2 ;;
+    --count) counts+=("$2" "$3"); shift 3 ;;
+    --algs) algs=1; shift ;;
+    --timeout) tmo="$2"; shift 2 ;;
+    *) echo "run_mpi.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+shift
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# keep the launchers quiet and local
+export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_rmaps_base_oversubscribe=1
+case "$flavor" in
+openmpi) launch=(mpirun.openmpi --oversubscribe -np "$np") ;;
+mpich) launch=(mpiexec.mpich -n "$np") ;;
+*) echo "run_mpi.sh: unknown MPI $flavor" >&2; exit 2 ;;
+esac
+
+run_one() { # $1 = label, rest = extra env
+    local label="$1"; shift
+    local out rc
+    out="$(env "${envs[@]}" "$@" timeout "$tmo" "$bindir/numacoll-run" "${launch[@]}" "${prog[@]}" 2>&1)"
+    rc=$?
+    echo "=== $label (exit $rc)"
+    echo "$out" | grep -v '^\s*$' | tail -n 40
+    if [ $rc -ne 0 ]; then echo "FAILED: $label exited with $rc"; return 1; fi
+    local re
+    for re in "${expects[@]+"${expects[@]}"}"; do
+        if ! grep -Eq -- "$re" <<<"$out"; then echo "FAILED: $label: output lacks /$re/"; return 1; fi
+    done
+    for re in "${rejects[@]+"${rejects[@]}"}"; do
+        if grep -Eq -- "$re" <<<"$out"; then echo "FAILED: $label: output has /$re/"; return 1; fi
+    done
+    local i n
+    for ((i = 0; i < ${#counts[@]}; i += 2)); do
+        n=$(grep -Ec -- "${counts[i]}" <<<"$out")
+        if [ "$n" != "${counts[i+1]}" ]; then
+            echo "FAILED: $label: $n lines match /${counts[i]}/, expected ${counts[i+1]}"; return 1
+        fi
+    done
+    return 0
+}
+
+prog=("$@")
+if [ $algs = 1 ]; then
+    mapfile -t list < <("$bindir/numacoll-info" --json | /usr/bin/python3 -c \
+        'import json,sys; [print(a["name"]) for a in json.load(sys.stdin)["barrier_algorithms"]]')
+    if [ ${#list[@]} -eq 0 ]; then echo "FAILED: no barrier algorithm listed by numacoll-info"; exit 1; fi
+    fail=0
+    for a in auto "${list[@]}"; do
+        run_one "NUMACOLL_BARRIER=$a np=$np $flavor" NUMACOLL_BARRIER="$a" || fail=1
+    done
+    echo "${#list[@]} algorithms + auto tested"
+    exit $fail
+fi
+run_one "np=$np $flavor ${envs[*]+${envs[*]}}"
