@@ -133,6 +133,20 @@ static const nc_cfg_def_t table[] = {
     {"NUMACOLL_KVDB_MAX_VALUE", NC_CFG_SIZE, "16M", "0..1G",
      "longest value numacoll_kvdb_put accepts (NUMACOLL_ERR_TOOBIG above)", NULL},
     /* ---- MPI layer (libnumacoll_mpi) ---- */
+    {"NUMACOLL_DISABLE", NC_CFG_BOOL, "0", "0|1",
+     "libnumacoll_mpi: 1 = pure pass-through to the MPI library's own collectives", NULL},
+    {"NUMACOLL_FAKE_NODES", NC_CFG_INT, "0", "0..4096",
+     "libnumacoll_mpi: split every node into this many pseudo-nodes (contiguous rank blocks) "
+     "to exercise the multi-node path on one machine; 0 or 1 = real nodes only",
+     NULL},
+    {"NUMACOLL_MPI_BCAST", NC_CFG_BOOL, "1", "0|1",
+     "libnumacoll_mpi: route MPI_Bcast through numacoll (0 = MPI_Bcast always native)", NULL},
+    {"NUMACOLL_MPI_STATS", NC_CFG_BOOL, "0", "0|1",
+     "libnumacoll_mpi: print per-process counters of intercepted calls at MPI_Finalize", NULL},
+    {"NUMACOLL_MPI_TEAM_CACHE", NC_CFG_INT, "8", "0..64",
+     "libnumacoll_mpi: idle teams of freed communicators kept per process for reuse by a later "
+     "communicator with the same members (dup/free churn); 0 = destroy at MPI_Comm_free",
+     NULL},
 };
 
 #define NROWS ((int)(sizeof table / sizeof table[0]))
