@@ -69,16 +69,18 @@ static const nc_cfg_def_t table[] = {
      "fan-in of the combining-tree barrier", NULL},
     {"NUMACOLL_BARRIER_LOGP_L", NC_CFG_DOUBLE, "60", "0..1000000000",
      "LogP latency L (ns) for adaptive-logp and auto: one cache-line transfer between cores "
-     "(measured here 27-190 ns, 60 typical)",
+     "(this VM: 27-190 ns by the moment, 60 typical; `numacoll-bench barrier --logp` measures)",
      NULL},
-    {"NUMACOLL_BARRIER_LOGP_OS", NC_CFG_DOUBLE, "5", "0..1000000000",
-     "LogP send overhead o_s (ns): storing a flag into a line the sender owns", NULL},
-    {"NUMACOLL_BARRIER_LOGP_OR", NC_CFG_DOUBLE, "10", "0..1000000000",
-     "LogP receive overhead o_r (ns): the acquire load and check of a flag once it arrived",
+    {"NUMACOLL_BARRIER_LOGP_OS", NC_CFG_DOUBLE, "1", "0..1000000000",
+     "LogP send overhead o_s (ns): one release store of a flag (measured 0.3-0.9 ns here)",
      NULL},
-    {"NUMACOLL_BARRIER_LOGP_G", NC_CFG_DOUBLE, "30", "0..1000000000",
-     "LogP gap g (ns): minimum spacing of consecutive flag transfers at one process "
-     "(overlapped line misses)",
+    {"NUMACOLL_BARRIER_LOGP_OR", NC_CFG_DOUBLE, "1", "0..1000000000",
+     "LogP receive overhead o_r (ns): acquire load and check of a flag that is there "
+     "(measured 0.5 ns here)",
+     NULL},
+    {"NUMACOLL_BARRIER_LOGP_G", NC_CFG_DOUBLE, "5", "0..1000000000",
+     "LogP gap g (ns): spacing of back-to-back flag receives from other cores (overlapped "
+     "misses; measured 5-5.3 ns here)",
      NULL},
     /* ---- broadcast ---- */
     {"NUMACOLL_BCAST_QUEUE_BYTES", NC_CFG_SIZE, "4M", "65536..268435456",
