@@ -27,7 +27,10 @@ typedef struct stress_arg {
     int optimistic;
 } stress_arg_t;
 
-static void spin_ns(unsigned *seed, unsigned max_ns) { nc_random_delay(seed, max_ns); }
+static void spin_ns(unsigned *seed, unsigned max_ns)
+{
+    nc_random_delay(seed, max_ns);
+}
 
 static int stress_reader(void *argp)
 {
@@ -74,8 +77,10 @@ static void stress_one(const char *lock, int N, int writes)
     snprintf(sh->handle, sizeof sh->handle, "%s", numacoll_kvdb_handle(srv));
     stress_arg_t a = {sh, nc_kvdb_lock_ops(srv)->optimistic};
     pid_t pids[8];
-    for (int i = 0; i < N; i++) pids[i] = kvt_spawn(stress_reader, &a);
-    while (atomic_load(&sh->ready) < N) sched_yield();
+    for (int i = 0; i < N; i++)
+        pids[i] = kvt_spawn(stress_reader, &a);
+    while (atomic_load(&sh->ready) < N)
+        sched_yield();
     _Atomic uint64_t *f0 = nc_kvdb_scratch(srv, 0), *f1 = nc_kvdb_scratch(srv, 1);
     unsigned seed = 12345;
     int violations = 0;
@@ -91,7 +96,8 @@ static void stress_one(const char *lock, int N, int writes)
         if (i > 100 * writes) break; /* readers that never get in: fail below */
     }
     atomic_store(&sh->stop, 1);
-    for (int i = 0; i < N; i++) assert_int_equal(kvt_reap(pids[i], 30), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(kvt_reap(pids[i], 30), 0);
     if (violations || sh->torn)
         print_error("%s N=%d: %d exclusion violations, %ld torn reads of %ld\n", lock, N,
                     violations, (long)sh->torn, (long)sh->reads);
@@ -105,7 +111,8 @@ static void stress_one(const char *lock, int N, int writes)
 static void test_stress(void **state)
 {
     const char *lock = *state;
-    for (int N = 1; N <= 8; N++) stress_one(lock, N, N <= 2 ? 400 : 120);
+    for (int N = 1; N <= 8; N++)
+        stress_one(lock, N, N <= 2 ? 400 : 120);
 }
 
 /* ---- kill -9 of a reader holding its lock -------------------------------------------- */
@@ -123,7 +130,8 @@ static int holder(void *argp)
     uint64_t tok;
     if (nc_kvdb_rdlock(db, &tok)) return 11;
     atomic_store(&a->sh->holding, 1);
-    while (1) pause(); /* killed here, holding the read lock */
+    while (1)
+        pause(); /* killed here, holding the read lock */
 }
 
 static int taker(void *argp)
@@ -219,10 +227,12 @@ static int dying_server(void *argp)
     if (numacoll_kvdb_commit(srv)) return 11;
     snprintf(a->sh->handle, sizeof a->sh->handle, "%s", numacoll_kvdb_handle(srv));
     atomic_store(&a->sh->ready, 1);
-    while (atomic_load(&a->sh->ready) != 2) sched_yield(); /* the reader attached */
+    while (atomic_load(&a->sh->ready) != 2)
+        sched_yield(); /* the reader attached */
     if (nc_kvdb_wrlock(srv)) return 12;
     atomic_store(&a->sh->holding, 1);
-    while (1) pause();
+    while (1)
+        pause();
 }
 
 static void test_server_dies_in_write(void **state)
@@ -231,11 +241,13 @@ static void test_server_dies_in_write(void **state)
     shared_t *sh = kvt_shared(sizeof *sh);
     srv_arg_t a = {sh, lock};
     pid_t p = kvt_spawn(dying_server, &a);
-    while (!atomic_load(&sh->ready)) sched_yield();
+    while (!atomic_load(&sh->ready))
+        sched_yield();
     numacoll_kvdb_t *db;
     assert_int_equal(numacoll_kvdb_attach(sh->handle, &db), NUMACOLL_OK);
     atomic_store(&sh->ready, 2);
-    while (!atomic_load(&sh->holding)) sched_yield();
+    while (!atomic_load(&sh->holding))
+        sched_yield();
     kill(p, SIGKILL);
     assert_int_equal(kvt_reap(p, 10), 128 + SIGKILL);
     alarm(30);
@@ -243,7 +255,8 @@ static void test_server_dies_in_write(void **state)
     size_t len;
     int rc = numacoll_kvdb_get(db, "ns", 0, "k", buf, sizeof buf, &len);
     alarm(0);
-    if (rc != NUMACOLL_ERR_PEER_DEAD) print_error("%s: rc %d %s\n", lock, rc, numacoll_last_error());
+    if (rc != NUMACOLL_ERR_PEER_DEAD)
+        print_error("%s: rc %d %s\n", lock, rc, numacoll_last_error());
     assert_int_equal(rc, NUMACOLL_ERR_PEER_DEAD);
     numacoll_kvdb_close(db);
     munmap(sh, sizeof *sh);
@@ -303,11 +316,11 @@ static int setup(void **state)
     return 0;
 }
 
-#define SCHEME_TESTS(name)                                                                  \
-    cmocka_unit_test_prestate_setup_teardown(test_stress, setup, NULL, (void *)name),       \
-        cmocka_unit_test_prestate_setup_teardown(test_robust, setup, NULL, (void *)name),   \
-        cmocka_unit_test_prestate_setup_teardown(test_server_dies_in_write, setup, NULL,    \
-                                                 (void *)name),                             \
+#define SCHEME_TESTS(name)                                                                         \
+    cmocka_unit_test_prestate_setup_teardown(test_stress, setup, NULL, (void *)name),              \
+        cmocka_unit_test_prestate_setup_teardown(test_robust, setup, NULL, (void *)name),          \
+        cmocka_unit_test_prestate_setup_teardown(test_server_dies_in_write, setup, NULL,           \
+                                                 (void *)name),                                    \
         cmocka_unit_test_prestate_setup_teardown(test_slot_reuse, setup, NULL, (void *)name)
 
 int main(int argc, char **argv)
@@ -315,9 +328,9 @@ int main(int argc, char **argv)
     /* optional argument: run one scheme only (ctest registers one run per scheme) */
     const char *only = argc > 1 ? argv[1] : NULL;
     const struct CMUnitTest all[][4] = {
-        {SCHEME_TESTS("rwlock")},         {SCHEME_TESTS("1n-mutex")},
-        {SCHEME_TESTS("2n-mutex")},       {SCHEME_TESTS("n-mutex-signal")},
-        {SCHEME_TESTS("seqlock")},        {SCHEME_TESTS("reader-flags")},
+        {SCHEME_TESTS("rwlock")},   {SCHEME_TESTS("1n-mutex")},
+        {SCHEME_TESTS("2n-mutex")}, {SCHEME_TESTS("n-mutex-signal")},
+        {SCHEME_TESTS("seqlock")},  {SCHEME_TESTS("reader-flags")},
     };
     int n;
     numacoll_kvdb_locks(&n);

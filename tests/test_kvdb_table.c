@@ -15,8 +15,8 @@
 
 static numacoll_kvdb_t *mk(const char *lock, size_t buckets, size_t heap, int grow)
 {
-    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = 4, .buckets = buckets,
-                                .heap_bytes = heap, .grow = grow};
+    numacoll_kvdb_params_t p = {
+        .lock = lock, .max_readers = 4, .buckets = buckets, .heap_bytes = heap, .grow = grow};
     numacoll_kvdb_t *db = NULL;
     int rc = numacoll_kvdb_create(&p, &db);
     if (rc) print_error("create: %s\n", numacoll_last_error());
@@ -102,7 +102,8 @@ static void test_limits(void **state)
     memset(key, 'k', sizeof key);
     ns[NUMACOLL_KVDB_MAX_NSLEN + 1] = key[NUMACOLL_KVDB_MAX_KEYLEN + 1] = 0;
     char *val = malloc(64 * 1024 + 1);
-    for (int i = 0; i < 64 * 1024 + 1; i++) val[i] = (char)(i * 7);
+    for (int i = 0; i < 64 * 1024 + 1; i++)
+        val[i] = (char)(i * 7);
     /* one byte too long: TOOBIG with the limit named */
     assert_int_equal(numacoll_kvdb_put(db, ns, 0, "k", "v", 1), NUMACOLL_ERR_TOOBIG);
     assert_non_null(strstr(numacoll_last_error(), "NUMACOLL_KVDB_MAX_NSLEN"));
@@ -199,7 +200,8 @@ static int grow_reader(void *argp)
     numacoll_kvdb_t *db;
     if (numacoll_kvdb_attach(a->handle, &db)) return 10;
     for (int r = 1; r <= a->rounds; r++) {
-        while (atomic_load(&a->phase[0]) < r) sched_yield();
+        while (atomic_load(&a->phase[0]) < r)
+            sched_yield();
         for (int i = 0; i < r * a->per_round; i++) {
             char k[32], v[32], buf[32];
             size_t len;
@@ -238,7 +240,8 @@ static void test_growth_seen_by_reader(void **state)
             }
             assert_int_equal(numacoll_kvdb_commit(db), NUMACOLL_OK);
             atomic_store(&phase[0], r);
-            while (atomic_load(&phase[1]) < r && kill(p, 0) == 0) sched_yield();
+            while (atomic_load(&phase[1]) < r && kill(p, 0) == 0)
+                sched_yield();
         }
         assert_int_equal(kvt_reap(p, 30), 0);
         numacoll_kvdb_stats_t st;
@@ -341,9 +344,9 @@ static void test_bad_config_and_args(void **state)
     assert_int_equal(numacoll_kvdb_create(NULL, &db), NUMACOLL_ERR_CONFIG);
     assert_null(db);
     kvt_clear_env();
-    const char *bad[][2] = {{"NUMACOLL_KVDB_BUCKETS", "4"},       {"NUMACOLL_KVDB_BUCKETS", "x"},
-                            {"NUMACOLL_KVDB_MAX_READERS", "0"},  {"NUMACOLL_KVDB_HEAP", "12Q"},
-                            {"NUMACOLL_KVDB_GROW", "maybe"},     {"NUMACOLL_KVDB_MAX_VALUE", "2G"},
+    const char *bad[][2] = {{"NUMACOLL_KVDB_BUCKETS", "4"},     {"NUMACOLL_KVDB_BUCKETS", "x"},
+                            {"NUMACOLL_KVDB_MAX_READERS", "0"}, {"NUMACOLL_KVDB_HEAP", "12Q"},
+                            {"NUMACOLL_KVDB_GROW", "maybe"},    {"NUMACOLL_KVDB_MAX_VALUE", "2G"},
                             {"NUMACOLL_KVDB_MAX_SIZE", "1"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv(bad[i][0], bad[i][1], 1);

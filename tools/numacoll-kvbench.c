@@ -41,8 +41,7 @@
 #include <unistd.h>
 
 enum { M_READ, M_WRITE, M_CONC, M_CORR, M_COUNT };
-static const char *mode_names[M_COUNT] = {"read-only", "write-only", "concurrent",
-                                          "correctness"};
+static const char *mode_names[M_COUNT] = {"read-only", "write-only", "concurrent", "correctness"};
 
 #define MAX_READERS 256
 #define CONC_WRITES 100
@@ -86,12 +85,16 @@ static void bind_cpu(int cpu)
     sched_setaffinity(0, sizeof set, &set);
 }
 /* reader i: CPUs round-robin starting after the writer's */
-static int reader_cpu(int i) { return cpus[(i + 1) % ncpus]; }
+static int reader_cpu(int i)
+{
+    return cpus[(i + 1) % ncpus];
+}
 
 static void spin_ns(uint64_t ns)
 {
     uint64_t end = nc_now_ns() + ns;
-    while (nc_now_ns() < end) nc_cpu_relax();
+    while (nc_now_ns() < end)
+        nc_cpu_relax();
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -120,7 +123,8 @@ static int reader_main(shm_t *sh, int idx, int mode)
     _Atomic uint64_t *f0 = nc_kvdb_scratch(db, 0), *f1 = nc_kvdb_scratch(db, 1);
     atomic_fetch_add(&sh->ready, 1);
     /* go is written once by the parent; after seeing it we start measuring */
-    while (!atomic_load_explicit(&sh->go, memory_order_acquire)) sched_yield();
+    while (!atomic_load_explicit(&sh->go, memory_order_acquire))
+        sched_yield();
     uint64_t ops = 0, torn = 0;
     int err = 0;
     if (mode == M_WRITE) {
@@ -207,7 +211,8 @@ static int run_rep(const char *lock, int mode, int N, double duration, rep_resul
         if (pids[i] == 0) _exit(reader_main(sh, i, mode));
     }
     bind_cpu(cpus[0]);
-    while (atomic_load(&sh->ready) < N) sched_yield();
+    while (atomic_load(&sh->ready) < N)
+        sched_yield();
     _Atomic uint64_t *f0 = nc_kvdb_scratch(srv, 0), *f1 = nc_kvdb_scratch(srv, 1);
     uint64_t dur_ns = (uint64_t)(duration * 1e9);
     /* release: the readers start after seeing go; the window opens after a warm-up */
@@ -275,7 +280,8 @@ static int run_rep(const char *lock, int mode, int N, double duration, rep_resul
 fail:
     fprintf(stderr, "numacoll-kvbench: writer: %s\n", numacoll_last_error());
     atomic_store(&sh->stop, 2);
-    for (int i = 0; i < N; i++) waitpid(pids[i], NULL, 0);
+    for (int i = 0; i < N; i++)
+        waitpid(pids[i], NULL, 0);
     munmap(sh, sizeof *sh);
     numacoll_kvdb_close(srv);
     return -1;
@@ -289,7 +295,8 @@ fail:
 static void key_name(char *out, int i, int len)
 {
     int n = snprintf(out, (size_t)len + 1, "pmix.key.%05d.", i);
-    for (int j = n; j < len; j++) out[j] = (char)('a' + (i + j) % 26);
+    for (int j = n; j < len; j++)
+        out[j] = (char)('a' + (i + j) % 26);
     out[len] = 0;
 }
 
@@ -322,7 +329,7 @@ typedef struct prof_shm {
     _Atomic int go;
     char handle[64];
     int64_t o_se[MAX_READERS], o_ee[MAX_READERS]; /* per reader */
-    int32_t samples[]; /* [reader][iter*NKEYS][SEGS] */
+    int32_t samples[];                            /* [reader][iter*NKEYS][SEGS] */
 } prof_shm_t;
 
 static int prof_reader(prof_shm_t *sh, int idx, int iters, int keylen)
@@ -336,9 +343,11 @@ static int prof_reader(prof_shm_t *sh, int idx, int iters, int keylen)
     }
     stamp_overhead_sample(0);
     atomic_fetch_add(&sh->ready, 1);
-    while (!atomic_load_explicit(&sh->go, memory_order_acquire)) sched_yield();
+    while (!atomic_load_explicit(&sh->go, memory_order_acquire))
+        sched_yield();
     char keys[NKEYS][NUMACOLL_KVDB_MAX_KEYLEN + 1];
-    for (int i = 0; i < NKEYS; i++) key_name(keys[i], i, keylen);
+    for (int i = 0; i < NKEYS; i++)
+        key_name(keys[i], i, keylen);
     int32_t *out = sh->samples + (size_t)idx * (size_t)iters * NKEYS * SEGS;
     char buf[256];
     size_t len;
@@ -351,7 +360,8 @@ static int prof_reader(prof_shm_t *sh, int idx, int iters, int keylen)
                 return 3;
             int32_t *o = out + ((size_t)it * NKEYS + (size_t)i) * SEGS;
             o[0] = (int32_t)(st[6] - st[0]);
-            for (int s = 1; s < SEGS; s++) o[s] = (int32_t)(st[s] - st[s - 1]);
+            for (int s = 1; s < SEGS; s++)
+                o[s] = (int32_t)(st[s] - st[s - 1]);
         }
     stamp_overhead_sample(1);
     stamp_overhead(&sh->o_se[idx], &sh->o_ee[idx]);
@@ -395,7 +405,8 @@ static int run_profile(const char *lock, int N, int iters, int keylen, FILE *csv
         pids[i] = fork();
         if (pids[i] == 0) _exit(prof_reader(sh, i, iters, keylen));
     }
-    while (atomic_load(&sh->ready) < N) sched_yield();
+    while (atomic_load(&sh->ready) < N)
+        sched_yield();
     atomic_store_explicit(&sh->go, 1, memory_order_release);
     int failed = 0;
     for (int i = 0; i < N; i++) {
@@ -438,17 +449,22 @@ static int run_profile(const char *lock, int N, int iters, int keylen, FILE *csv
                "subtraction is approximate: compare with --profile-clock lfence\n",
                (long long)o_ee);
     printf("%-8s", "");
-    for (int s = 0; s < SEGS; s++) printf(" %9s", hdr[s]);
+    for (int s = 0; s < SEGS; s++)
+        printf(" %9s", hdr[s]);
     printf("\n%-8s", "mean");
-    for (int s = 0; s < SEGS; s++) printf(" %9.1f", mean[s]);
+    for (int s = 0; s < SEGS; s++)
+        printf(" %9.1f", mean[s]);
     printf("\n%-8s", "median");
-    for (int s = 0; s < SEGS; s++) printf(" %9.1f", med[s]);
+    for (int s = 0; s < SEGS; s++)
+        printf(" %9.1f", med[s]);
     printf("\n");
     if (csv) {
         fprintf(csv, "%s,%d,mean", lock, N);
-        for (int s = 0; s < SEGS; s++) fprintf(csv, ",%.1f", mean[s]);
+        for (int s = 0; s < SEGS; s++)
+            fprintf(csv, ",%.1f", mean[s]);
         fprintf(csv, ",%s\n%s,%d,median", unit, lock, N);
-        for (int s = 0; s < SEGS; s++) fprintf(csv, ",%.1f", med[s]);
+        for (int s = 0; s < SEGS; s++)
+            fprintf(csv, ",%.1f", med[s]);
         fprintf(csv, ",%s\n", unit);
     }
     munmap(sh, bytes);
@@ -485,7 +501,8 @@ static void usage(FILE *f)
             "       numacoll-kvbench --profile-get --readers N [--lock NAME|all]\n"
             "                        [--profile-clock cpuid|lfence|clock] [--iters K] "
             "[--keylen L] [--csv FILE] [--fixed]\n"
-            "N runs from 1 to the given maximum (--fixed: only N). Locks: %s\n", lock_list());
+            "N runs from 1 to the given maximum (--fixed: only N). Locks: %s\n",
+            lock_list());
 }
 
 int main(int argc, char **argv)
@@ -510,19 +527,45 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "m:n:l:c:r:d:fpk:i:K:h", opts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
-        case 'm': mode_s = optarg; break;
-        case 'n': maxN = (int)strtol(optarg, &end, 10); break;
-        case 'l': lock_s = optarg; break;
-        case 'c': csv_s = optarg; break;
-        case 'r': reps = (int)strtol(optarg, &end, 10); break;
-        case 'd': duration = strtod(optarg, &end); break;
-        case 'f': fixed = 1; break;
-        case 'p': profile = 1; break;
-        case 'k': clock_s = optarg; break;
-        case 'i': iters = (int)strtol(optarg, &end, 10); break;
-        case 'K': keylen = (int)strtol(optarg, &end, 10); break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'm':
+            mode_s = optarg;
+            break;
+        case 'n':
+            maxN = (int)strtol(optarg, &end, 10);
+            break;
+        case 'l':
+            lock_s = optarg;
+            break;
+        case 'c':
+            csv_s = optarg;
+            break;
+        case 'r':
+            reps = (int)strtol(optarg, &end, 10);
+            break;
+        case 'd':
+            duration = strtod(optarg, &end);
+            break;
+        case 'f':
+            fixed = 1;
+            break;
+        case 'p':
+            profile = 1;
+            break;
+        case 'k':
+            clock_s = optarg;
+            break;
+        case 'i':
+            iters = (int)strtol(optarg, &end, 10);
+            break;
+        case 'K':
+            keylen = (int)strtol(optarg, &end, 10);
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
         if (end && *end) {
             fprintf(stderr, "numacoll-kvbench: '%s' is not a number\n", optarg);
@@ -551,7 +594,8 @@ int main(int argc, char **argv)
     const char *locks[32];
     int nlocks = 0;
     if (strcmp(lock_s, "all") == 0) {
-        for (int i = 0; i < nc_kvlock_registry_count; i++) locks[nlocks++] = nc_kvlock_registry[i]->name;
+        for (int i = 0; i < nc_kvlock_registry_count; i++)
+            locks[nlocks++] = nc_kvlock_registry[i]->name;
     } else if (nc_kvlock_find(lock_s)) {
         locks[nlocks++] = lock_s;
     } else {
@@ -574,7 +618,8 @@ int main(int argc, char **argv)
         else if (strcmp(clock_s, "clock") == 0)
             nc_kv_prof_clock = NC_KV_CLOCK_GETTIME;
         else {
-            fprintf(stderr, "numacoll-kvbench: --profile-clock '%s'; allowed: cpuid, lfence, clock\n",
+            fprintf(stderr,
+                    "numacoll-kvbench: --profile-clock '%s'; allowed: cpuid, lfence, clock\n",
                     clock_s);
             return 2;
         }
@@ -598,13 +643,15 @@ int main(int argc, char **argv)
         return 2;
     }
     if (strcmp(mode_s, "all") == 0) {
-        for (int m = 0; m < M_COUNT; m++) modes[nmodes++] = m;
+        for (int m = 0; m < M_COUNT; m++)
+            modes[nmodes++] = m;
     } else {
         for (int m = 0; m < M_COUNT; m++)
             if (strcmp(mode_s, mode_names[m]) == 0) modes[nmodes++] = m;
         if (!nmodes) {
-            fprintf(stderr, "numacoll-kvbench: unknown mode '%s'; allowed: read-only, "
-                            "write-only, concurrent, correctness, all\n",
+            fprintf(stderr,
+                    "numacoll-kvbench: unknown mode '%s'; allowed: read-only, "
+                    "write-only, concurrent, correctness, all\n",
                     mode_s);
             return 2;
         }
@@ -658,8 +705,8 @@ int main(int argc, char **argv)
                        mode_names[modes[mi]], N, med, mn, mx, wtxt, note);
                 fflush(stdout);
                 if (csv) {
-                    fprintf(csv, "%s,%s,%d,%.0f,%.0f,%.0f,", locks[li], mode_names[modes[mi]],
-                            N, med, mn, mx);
+                    fprintf(csv, "%s,%s,%d,%.0f,%.0f,%.0f,", locks[li], mode_names[modes[mi]], N,
+                            med, mn, mx);
                     if (nw) fprintf(csv, "%.3f", wmed);
                     fprintf(csv, "\n");
                     fflush(csv);

@@ -52,12 +52,12 @@ enum { NUMACOLL_KVDB_GROW_CONFIG = 0, NUMACOLL_KVDB_GROW_YES = 1, NUMACOLL_KVDB_
 
 /** Parameters of numacoll_kvdb_create(). Zero-initialise; zero fields take the config. */
 typedef struct numacoll_kvdb_params {
-    const char *lock;      /**< lock scheme name; NULL = NUMACOLL_KVDB_LOCK */
-    int max_readers;       /**< reader slots; 0 = NUMACOLL_KVDB_MAX_READERS */
-    size_t buckets;        /**< initial hash buckets (rounded up to a power of two);
-                                0 = NUMACOLL_KVDB_BUCKETS */
-    size_t heap_bytes;     /**< initial entry heap; 0 = NUMACOLL_KVDB_HEAP */
-    int grow;              /**< NUMACOLL_KVDB_GROW_* ; 0 = NUMACOLL_KVDB_GROW */
+    const char *lock;  /**< lock scheme name; NULL = NUMACOLL_KVDB_LOCK */
+    int max_readers;   /**< reader slots; 0 = NUMACOLL_KVDB_MAX_READERS */
+    size_t buckets;    /**< initial hash buckets (rounded up to a power of two);
+                            0 = NUMACOLL_KVDB_BUCKETS */
+    size_t heap_bytes; /**< initial entry heap; 0 = NUMACOLL_KVDB_HEAP */
+    int grow;          /**< NUMACOLL_KVDB_GROW_* ; 0 = NUMACOLL_KVDB_GROW */
 } numacoll_kvdb_params_t;
 
 /** Create a store (the calling process becomes its server/writer). */
@@ -87,8 +87,7 @@ int numacoll_kvdb_put(numacoll_kvdb_t *db, const char *nspace, uint32_t rank, co
 
 /** Stage a delete (server). NUMACOLL_ERR_NOT_FOUND if the key is neither committed nor
  *  staged. */
-int numacoll_kvdb_delete(numacoll_kvdb_t *db, const char *nspace, uint32_t rank,
-                         const char *key);
+int numacoll_kvdb_delete(numacoll_kvdb_t *db, const char *nspace, uint32_t rank, const char *key);
 
 /**
  * Make every staged operation visible at once (server). All or nothing: on
@@ -121,14 +120,14 @@ int numacoll_kvdb_iterate(numacoll_kvdb_t *db, const char *nspace, uint32_t rank
 
 /** Statistics of a store handle. */
 typedef struct numacoll_kvdb_stats {
-    uint64_t generation;   /**< data segment generation (1 = first; +1 per grow/compact) */
-    uint64_t entries;      /**< live keys */
-    uint64_t buckets;      /**< hash buckets of the current generation */
-    uint64_t heap_bytes;   /**< entry heap of the current generation */
-    uint64_t heap_used;    /**< bytes of the heap in use (live + garbage) */
-    uint64_t retries;      /**< optimistic reads retried by this handle */
-    uint64_t recovered;    /**< locks recovered from dead owners by this handle */
-    int slot;              /**< reader slot (-1 on the server) */
+    uint64_t generation; /**< data segment generation (1 = first; +1 per grow/compact) */
+    uint64_t entries;    /**< live keys */
+    uint64_t buckets;    /**< hash buckets of the current generation */
+    uint64_t heap_bytes; /**< entry heap of the current generation */
+    uint64_t heap_used;  /**< bytes of the heap in use (live + garbage) */
+    uint64_t retries;    /**< optimistic reads retried by this handle */
+    uint64_t recovered;  /**< locks recovered from dead owners by this handle */
+    int slot;            /**< reader slot (-1 on the server) */
 } numacoll_kvdb_stats_t;
 
 int numacoll_kvdb_stats(numacoll_kvdb_t *db, numacoll_kvdb_stats_t *st);

@@ -92,8 +92,7 @@ static inline uint64_t nc_kv_stamp_end(void)
 
 /** Same as numacoll_kvdb_get, recording the 7 profile points in @p stamps. The plain get
  *  is a separate instantiation without any stamp code, so profiling costs nothing off. */
-int nc_kvdb_get_profiled(numacoll_kvdb_t *db, const char *nspace, uint32_t rank,
-                         const char *key, void *buf, size_t buflen, size_t *len,
-                         uint64_t stamps[NC_KV_PROF_POINTS]);
+int nc_kvdb_get_profiled(numacoll_kvdb_t *db, const char *nspace, uint32_t rank, const char *key,
+                         void *buf, size_t buflen, size_t *len, uint64_t stamps[NC_KV_PROF_POINTS]);
 
 #endif

@@ -62,8 +62,8 @@ typedef struct kv_ctl {
 typedef struct kv_data {
     uint64_t magic;
     uint64_t gen;
-    uint64_t size;        /* immutable after creation (like nbuckets and the offsets) */
-    uint64_t nbuckets;    /* power of two */
+    uint64_t size;     /* immutable after creation (like nbuckets and the offsets) */
+    uint64_t nbuckets; /* power of two */
     uint64_t buckets_off;
     uint64_t heap_off;
     /* written by the server (inside write sections), read for statistics */
@@ -124,12 +124,18 @@ struct numacoll_kvdb {
 
 int nc_kv_prof_clock = NC_KV_CLOCK_CPUID;
 
-static kv_ctl_t *ctl_hdr(const numacoll_kvdb_t *db) { return (kv_ctl_t *)db->ctl; }
+static kv_ctl_t *ctl_hdr(const numacoll_kvdb_t *db)
+{
+    return (kv_ctl_t *)db->ctl;
+}
 static _Atomic uint64_t *ctl_cur(const numacoll_kvdb_t *db)
 {
     return (_Atomic uint64_t *)(db->ctl + ctl_hdr(db)->cur_off);
 }
-static kv_data_t *dhdr(const char *data) { return (kv_data_t *)(void *)data; }
+static kv_data_t *dhdr(const char *data)
+{
+    return (kv_data_t *)(void *)data;
+}
 static kv_bucket_t *buckets(const char *data)
 {
     return (kv_bucket_t *)(void *)(data + dhdr(data)->buckets_off);
@@ -137,15 +143,17 @@ static kv_bucket_t *buckets(const char *data)
 
 /* ---- hashing ------------------------------------------------------------------------- */
 
-static uint64_t kv_hash(const char *ns, size_t nslen, uint32_t rank, const char *key,
-                        size_t keylen)
+static uint64_t kv_hash(const char *ns, size_t nslen, uint32_t rank, const char *key, size_t keylen)
 {
     /* FNV-1a over namespace, NUL, rank, key; never 0 or 1 for readability of dumps */
     uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < nslen; i++) h = (h ^ (unsigned char)ns[i]) * 0x100000001b3ull;
+    for (size_t i = 0; i < nslen; i++)
+        h = (h ^ (unsigned char)ns[i]) * 0x100000001b3ull;
     h = (h ^ 0xffu) * 0x100000001b3ull;
-    for (int i = 0; i < 4; i++) h = (h ^ ((rank >> (8 * i)) & 0xffu)) * 0x100000001b3ull;
-    for (size_t i = 0; i < keylen; i++) h = (h ^ (unsigned char)key[i]) * 0x100000001b3ull;
+    for (int i = 0; i < 4; i++)
+        h = (h ^ ((rank >> (8 * i)) & 0xffu)) * 0x100000001b3ull;
+    for (size_t i = 0; i < keylen; i++)
+        h = (h ^ (unsigned char)key[i]) * 0x100000001b3ull;
     return h ^ (h >> 29);
 }
 
@@ -165,8 +173,8 @@ static int reserve(int fd, size_t len, const char *what)
     if (!err) return NUMACOLL_OK;
     if (err == ENOSPC || err == ENOMEM)
         return nc_error(NUMACOLL_ERR_NOMEM,
-                        "kvdb: cannot reserve %zu bytes of shared memory for the %s: %s", len,
-                        what, strerror(err));
+                        "kvdb: cannot reserve %zu bytes of shared memory for the %s: %s", len, what,
+                        strerror(err));
     return nc_error(NUMACOLL_ERR_SYS, "kvdb: posix_fallocate of %zu bytes for the %s: %s", len,
                     what, strerror(err));
 }
@@ -180,11 +188,10 @@ static int memfd_segment(size_t size, const char *what, int *fdp, char **basep)
                         strerror(errno));
     int rc = NUMACOLL_OK;
     if (fchmod(fd, 0600) != 0)
-        rc = nc_error(NUMACOLL_ERR_SYS, "kvdb: fchmod of the %s failed: %s", what,
-                      strerror(errno));
+        rc = nc_error(NUMACOLL_ERR_SYS, "kvdb: fchmod of the %s failed: %s", what, strerror(errno));
     else if (ftruncate(fd, (off_t)size) != 0)
-        rc = nc_error(NUMACOLL_ERR_NOMEM, "kvdb: cannot size the %s to %zu bytes: %s", what,
-                      size, strerror(errno));
+        rc = nc_error(NUMACOLL_ERR_NOMEM, "kvdb: cannot size the %s to %zu bytes: %s", what, size,
+                      strerror(errno));
     else
         rc = reserve(fd, size, what);
     if (rc) {
@@ -255,11 +262,10 @@ static int data_create(size_t nb, size_t heap, uint64_t gen, int *fd, char **bas
 static int data_check(const char *base, size_t size, uint64_t gen)
 {
     const kv_data_t *d = dhdr(base);
-    if (size < sizeof *d || d->magic != DATA_MAGIC || d->gen != gen || d->size != size)
-        return -1;
+    if (size < sizeof *d || d->magic != DATA_MAGIC || d->gen != gen || d->size != size) return -1;
     uint64_t nb = d->nbuckets;
-    if (nb == 0 || (nb & (nb - 1)) || d->buckets_off < sizeof *d ||
-        d->buckets_off > size || nb > (size - d->buckets_off) / sizeof(kv_bucket_t) ||
+    if (nb == 0 || (nb & (nb - 1)) || d->buckets_off < sizeof *d || d->buckets_off > size ||
+        nb > (size - d->buckets_off) / sizeof(kv_bucket_t) ||
         d->heap_off < d->buckets_off + nb * sizeof(kv_bucket_t) || d->heap_off > size)
         return -1;
     return 0;
@@ -307,9 +313,8 @@ static inline int reader_sync(numacoll_kvdb_t *db)
 
 /* Returns the entry offset, 0 if not found, FIND_CORRUPT on an impossible layout. Also
  * returns the bucket index in *bidx (or the insertion point when not found). */
-static int64_t kv_find(const char *data, size_t dsize, uint64_t h, const char *ns,
-                       size_t nslen, uint32_t rank, const char *key, size_t keylen,
-                       kv_entry_t *ehdr)
+static int64_t kv_find(const char *data, size_t dsize, uint64_t h, const char *ns, size_t nslen,
+                       uint32_t rank, const char *key, size_t keylen, kv_entry_t *ehdr)
 {
     const kv_data_t *d = dhdr(data);
     uint64_t nb = d->nbuckets, mask = nb - 1, hoff = d->heap_off;
@@ -358,7 +363,8 @@ static void table_put(char *data, uint64_t h, uint64_t off)
             continue;
         /* replace: swing the bucket to the new immutable entry */
         atomic_store_explicit(&b[p].off, off, memory_order_relaxed);
-        atomic_store_explicit(&d->garbage, atomic_load_explicit(&d->garbage, memory_order_relaxed) + e->size,
+        atomic_store_explicit(&d->garbage,
+                              atomic_load_explicit(&d->garbage, memory_order_relaxed) + e->size,
                               memory_order_relaxed);
         return;
     }
@@ -386,9 +392,11 @@ static void table_del(char *data, const kv_op_t *op)
     for (uint64_t i = 0; i < d->nbuckets; i++, p = (p + 1) & mask) {
         if (atomic_load_explicit(&b[p].off, memory_order_relaxed) == (uint64_t)off) {
             atomic_store_explicit(&b[p].off, OFF_TOMB, memory_order_relaxed);
-            atomic_store_explicit(&d->live, atomic_load_explicit(&d->live, memory_order_relaxed) - 1,
+            atomic_store_explicit(&d->live,
+                                  atomic_load_explicit(&d->live, memory_order_relaxed) - 1,
                                   memory_order_relaxed);
-            atomic_store_explicit(&d->garbage, atomic_load_explicit(&d->garbage, memory_order_relaxed) + eh.size,
+            atomic_store_explicit(&d->garbage,
+                                  atomic_load_explicit(&d->garbage, memory_order_relaxed) + eh.size,
                                   memory_order_relaxed);
             return;
         }
@@ -396,9 +404,9 @@ static void table_del(char *data, const kv_op_t *op)
 }
 
 /* Append an entry at the heap end (outside the published part). Returns its offset. */
-static uint64_t heap_append(char *data, uint64_t *end, uint64_t h, uint32_t rank,
-                            const char *ns, size_t nslen, const char *key, size_t keylen,
-                            const void *val, size_t vallen)
+static uint64_t heap_append(char *data, uint64_t *end, uint64_t h, uint32_t rank, const char *ns,
+                            size_t nslen, const char *key, size_t keylen, const void *val,
+                            size_t vallen)
 {
     uint64_t off = *end;
     kv_entry_t e = {.size = (uint32_t)entry_bytes(nslen, keylen, vallen),
@@ -435,7 +443,8 @@ static void lock_policy(nc_kvlock_t *l)
 static size_t pow2_at_least(size_t x)
 {
     size_t p = 8;
-    while (p < x) p <<= 1;
+    while (p < x)
+        p <<= 1;
     return p;
 }
 
@@ -535,8 +544,7 @@ int numacoll_kvdb_create(const numacoll_kvdb_params_t *params, numacoll_kvdb_t *
     db->gen = 1;
     /* release: the generation is complete before anybody can see its number (nobody can
      * attach before create returns anyway) */
-    atomic_store_explicit(ctl_cur(db), (1ull << 32) | (uint32_t)db->data_fd,
-                          memory_order_release);
+    atomic_store_explicit(ctl_cur(db), (1ull << 32) | (uint32_t)db->data_fd, memory_order_release);
     snprintf(db->handle, sizeof db->handle, "/proc/%d/fd/%d", (int)db->server_pid, db->ctl_fd);
     *out = db;
     return NUMACOLL_OK;
@@ -560,8 +568,8 @@ int numacoll_kvdb_attach(const char *handle, numacoll_kvdb_t **out)
     if (!out) return nc_error(NUMACOLL_ERR_ARG, "numacoll_kvdb_attach: db is NULL");
     *out = NULL;
     int pid = 0, sfd = -1, n = 0;
-    if (!handle || sscanf(handle, "/proc/%d/fd/%d%n", &pid, &sfd, &n) != 2 ||
-        handle[n] != 0 || pid <= 0 || sfd < 0)
+    if (!handle || sscanf(handle, "/proc/%d/fd/%d%n", &pid, &sfd, &n) != 2 || handle[n] != 0 ||
+        pid <= 0 || sfd < 0)
         return nc_error(NUMACOLL_ERR_ARG,
                         "kvdb: handle '%s' is not valid; expected '/proc/<pid>/fd/<n>' as "
                         "returned by numacoll_kvdb_handle()",
@@ -662,7 +670,8 @@ int numacoll_kvdb_close(numacoll_kvdb_t *db)
         /* release: our last read section is over before the slot can be taken again */
         atomic_store_explicit(&s->pid, 0, memory_order_release);
     }
-    if (db->server && db->ctl && db->ops->fini) db->ops->fini(&db->lk);
+    /* The server does not destroy the shared mutexes (ops->fini): readers may still be
+     * attached and even hold them; the memory goes away with the last mapping. */
     if (db->data) munmap(db->data, db->data_size);
     if (db->ctl) munmap(db->ctl, db->ctl_size);
     if (db->data_fd >= 0) close(db->data_fd);
@@ -683,9 +692,10 @@ static int check_key(const char *who, const char *ns, const char *key, size_t *n
     *nslen = strnlen(ns, NUMACOLL_KVDB_MAX_NSLEN + 1);
     *keylen = strnlen(key, NUMACOLL_KVDB_MAX_KEYLEN + 1);
     if (*nslen > NUMACOLL_KVDB_MAX_NSLEN)
-        return nc_error(NUMACOLL_ERR_TOOBIG,
-                        "%s: namespace '%.40s...' is longer than %d bytes (NUMACOLL_KVDB_MAX_NSLEN)",
-                        who, ns, NUMACOLL_KVDB_MAX_NSLEN);
+        return nc_error(
+            NUMACOLL_ERR_TOOBIG,
+            "%s: namespace '%.40s...' is longer than %d bytes (NUMACOLL_KVDB_MAX_NSLEN)", who, ns,
+            NUMACOLL_KVDB_MAX_NSLEN);
     if (*keylen > NUMACOLL_KVDB_MAX_KEYLEN)
         return nc_error(NUMACOLL_ERR_TOOBIG,
                         "%s: key '%.40s...' is longer than %d bytes (NUMACOLL_KVDB_MAX_KEYLEN)",
@@ -738,8 +748,7 @@ int numacoll_kvdb_put(numacoll_kvdb_t *db, const char *nspace, uint32_t rank, co
     return stage(db, 0, nspace, nslen, rank, key, keylen, value, len);
 }
 
-int numacoll_kvdb_delete(numacoll_kvdb_t *db, const char *nspace, uint32_t rank,
-                         const char *key)
+int numacoll_kvdb_delete(numacoll_kvdb_t *db, const char *nspace, uint32_t rank, const char *key)
 {
     if (!db || !db->server)
         return nc_error(NUMACOLL_ERR_STATE, "numacoll_kvdb_delete: only the server may write");
@@ -768,7 +777,8 @@ int numacoll_kvdb_delete(numacoll_kvdb_t *db, const char *nspace, uint32_t rank,
 void numacoll_kvdb_discard(numacoll_kvdb_t *db)
 {
     if (!db) return;
-    for (size_t i = 0; i < db->nstaged; i++) free(db->staged[i].buf);
+    for (size_t i = 0; i < db->nstaged; i++)
+        free(db->staged[i].buf);
     db->nstaged = 0;
 }
 
@@ -799,9 +809,9 @@ static void append_batch(numacoll_kvdb_t *db, char *data, uint64_t *end)
     for (size_t i = 0; i < db->nstaged; i++) {
         kv_op_t *op = &db->staged[i];
         if (op->del) continue;
-        op->off = heap_append(data, end, op->hash, op->rank, op->buf, op->nslen,
-                              op->buf + op->nslen, op->keylen, op->buf + op->nslen + op->keylen,
-                              op->vallen);
+        op->off =
+            heap_append(data, end, op->hash, op->rank, op->buf, op->nslen, op->buf + op->nslen,
+                        op->keylen, op->buf + op->nslen + op->keylen, op->vallen);
     }
 }
 static void apply_batch(numacoll_kvdb_t *db, char *data, uint64_t end)
@@ -848,12 +858,15 @@ int numacoll_kvdb_commit(numacoll_kvdb_t *db)
 
     /* New generation: compacted, grown if needed (and allowed). */
     uint64_t heap_cur = d->size - d->heap_off;
-    uint64_t live_bytes = used_end - d->heap_off - atomic_load_explicit(&d->garbage, memory_order_relaxed);
+    uint64_t live_bytes =
+        used_end - d->heap_off - atomic_load_explicit(&d->garbage, memory_order_relaxed);
     uint64_t need_bytes = live_bytes + add, need_entries = live + nputs;
     uint64_t nb2 = nb, heap2 = heap_cur;
     if (db->grow) {
-        while (need_entries * 2 > nb2) nb2 *= 2;        /* at most half full after rebuild */
-        while (need_bytes * 3 > heap2 * 2) heap2 *= 2;  /* at most 2/3 of the heap used */
+        while (need_entries * 2 > nb2)
+            nb2 *= 2; /* at most half full after rebuild */
+        while (need_bytes * 3 > heap2 * 2)
+            heap2 *= 2; /* at most 2/3 of the heap used */
     }
     size_t boff, hoff;
     size_t size2 = data_size_for(nb2, heap2, &boff, &hoff);
@@ -889,8 +902,7 @@ int numacoll_kvdb_commit(numacoll_kvdb_t *db)
         return nc_error_wrap(rc, "numacoll_kvdb_commit");
     }
     /* release: the new generation is complete before a reader can see its number */
-    atomic_store_explicit(ctl_cur(db), ((db->gen + 1) << 32) | (uint32_t)nfd,
-                          memory_order_release);
+    atomic_store_explicit(ctl_cur(db), ((db->gen + 1) << 32) | (uint32_t)nfd, memory_order_release);
     /* close the old fd inside the write section: readers of lock-based schemes only open
      * the fd published in the current word, which stays open until the next publication */
     close(db->data_fd);
@@ -917,16 +929,19 @@ static int corrupt(numacoll_kvdb_t *db)
 
 /* The body of get; @p prof is a compile-time constant in each instantiation, so the plain
  * get contains no stamp code at all. */
-static inline __attribute__((always_inline)) int
-get_impl(numacoll_kvdb_t *db, const char *ns, uint32_t rank, const char *key, void *buf,
-         size_t buflen, size_t *len, uint64_t *st, const int prof)
+static inline __attribute__((always_inline)) int get_impl(numacoll_kvdb_t *db, const char *ns,
+                                                          uint32_t rank, const char *key, void *buf,
+                                                          size_t buflen, size_t *len, uint64_t *st,
+                                                          const int prof)
 {
     if (prof) st[0] = nc_kv_stamp_start();
     size_t nslen, keylen;
-    if (NC_UNLIKELY(!db || !len)) return nc_error(NUMACOLL_ERR_ARG, "numacoll_kvdb_get: NULL argument");
+    if (NC_UNLIKELY(!db || !len))
+        return nc_error(NUMACOLL_ERR_ARG, "numacoll_kvdb_get: NULL argument");
     int rc = check_key("numacoll_kvdb_get", ns, key, &nslen, &keylen);
     if (NC_UNLIKELY(rc)) return rc;
-    if (NC_UNLIKELY(buflen && !buf)) return nc_error(NUMACOLL_ERR_ARG, "numacoll_kvdb_get: buf is NULL");
+    if (NC_UNLIKELY(buflen && !buf))
+        return nc_error(NUMACOLL_ERR_ARG, "numacoll_kvdb_get: buf is NULL");
     uint64_t h = kv_hash(ns, nslen, rank, key, keylen);
     kv_entry_t eh;
     int64_t off;
@@ -991,9 +1006,8 @@ int numacoll_kvdb_get(numacoll_kvdb_t *db, const char *nspace, uint32_t rank, co
     return get_impl(db, nspace, rank, key, buf, buflen, len, NULL, 0);
 }
 
-int nc_kvdb_get_profiled(numacoll_kvdb_t *db, const char *nspace, uint32_t rank,
-                         const char *key, void *buf, size_t buflen, size_t *len,
-                         uint64_t stamps[NC_KV_PROF_POINTS])
+int nc_kvdb_get_profiled(numacoll_kvdb_t *db, const char *nspace, uint32_t rank, const char *key,
+                         void *buf, size_t buflen, size_t *len, uint64_t stamps[NC_KV_PROF_POINTS])
 {
     return get_impl(db, nspace, rank, key, buf, buflen, len, stamps, 1);
 }
@@ -1024,7 +1038,8 @@ static int64_t collect(numacoll_kvdb_t *db, const char *ns, size_t nslen, uint32
         size_t rec = 8 + (size_t)e.keylen + 1 + e.vallen;
         if (o + rec > db->itercap) {
             size_t nc = db->itercap ? db->itercap : 4096;
-            while (nc < o + rec) nc *= 2;
+            while (nc < o + rec)
+                nc *= 2;
             char *nbuf = realloc(db->iterbuf, nc);
             if (!nbuf) return NUMACOLL_ERR_NOMEM;
             db->iterbuf = nbuf;
@@ -1046,8 +1061,7 @@ static int64_t collect(numacoll_kvdb_t *db, const char *ns, size_t nslen, uint32
 int numacoll_kvdb_iterate(numacoll_kvdb_t *db, const char *nspace, uint32_t rank,
                           numacoll_kvdb_iter_fn fn, void *ctx, size_t *count)
 {
-    if (!db || !nspace)
-        return nc_error(NUMACOLL_ERR_ARG, "numacoll_kvdb_iterate: NULL argument");
+    if (!db || !nspace) return nc_error(NUMACOLL_ERR_ARG, "numacoll_kvdb_iterate: NULL argument");
     size_t nslen = strnlen(nspace, NUMACOLL_KVDB_MAX_NSLEN + 1);
     if (nslen > NUMACOLL_KVDB_MAX_NSLEN)
         return nc_error(NUMACOLL_ERR_TOOBIG, "numacoll_kvdb_iterate: namespace longer than %d",
@@ -1110,14 +1124,26 @@ int nc_kvdb_rdunlock(numacoll_kvdb_t *db, uint64_t token)
 {
     return db->ops->rd_unlock(&db->lk, token);
 }
-int nc_kvdb_wrlock(numacoll_kvdb_t *db) { return db->ops->wr_lock(&db->lk); }
-int nc_kvdb_wrunlock(numacoll_kvdb_t *db) { return db->ops->wr_unlock(&db->lk); }
+int nc_kvdb_wrlock(numacoll_kvdb_t *db)
+{
+    return db->ops->wr_lock(&db->lk);
+}
+int nc_kvdb_wrunlock(numacoll_kvdb_t *db)
+{
+    return db->ops->wr_unlock(&db->lk);
+}
 _Atomic uint64_t *nc_kvdb_scratch(numacoll_kvdb_t *db, int i)
 {
     return (_Atomic uint64_t *)(db->ctl + ctl_hdr(db)->scratch_off + (size_t)i * db->lk.line);
 }
-const nc_kvlock_ops_t *nc_kvdb_lock_ops(const numacoll_kvdb_t *db) { return db->ops; }
-int nc_kvdb_slot(const numacoll_kvdb_t *db) { return db->lk.slot; }
+const nc_kvlock_ops_t *nc_kvdb_lock_ops(const numacoll_kvdb_t *db)
+{
+    return db->ops;
+}
+int nc_kvdb_slot(const numacoll_kvdb_t *db)
+{
+    return db->lk.slot;
+}
 uint32_t nc_kvdb_slot_attaches(numacoll_kvdb_t *db, int i)
 {
     return atomic_load_explicit(&nc_kvlock_slot(&db->lk, i)->attaches, memory_order_relaxed);

@@ -34,16 +34,16 @@ typedef struct nc_kv_slot {
 } nc_kv_slot_t;
 
 typedef struct nc_kvlock {
-    char *area;        /* the scheme's area in the control segment */
-    int nslots;        /* reader slots */
-    size_t line;       /* padding unit */
-    char *slots;       /* nc_kv_slot_t lines, stride line */
-    int slot;          /* this process's reader slot, -1 on the server */
-    pid_t server_pid;  /* readers check it while waiting */
-    uint64_t timeout_ns;  /* NUMACOLL_TIMEOUT (0 = none) */
-    uint32_t spin_limit;  /* pause spins before yielding (small when oversubscribed) */
-    uint64_t recovered;   /* locks/flags recovered from dead owners by this process */
-    void *priv;        /* scheme's process-private state */
+    char *area;          /* the scheme's area in the control segment */
+    int nslots;          /* reader slots */
+    size_t line;         /* padding unit */
+    char *slots;         /* nc_kv_slot_t lines, stride line */
+    int slot;            /* this process's reader slot, -1 on the server */
+    pid_t server_pid;    /* readers check it while waiting */
+    uint64_t timeout_ns; /* NUMACOLL_TIMEOUT (0 = none) */
+    uint32_t spin_limit; /* pause spins before yielding (small when oversubscribed) */
+    uint64_t recovered;  /* locks/flags recovered from dead owners by this process */
+    void *priv;          /* scheme's process-private state */
 } nc_kvlock_t;
 
 typedef struct nc_kvlock_ops {
@@ -51,8 +51,8 @@ typedef struct nc_kvlock_ops {
     const char *description;
     int optimistic;
     size_t (*area_bytes)(int nslots, size_t line);
-    int (*init)(nc_kvlock_t *l);       /* server, once, on zeroed memory */
-    void (*fini)(nc_kvlock_t *l);      /* server, at destroy (optional) */
+    int (*init)(nc_kvlock_t *l);  /* server, once, on zeroed memory */
+    void (*fini)(nc_kvlock_t *l); /* server, at destroy (optional) */
     int (*rd_lock)(nc_kvlock_t *l, uint64_t *token);
     int (*rd_unlock)(nc_kvlock_t *l, uint64_t token);
     int (*wr_lock)(nc_kvlock_t *l);

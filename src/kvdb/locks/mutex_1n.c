@@ -10,13 +10,19 @@
  */
 #include "lock.h"
 
-static size_t stride(size_t line) { return nc_round_up(sizeof(pthread_mutex_t), line); }
+static size_t stride(size_t line)
+{
+    return nc_round_up(sizeof(pthread_mutex_t), line);
+}
 static pthread_mutex_t *mx(nc_kvlock_t *l, int i)
 {
     return (pthread_mutex_t *)(l->area + (size_t)i * stride(l->line));
 }
 
-static size_t m1_bytes(int nslots, size_t line) { return (size_t)nslots * stride(line); }
+static size_t m1_bytes(int nslots, size_t line)
+{
+    return (size_t)nslots * stride(line);
+}
 
 static int m1_init(nc_kvlock_t *l)
 {
@@ -29,7 +35,8 @@ static int m1_init(nc_kvlock_t *l)
 
 static void m1_fini(nc_kvlock_t *l)
 {
-    for (int i = 0; i < l->nslots; i++) pthread_mutex_destroy(mx(l, i));
+    for (int i = 0; i < l->nslots; i++)
+        pthread_mutex_destroy(mx(l, i));
 }
 
 static int m1_rd_lock(nc_kvlock_t *l, uint64_t *token)
@@ -50,7 +57,8 @@ static int m1_wr_lock(nc_kvlock_t *l)
     for (int i = 0; i < l->nslots; i++) {
         int rc = nc_kvlock_mutex_lock(l, mx(l, i), NULL, "1n-mutex reader mutex");
         if (rc) {
-            while (--i >= 0) pthread_mutex_unlock(mx(l, i));
+            while (--i >= 0)
+                pthread_mutex_unlock(mx(l, i));
             return rc;
         }
     }
@@ -59,7 +67,8 @@ static int m1_wr_lock(nc_kvlock_t *l)
 
 static int m1_wr_unlock(nc_kvlock_t *l)
 {
-    for (int i = 0; i < l->nslots; i++) pthread_mutex_unlock(mx(l, i));
+    for (int i = 0; i < l->nslots; i++)
+        pthread_mutex_unlock(mx(l, i));
     return NUMACOLL_OK;
 }
 

@@ -13,7 +13,10 @@
  */
 #include "lock.h"
 
-static size_t stride(size_t line) { return nc_round_up(sizeof(pthread_mutex_t), line); }
+static size_t stride(size_t line)
+{
+    return nc_round_up(sizeof(pthread_mutex_t), line);
+}
 static pthread_mutex_t *ls(nc_kvlock_t *l, int i)
 {
     return (pthread_mutex_t *)(l->area + (size_t)(2 * i) * stride(l->line));
@@ -23,7 +26,10 @@ static pthread_mutex_t *lp(nc_kvlock_t *l, int i)
     return (pthread_mutex_t *)(l->area + (size_t)(2 * i + 1) * stride(l->line));
 }
 
-static size_t m2_bytes(int nslots, size_t line) { return 2 * (size_t)nslots * stride(line); }
+static size_t m2_bytes(int nslots, size_t line)
+{
+    return 2 * (size_t)nslots * stride(line);
+}
 
 static int m2_init(nc_kvlock_t *l)
 {
@@ -64,15 +70,20 @@ static int m2_rd_unlock(nc_kvlock_t *l, uint64_t token)
 static int m2_wr_lock(nc_kvlock_t *l)
 {
     int i, rc = NUMACOLL_OK;
-    for (i = 0; i < l->nslots && !rc; i++) rc = nc_kvlock_mutex_lock(l, ls(l, i), NULL, "2n-mutex signal mutex");
+    for (i = 0; i < l->nslots && !rc; i++)
+        rc = nc_kvlock_mutex_lock(l, ls(l, i), NULL, "2n-mutex signal mutex");
     if (rc) {
-        for (int j = 0; j < i - 1; j++) pthread_mutex_unlock(ls(l, j));
+        for (int j = 0; j < i - 1; j++)
+            pthread_mutex_unlock(ls(l, j));
         return rc;
     }
-    for (i = 0; i < l->nslots && !rc; i++) rc = nc_kvlock_mutex_lock(l, lp(l, i), NULL, "2n-mutex main mutex");
+    for (i = 0; i < l->nslots && !rc; i++)
+        rc = nc_kvlock_mutex_lock(l, lp(l, i), NULL, "2n-mutex main mutex");
     if (rc) {
-        for (int j = 0; j < l->nslots; j++) pthread_mutex_unlock(ls(l, j));
-        for (int j = 0; j < i - 1; j++) pthread_mutex_unlock(lp(l, j));
+        for (int j = 0; j < l->nslots; j++)
+            pthread_mutex_unlock(ls(l, j));
+        for (int j = 0; j < i - 1; j++)
+            pthread_mutex_unlock(lp(l, j));
         return rc;
     }
     return NUMACOLL_OK;

@@ -18,7 +18,10 @@ typedef struct ms_signal {
     _Atomic uint32_t vs; /* written by the writer only */
 } ms_signal_t;
 
-static size_t stride(size_t line) { return nc_round_up(sizeof(pthread_mutex_t), line) + line; }
+static size_t stride(size_t line)
+{
+    return nc_round_up(sizeof(pthread_mutex_t), line) + line;
+}
 static ms_signal_t *vs(nc_kvlock_t *l, int i)
 {
     return (ms_signal_t *)(l->area + (size_t)i * stride(l->line));
@@ -28,7 +31,10 @@ static pthread_mutex_t *lp(nc_kvlock_t *l, int i)
     return (pthread_mutex_t *)(l->area + (size_t)i * stride(l->line) + l->line);
 }
 
-static size_t ms_bytes(int nslots, size_t line) { return (size_t)nslots * stride(line); }
+static size_t ms_bytes(int nslots, size_t line)
+{
+    return (size_t)nslots * stride(line);
+}
 
 static int ms_init(nc_kvlock_t *l)
 {
@@ -41,7 +47,8 @@ static int ms_init(nc_kvlock_t *l)
 
 static void ms_fini(nc_kvlock_t *l)
 {
-    for (int i = 0; i < l->nslots; i++) pthread_mutex_destroy(lp(l, i));
+    for (int i = 0; i < l->nslots; i++)
+        pthread_mutex_destroy(lp(l, i));
 }
 
 static int ms_rd_lock(nc_kvlock_t *l, uint64_t *token)
@@ -75,7 +82,8 @@ static int ms_wr_lock(nc_kvlock_t *l)
     for (int i = 0; i < l->nslots; i++) {
         int rc = nc_kvlock_mutex_lock(l, lp(l, i), NULL, "n-mutex-signal mutex");
         if (rc) {
-            while (--i >= 0) pthread_mutex_unlock(lp(l, i));
+            while (--i >= 0)
+                pthread_mutex_unlock(lp(l, i));
             for (int j = 0; j < l->nslots; j++)
                 atomic_store_explicit(&vs(l, j)->vs, 0, memory_order_relaxed);
             return rc;
@@ -86,7 +94,8 @@ static int ms_wr_lock(nc_kvlock_t *l)
 
 static int ms_wr_unlock(nc_kvlock_t *l)
 {
-    for (int i = 0; i < l->nslots; i++) pthread_mutex_unlock(lp(l, i));
+    for (int i = 0; i < l->nslots; i++)
+        pthread_mutex_unlock(lp(l, i));
     for (int i = 0; i < l->nslots; i++)
         atomic_store_explicit(&vs(l, i)->vs, 0, memory_order_relaxed);
     return NUMACOLL_OK;

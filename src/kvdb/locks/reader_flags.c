@@ -27,13 +27,22 @@ typedef struct rf_flag {
     _Atomic uint32_t v;
 } rf_flag_t;
 
-static rf_flag_t *wflag(nc_kvlock_t *l) { return (rf_flag_t *)l->area; }
+static rf_flag_t *wflag(nc_kvlock_t *l)
+{
+    return (rf_flag_t *)l->area;
+}
 static rf_flag_t *busy(nc_kvlock_t *l, int i)
 {
     return (rf_flag_t *)(l->area + (size_t)(i + 1) * l->line);
 }
-static size_t rf_bytes(int nslots, size_t line) { return (size_t)(nslots + 1) * line; }
-static int rf_init(nc_kvlock_t *l) { return NUMACOLL_OK; }
+static size_t rf_bytes(int nslots, size_t line)
+{
+    return (size_t)(nslots + 1) * line;
+}
+static int rf_init(nc_kvlock_t *l)
+{
+    return NUMACOLL_OK;
+}
 
 static int rf_rd_lock(nc_kvlock_t *l, uint64_t *token)
 {

@@ -53,7 +53,10 @@ const numacoll_algorithm_info_t *numacoll_kvdb_locks(int *count)
     return info;
 }
 
-static int pid_dead(pid_t pid) { return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH; }
+static int pid_dead(pid_t pid)
+{
+    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
 
 int nc_kvlock_slot_dead(const nc_kvlock_t *l, int i)
 {
@@ -100,8 +103,8 @@ int nc_kvlock_mutex_lock(nc_kvlock_t *l, pthread_mutex_t *m, int *owner_died, co
              * a write: the store may be inconsistent and nobody will ever write it again */
             pthread_mutex_unlock(m);
             return nc_error(NUMACOLL_ERR_PEER_DEAD,
-                            "kvdb: the server (pid %d) died while holding %s",
-                            (int)l->server_pid, what);
+                            "kvdb: the server (pid %d) died while holding %s", (int)l->server_pid,
+                            what);
         }
         l->recovered++;
         if (owner_died) *owner_died = 1;

@@ -28,7 +28,10 @@ typedef struct rw_slot {
     _Atomic uint32_t inside; /* written by the slot's reader (and by the writer for a dead one) */
 } rw_slot_t;
 
-static pthread_rwlock_t *rw_of(nc_kvlock_t *l) { return (pthread_rwlock_t *)l->area; }
+static pthread_rwlock_t *rw_of(nc_kvlock_t *l)
+{
+    return (pthread_rwlock_t *)l->area;
+}
 static rw_slot_t *rw_slot(nc_kvlock_t *l, int i)
 {
     return (rw_slot_t *)(l->area + nc_round_up(sizeof(pthread_rwlock_t), l->line) +

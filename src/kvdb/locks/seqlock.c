@@ -31,9 +31,18 @@ typedef struct sq {
     _Atomic uint64_t seq; /* written by the writer only */
 } sq_t;
 
-static sq_t *sq_of(nc_kvlock_t *l) { return (sq_t *)l->area; }
-static size_t sq_bytes(int nslots, size_t line) { return line; }
-static int sq_init(nc_kvlock_t *l) { return NUMACOLL_OK; }
+static sq_t *sq_of(nc_kvlock_t *l)
+{
+    return (sq_t *)l->area;
+}
+static size_t sq_bytes(int nslots, size_t line)
+{
+    return line;
+}
+static int sq_init(nc_kvlock_t *l)
+{
+    return NUMACOLL_OK;
+}
 
 static int sq_rd_lock(nc_kvlock_t *l, uint64_t *token)
 {
