@@ -12,9 +12,10 @@
  * glibc's rwlock, whose read unlock is an anonymous decrement of the reader count (readers
  * are not owners), so any process can drop a dead reader's hold. A reader killed in the
  * few instructions between getting the lock and marking its slot (or between clearing the
- * mark and unlocking) cannot be recovered: the writer then fails with NUMACOLL_ERR_TIMEOUT
- * if NUMACOLL_TIMEOUT is set. Readers wait in slices too, so a server that dies holding
- * the write lock gives them NUMACOLL_ERR_PEER_DEAD instead of a hang.
+ * mark and unlocking), or while it is blocked inside pthread_rwlock_timedrdlock (glibc
+ * counts a waiting reader in the lock word), cannot be recovered: the writer then fails with
+ * NUMACOLL_ERR_TIMEOUT if NUMACOLL_TIMEOUT is set. Readers wait in slices too, so a server that
+ * dies holding the write lock gives them NUMACOLL_ERR_PEER_DEAD instead of a hang.
  */
 #include "lock.h"
 
