@@ -211,6 +211,7 @@ static int run_rep(const char *lock, int mode, int N, double duration, rep_resul
         if (pids[i] == 0) _exit(reader_main(sh, i, mode));
     }
     bind_cpu(cpus[0]);
+    /* ready: each reader adds 1 once attached (or failed) */
     while (atomic_load(&sh->ready) < N)
         sched_yield();
     _Atomic uint64_t *f0 = nc_kvdb_scratch(srv, 0), *f1 = nc_kvdb_scratch(srv, 1);
@@ -343,6 +344,7 @@ static int prof_reader(prof_shm_t *sh, int idx, int iters, int keylen)
     }
     stamp_overhead_sample(0);
     atomic_fetch_add(&sh->ready, 1);
+    /* go: written once by the parent when every reader is ready */
     while (!atomic_load_explicit(&sh->go, memory_order_acquire))
         sched_yield();
     char keys[NKEYS][NUMACOLL_KVDB_MAX_KEYLEN + 1];
@@ -405,6 +407,7 @@ static int run_profile(const char *lock, int N, int iters, int keylen, FILE *csv
         pids[i] = fork();
         if (pids[i] == 0) _exit(prof_reader(sh, i, iters, keylen));
     }
+    /* ready: each reader adds 1 after attaching and sampling the stamp overhead */
     while (atomic_load(&sh->ready) < N)
         sched_yield();
     atomic_store_explicit(&sh->go, 1, memory_order_release);
