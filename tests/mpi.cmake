@@ -62,7 +62,7 @@ foreach(f ${NC_MPI_FLAVORS})
               -- ${P} barrier 50)
   nc_mpi_test(mpi_${f}_bad_config ${f} 2 --env NUMACOLL_BARRIER=no-such-barrier
               --env NC_EXPECT=native
-              --count "NUMACOLL_BARRIER='no-such-barrier' is not valid; allowed: auto, " 2
+              --count "NUMACOLL_BARRIER='no-such-barrier' is not valid. allowed: auto, " 2
               -- ${P} barrier 20)
   nc_mpi_test(mpi_${f}_verbose ${f} 3 --env NUMACOLL_VERBOSE=1
               --count "numacoll-mpi\\[${f}\\]: MPI_COMM_WORLD \\(size 3\\): one node team" 1

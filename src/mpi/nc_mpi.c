@@ -54,6 +54,7 @@ typedef struct nc_comm {
     MPI_Comm oob_comm;      /* communicator the team's allgather runs on */
     int bcast_native;       /* core bcast unsupported: MPI_Bcast stays native */
     uint64_t sig;           /* flat: members signature for the idle-team cache */
+    int broken;             /* a numacoll call failed here: never reuse the team */
     struct nc_comm *prev, *next;
 } nc_comm_t;
 
@@ -215,7 +216,7 @@ static void idle_destroy_all(void)
 /* Keep a flat communicator's team for reuse; returns 1 if it was kept. */
 static int idle_put(nc_comm_t *s)
 {
-    if (g_cache_max <= 0 || s->mode != MODE_FLAT || !s->team || !s->sig) return 0;
+    if (g_cache_max <= 0 || s->mode != MODE_FLAT || !s->team || !s->sig || s->broken) return 0;
     /* an idle team keeps only its small barrier segment: the broadcast queues are
      * released now and re-created collectively at the reusing communicator's first
      * broadcast (every member reusing the team has released them) */
@@ -676,7 +677,10 @@ static int barrier_impl(MPI_Comm comm, const char *alg)
             rc = PMPI_Barrier(s->leaders) == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
         if (rc == NUMACOLL_OK) rc = node_barrier(s, alg);
     }
-    if (rc != NUMACOLL_OK) return raise_error(comm, "MPI_Barrier", rc);
+    if (rc != NUMACOLL_OK) {
+        s->broken = 1;
+        return raise_error(comm, "MPI_Barrier", rc);
+    }
     COUNT(barrier_numacoll);
     return MPI_SUCCESS;
 }
@@ -778,6 +782,7 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
         free(stage);
         COUNT(bcast_staged);
     }
+    if (rc != NUMACOLL_OK) s->broken = 1;
     if (rc == NUMACOLL_ERR_ARG) {
         /* the core detected members with different byte counts */
         fprintf(stderr, "numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());

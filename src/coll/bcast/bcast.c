@@ -6,31 +6,37 @@
  *
  *   global (first-touched by rank 0):
  *       leaders[P] (int32; the NUMA leader of each rank)          rounded up to a page
- *       q pages, one per set: the set's `done` counter on its own line
+ *       q pages, one per set: the set's `op` line (op + 1 of the last op started on it,
+ *       written by that op's root; diagnostic, nobody waits on it)
  *   per process r (first-touched by r, bound to its NUMA node):
+ *       ack line                 (op + 1 of the last op r has finished; single writer r)
  *       s control lines          (one per queue slot: {stamp, size})
- *       q inline blocks          (one per set: {stamp, size, payload[room]}, line multiple)
+ *       8 inline blocks          (one per op mod 8: {stamp, size, payload[room]})
  *       (rounded up to a page)
- *       s buffers of f bytes     (the cyclic queue)
+ *       s buffers of f bytes     (the cyclic queue, split into q sets of s/q slots)
  *
  * The paper's size is w + w q + p s (w + f) (a page per control block); ours packs the
  * control blocks into lines, and both figures are printed in verbose mode.
  *
  * Operations: every broadcast is a sequence of *ops*, numbered identically on all members
- * (op counter in the local state). An op uses set op % q. A small message is one op whose
- * data travel in the receivers' inline blocks; a CMA broadcast is one op whose inline
- * blocks carry the root's address and pid; a queue broadcast takes ceil(m / (s/q * fe))
- * ops, each filling up to s/q slots of its set with fragments of fe bytes.
+ * (op counter in the local state). A small message is one op whose data travel in the
+ * receivers' inline blocks (block op % 8); a CMA broadcast is one op whose inline blocks
+ * carry the root's address and pid; a queue broadcast takes ceil(m / (s/q * fe)) ops, op n
+ * filling up to s/q slots of set n % q with fragments of fe bytes.
  *
  * Synchronisation, all monotonic (the segment starts zero-filled, nothing is ever reset):
  *  - stamps: the parent of a process in this op's tree writes the payload (and size), then
  *    stores stamp = op + 1 with release into the child's control line or inline block.
  *    The child waits with acquire for that stamp; every stamp value is used once per line.
- *  - done[set]: every receiver adds 1 (release) when it has finished reading an op of the
- *    set. Uses of a set before op n number n / q, each adds P - 1, so the root of op n
- *    waits (acquire) for done[set] >= (n / q) (P - 1) before writing into the set; at that
- *    point every reader of every earlier use of the set is finished, including readers of
- *    relay copies and of inline blocks (their writers only start after the root's wait).
+ *  - acks (the monotonic form of the paper's nreaders counter): every member, root
+ *    included, stores ack = op + 1 with release when it has finished op (all its reads of
+ *    slots and blocks). Ops are processed in order, so ack >= a means ops < a are done.
+ *    The root of op n may write into set n % q (previous user: op n - q) once every other
+ *    member's ack >= n - q + 1, and into inline block n % 8 once every ack >= n - 8 + 1; at
+ *    that point every reader of the previous use, including readers of relay copies and of
+ *    blocks written by inner tree nodes (who only write after the root's wait), is done.
+ *    The root caches the acks it has seen, so with q sets it reads a peer's ack line about
+ *    once per q ops.
  */
 #include "bcast.h"
 #include "../../topo/topo.h"
@@ -43,7 +49,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define INL_HDR 16 /* stamp + size */
+#define INL_HDR 16   /* stamp + size */
+#define INL_BLOCKS 8 /* inline blocks per process (ops mod 8) */
 #define CMA_MAGIC 0x6e63636d61707262ull
 
 typedef struct ctl_line {
@@ -77,6 +84,7 @@ struct nc_bcast_team {
     char *global, *procs;
     int32_t *leaders;
     int *numa; /* [P] NUMA node per rank (-1 unknown) */
+    uint64_t *known_ack; /* [P] highest ack seen per rank (local cache) */
     int nlev;
     int *groups; /* [nlev * P] for the topology tree */
     tree_cache_t trees[NC_BTREE_COUNT];
@@ -89,18 +97,22 @@ static volatile uint64_t cma_probe_word = CMA_MAGIC;
 
 /* ---- layout helpers ---------------------------------------------------------------- */
 
-static inline _Atomic uint64_t *set_done(bst_t *b, size_t set)
+static inline _Atomic uint64_t *set_op(bst_t *b, size_t set)
 {
     return (_Atomic uint64_t *)(b->global + b->sets_off + set * nc_page_size());
 }
 static inline char *proc_base(bst_t *b, int r) { return b->procs + (size_t)r * b->proc_bytes; }
+static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
+{
+    return (_Atomic uint64_t *)proc_base(b, r);
+}
 static inline ctl_line_t *ctl_of(bst_t *b, numacoll_team_t *t, int r, size_t slot)
 {
-    return (ctl_line_t *)(proc_base(b, r) + slot * t->line);
+    return (ctl_line_t *)(proc_base(b, r) + (1 + slot) * t->line);
 }
 static inline char *inl_of(bst_t *b, numacoll_team_t *t, int r, size_t set)
 {
-    return proc_base(b, r) + b->s * t->line + set * b->inl_block;
+    return proc_base(b, r) + (1 + b->s) * t->line + set * b->inl_block;
 }
 static inline char *slot_buf(bst_t *b, int r, size_t slot)
 {
@@ -125,20 +137,40 @@ static int wait_stamp(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t want)
     return NUMACOLL_OK;
 }
 
-static int wait_done(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t want)
+/* Wait until every other member has finished the ops before @p need (ack >= need). */
+static int wait_acks(numacoll_team_t *t, bst_t *b, uint64_t need)
 {
-    /* Wait loop: writers are the receivers of earlier ops of this set (fetch_add with
-     * release after their last read of the set's slots/blocks). Once the acquire load shows
-     * `want`, all readers of every earlier use of the set are finished and we may overwrite
-     * the set's slots and the inline blocks. */
-    if (NC_LIKELY(atomic_load_explicit(p, memory_order_acquire) >= want)) return NUMACOLL_OK;
-    nc_wait_t w;
-    nc_wait_init(&w, t, "bcast");
-    while (atomic_load_explicit(p, memory_order_acquire) < want) {
-        int rc = nc_wait_step(&w);
-        if (rc) return rc;
+    for (int r = 0; r < t->size; r++) {
+        if (r == t->rank || b->known_ack[r] >= need) continue;
+        _Atomic uint64_t *p = ack_of(b, r);
+        uint64_t v = atomic_load_explicit(p, memory_order_acquire);
+        if (v < need) {
+            /* Wait loop: the only writer of r's ack line is r, which stores op + 1 with
+             * release after its last read of op's slots and blocks. Once the acquire load
+             * shows >= need, r has finished every op before `need` and we may overwrite
+             * what those ops read. */
+            nc_wait_t w;
+            nc_wait_init(&w, t, "bcast");
+            while ((v = atomic_load_explicit(p, memory_order_acquire)) < need) {
+                int rc = nc_wait_step(&w);
+                if (rc) return rc;
+            }
+        }
+        b->known_ack[r] = v;
     }
     return NUMACOLL_OK;
+}
+
+/* Before reusing what op - lag used: every member must have finished op - lag. */
+static inline int wait_reuse(numacoll_team_t *t, bst_t *b, uint64_t op, uint64_t lag)
+{
+    (void)t; (void)b; (void)op; (void)lag; return NUMACOLL_OK;
+}
+
+static inline void ack(bst_t *b, int me, uint64_t op)
+{
+    /* release: all our reads (and writes) of op happen before a root sees the ack */
+    atomic_store_explicit(ack_of(b, me), op + 1, memory_order_release);
 }
 
 /* ---- trees --------------------------------------------------------------------------- */
@@ -310,7 +342,7 @@ static int bcast_init(numacoll_team_t *t)
                "is off, large messages use the queues", (t->rank + 1) % P, strerror(errno));
 
     /* geometry, capped so that the P queues take at most half of the free /dev/shm */
-    b->ctl_bytes = nc_round_up(s * line + q * b->inl_block, ps);
+    b->ctl_bytes = nc_round_up((1 + s) * line + INL_BLOCKS * b->inl_block, ps);
     b->proc_bytes = b->ctl_bytes + s * f;
     if (rc == NUMACOLL_OK && s_auto && (double)P * b->proc_bytes > shm_free / 2.0) {
         size_t per = shm_free / 2 / (size_t)P;
@@ -319,7 +351,7 @@ static int bcast_init(numacoll_team_t *t)
         nc_log(1, t->rank, P, "bcast: /dev/shm has %zu bytes free: queue cut from %zu to %zu "
                "slots", shm_free, s, s2);
         s = s2;
-        b->ctl_bytes = nc_round_up(s * line + q * b->inl_block, ps);
+        b->ctl_bytes = nc_round_up((1 + s) * line + INL_BLOCKS * b->inl_block, ps);
         b->proc_bytes = b->ctl_bytes + s * f;
     }
     b->f = f, b->s = s, b->q = q, b->nb = s / q, b->b = s * f;
@@ -330,7 +362,8 @@ static int bcast_init(numacoll_team_t *t)
 
     /* NUMA nodes and the hierarchy for the topology tree */
     b->numa = malloc((size_t)P * sizeof *b->numa);
-    if (!b->numa && rc == NUMACOLL_OK) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    b->known_ack = calloc((size_t)P, sizeof *b->known_ack);
+    if ((!b->numa || !b->known_ack) && rc == NUMACOLL_OK) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
     if (b->numa)
         for (int r = 0; r < P; r++) b->numa[r] = nc_topo_team_numa_of(t, r);
     const nc_hier_t *h = nc_topo_team_hier(t, "numa,socket");
@@ -359,7 +392,7 @@ static int bcast_init(numacoll_team_t *t)
                                       b->proc_bytes, t->numa_node, "the broadcast queues",
                                       &b->seg);
     if (rc != NUMACOLL_OK) {
-        free(b->numa), free(b->groups), free(b);
+        free(b->numa), free(b->known_ack), free(b->groups), free(b);
         return rc;
     }
     b->global = b->seg.base;
@@ -404,7 +437,7 @@ void nc_bcast_team_fini(numacoll_team_t *t)
     if (!b) return;
     for (int i = 0; i < NC_BTREE_COUNT; i++) tree_free(&b->trees[i]);
     nc_seg_destroy(&b->seg);
-    free(b->numa), free(b->groups), free(b);
+    free(b->numa), free(b->known_ack), free(b->groups), free(b);
     t->bcast = NULL;
 }
 
@@ -461,21 +494,29 @@ static int run_inline(call_t *x, void *buf, size_t bytes)
 {
     bst_t *b = x->b;
     uint64_t op = b->op++;
-    size_t set = op % b->q;
+    size_t set = op % INL_BLOCKS;
     int rc;
     if (x->me == x->root) {
-        rc = wait_done(x->t, set_done(b, set), (op / b->q) * (uint64_t)(x->P - 1));
+        rc = wait_reuse(x->t, b, op, INL_BLOCKS);
         if (rc) return rc;
         inl_forward(x, set, buf, bytes, op + 1);
+        ack(b, x->me, op);
         return NUMACOLL_OK;
     }
     char *blk = inl_of(b, x->t, x->me, set);
     rc = wait_stamp(x->t, (_Atomic uint64_t *)blk, op + 1);
     if (rc) return rc;
-    inl_forward(x, set, blk + INL_HDR, bytes, op + 1);
-    memcpy(buf, blk + INL_HDR, bytes);
-    /* release: our reads of the block are done before the root of a later use overwrites */
-    atomic_fetch_add_explicit(set_done(b, set), 1, memory_order_release);
+    /* the root's size (written before the stamp); forward what the root sent so that the
+     * subtree stays in step, copy at most our own size, report a difference */
+    size_t sent = (size_t)((uint64_t *)blk)[1];
+    inl_forward(x, set, blk + INL_HDR, sent <= b->room ? sent : b->room, op + 1);
+    memcpy(buf, blk + INL_HDR, sent < bytes ? sent : bytes);
+    ack(b, x->me, op);
+    if (sent != bytes)
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "bcast: rank %d expected %zu bytes and the root sent %zu: members "
+                        "passed different sizes",
+                        x->me, bytes, sent);
     return NUMACOLL_OK;
 }
 
@@ -483,16 +524,16 @@ static int run_cma(call_t *x, void *buf, size_t bytes)
 {
     bst_t *b = x->b;
     uint64_t op = b->op++;
-    size_t set = op % b->q;
-    _Atomic uint64_t *done = set_done(b, set);
+    size_t set = op % INL_BLOCKS;
     int rc;
     if (x->me == x->root) {
-        rc = wait_done(x->t, done, (op / b->q) * (uint64_t)(x->P - 1));
+        rc = wait_reuse(x->t, b, op, INL_BLOCKS);
         if (rc) return rc;
         cma_desc_t d = {.addr = (uint64_t)(uintptr_t)buf, .pid = getpid()};
         inl_forward(x, set, &d, sizeof d, op + 1);
+        ack(b, x->me, op);
         /* the receivers read our user buffer: it must not change before they are done */
-        return wait_done(x->t, done, (op / b->q + 1) * (uint64_t)(x->P - 1));
+        return wait_acks(x->t, b, op + 1);
     }
     char *blk = inl_of(b, x->t, x->me, set);
     rc = wait_stamp(x->t, (_Atomic uint64_t *)blk, op + 1);
@@ -516,8 +557,7 @@ static int run_cma(call_t *x, void *buf, size_t bytes)
         }
         got += (size_t)n;
     }
-    /* release: counted even on failure, so that the root is not left waiting */
-    atomic_fetch_add_explicit(done, 1, memory_order_release);
+    ack(b, x->me, op); /* even on failure, so that the root is not left waiting */
     return rc;
 }
 
@@ -552,8 +592,10 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
         size_t n_op = bytes - off < per_op ? bytes - off : per_op;
         size_t nfrag = (n_op + fe - 1) / fe;
         if (is_root) {
-            rc = wait_done(x->t, set_done(b, set), (op / b->q) * (uint64_t)(x->P - 1));
+            rc = wait_reuse(x->t, b, op, b->q);
             if (rc) return rc;
+            /* diagnostic only (nobody waits on it): last op started on this set */
+            atomic_store_explicit(set_op(b, set), op + 1, memory_order_relaxed);
         }
         for (size_t i = 0; i < nfrag; i++) {
             size_t slot = set * b->nb + i;
@@ -581,8 +623,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
             }
             off += n;
         }
-        if (!is_root) /* release: our reads of this set's slots are finished */
-            atomic_fetch_add_explicit(set_done(b, set), 1, memory_order_release);
+        ack(b, x->me, op);
     }
     return rc;
 }

@@ -1,0 +1,110 @@
+#!/bin/bash
+# `make bench`: numacoll against the native MPI collectives on this machine.
+#
+#   scripts/bench.sh BUILD_DIR RESULTS_DIR
+#
+# Runs (each step prints progress; a step whose tool is missing or fails is skipped with
+# a message, the others still run):
+#   1. the fork-based core benchmarks: barrier at P = nproc and P = 8, bcast at P = 2
+#   2. the MPI mode for every MPI built (Open MPI, MPICH): barrier at np = nproc and an
+#      oversubscribed np = 8 (Open MPI also with coll/sm as `native-sm`), bcast at np = 2
+#      (and np = 8 with Open MPI); native, numacoll's default and every numacoll algorithm
+#      measured alternately in the same run
+#   3. RESULTS_DIR/summary.md (ratios numacoll/native) and PNG plots (matplotlib)
+#
+# Knobs (environment): BENCH_REPS (repetitions, default 11), BENCH_TARGET_MS (time per
+# sample run, default 20), BENCH_BCAST_MAX (largest bcast, default 4M), BENCH_QUICK=1
+# (a fast smoke run: 3 repetitions, 5 ms samples, bcast up to 64K).
+set -u
+BUILD="${1:-build}"
+OUT="${2:-results}"
+BIN="$BUILD/bin"
+NP=$(nproc 2>/dev/null || echo 2)
+REPS="${BENCH_REPS:-11}"
+TMS="${BENCH_TARGET_MS:-20}"
+BMAX="${BENCH_BCAST_MAX:-4M}"
+if [ "${BENCH_QUICK:-0}" = 1 ]; then REPS=3; TMS=5; BMAX=64K; fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_base_warn_component_unused=0
+
+mkdir -p "$OUT"
+rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/summary.md
+LOG="$OUT/bench.log"
+: >"$LOG"
+START=$(date +%s)
+step=0
+say() { printf '[bench %4ss] %s\n' "$(($(date +%s) - START))" "$*" | tee -a "$LOG"; }
+run() { # description, command... (output to the log; failure is reported, not fatal)
+    local d="$1"; shift
+    step=$((step + 1))
+    say "($step) $d"
+    echo "\$ $*" >>"$LOG"
+    if "$@" >>"$LOG" 2>&1; then return 0; fi
+    say "    skipped: '$d' failed (see $LOG)"
+    return 1
+}
+
+say "numacoll benchmarks: $NP CPUs, results in $OUT/ (log: $LOG); reps $REPS, ${TMS} ms samples"
+if [ ! -x "$BIN/numacoll-bench" ]; then
+    say "no $BIN/numacoll-bench: build first (make)"
+    exit 1
+fi
+
+# ---- 1. core (fork-based) ---------------------------------------------------------------
+run "core barrier, P=$NP" "$BIN/numacoll-bench" barrier --procs "$NP" --csv "$OUT/core_barrier.csv"
+if [ "$NP" != 8 ]; then
+    run "core barrier, P=8 (oversubscribed)" "$BIN/numacoll-bench" barrier --procs 8 \
+        --csv "$OUT/core_barrier.csv"
+fi
+run "core bcast, P=2" "$BIN/numacoll-bench" bcast --procs 2 --csv "$OUT/core_bcast.csv"
+
+# ---- 2. MPI ----------------------------------------------------------------------------
+mpi_bench() { # mpi np collective extra-bench-args... -- extra-launcher-args...
+    local mpi="$1" np="$2" coll="$3"; shift 3
+    local bargs=() largs=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do bargs+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    largs=("$@")
+    local csv="$OUT/mpi_${coll}.csv"
+    case "$mpi" in
+    openmpi) mpirun.openmpi --oversubscribe -np "$np" "${largs[@]+"${largs[@]}"}" \
+        "$BIN/numacoll-bench" --mpi "$coll" --csv "$csv" --reps "$REPS" --target-ms "$TMS" \
+        "${bargs[@]+"${bargs[@]}"}" ;;
+    mpich) mpiexec.mpich -n "$np" "$BIN/numacoll-bench" --mpi "$coll" --csv "$csv" \
+        --reps "$REPS" --target-ms "$TMS" "${bargs[@]+"${bargs[@]}"}" ;;
+    esac
+}
+
+for mpi in openmpi mpich; do
+    if [ ! -x "$BIN/numacoll-bench-mpi-$mpi" ]; then
+        say "MPI $mpi: not built (no numacoll-bench-mpi-$mpi); skipped"
+        continue
+    fi
+    for np in $(printf '%s\n' "$NP" 8 | sort -un); do
+        extra=()
+        # MPICH busy-polls: oversubscribed, its native barrier takes milliseconds per call
+        if [ "$mpi" = mpich ] && [ "$np" -gt "$NP" ]; then extra=(--iters 200); fi
+        run "MPI barrier, $mpi, np=$np" mpi_bench "$mpi" "$np" barrier "${extra[@]+"${extra[@]}"}"
+        if [ "$mpi" = openmpi ]; then
+            run "MPI barrier, openmpi coll/sm (native-sm), np=$np" mpi_bench openmpi "$np" \
+                barrier --variants native --native-label native-sm -- --mca coll_sm_priority 100
+        fi
+    done
+    run "MPI bcast, $mpi, np=2" mpi_bench "$mpi" 2 bcast --max-bytes "$BMAX"
+    if [ "$mpi" = openmpi ]; then
+        run "MPI bcast, openmpi coll/sm (native-sm), np=2" mpi_bench openmpi 2 bcast \
+            --max-bytes "$BMAX" --variants native --native-label native-sm -- \
+            --mca coll_sm_priority 100
+        run "MPI bcast, openmpi, np=8 (oversubscribed)" mpi_bench openmpi 8 bcast \
+            --max-bytes "$BMAX"
+    fi
+done
+
+# ---- 3. summary and plots ----------------------------------------------------------------
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+    run "summary.md and plots" /usr/bin/python3 "$(dirname "$0")/../tools/scripts/numacoll-plot" "$OUT"
+else
+    say "no /usr/bin/python3 with matplotlib: summary and plots skipped (apt-get install python3-matplotlib)"
+fi
+[ -f "$OUT/summary.md" ] && cat "$OUT/summary.md"
+say "done in $(($(date +%s) - START)) s; files: $(cd "$OUT" && ls | tr '\n' ' ')"
