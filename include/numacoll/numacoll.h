@@ -86,11 +86,13 @@ typedef struct numacoll_team_params {
 typedef struct numacoll_team numacoll_team_t;
 
 /**
- * Collectively create a team. Rank 0 creates a shared-memory segment (random name,
- * O_EXCL, mode 0600, pages reserved so that a full /dev/shm is an error rather than
- * SIGBUS), all members attach through the name exchanged with the OOB allgather, and the
- * name is unlinked before this call returns on any member, so no file is left in /dev/shm
- * whatever happens afterwards. Also probes the topology (hwloc) and builds the group
+ * Collectively create a team. Rank 0 creates a shared-memory segment (mode 0600, pages
+ * reserved so that a lack of shared memory is an error rather than a later SIGBUS); all
+ * members attach through a handle exchanged with the OOB allgather. By default the
+ * segment is an anonymous memfd that the others open through /proc/<pid>/fd, so no name
+ * exists at any moment and a crash or kill -9 at any point leaves nothing in /dev/shm;
+ * with NUMACOLL_SHM_BACKEND=posix (or when /proc of rank 0 cannot be opened) it is a
+ * random O_EXCL name in /dev/shm, unlinked as soon as every member has attached. Also probes the topology (hwloc) and builds the group
  * hierarchy used by the topology-aware algorithms.
  *
  * If creation fails on one member it fails on all (the outcome is agreed through the OOB

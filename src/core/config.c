@@ -48,6 +48,11 @@ static const nc_cfg_def_t table[] = {
      "bind each process's shared block to its NUMA node with libnuma (mbind) before first touch "
      "when the process is bound inside one node",
      NULL},
+    {"NUMACOLL_SHM_BACKEND", NC_CFG_ENUM, "auto", "auto|memfd|posix",
+     "shared segments: memfd = anonymous, peers open it through /proc/<pid>/fd, no name ever "
+     "exists; posix = shm_open name in /dev/shm, unlinked once all attached; auto = memfd, "
+     "then posix if peers cannot open /proc of rank 0",
+     NULL},
     /* ---- topology ---- */
     {"NUMACOLL_TOPO_SYNTHETIC", NC_CFG_STRING, "", "hwloc synthetic description",
      "plan on this hwloc synthetic topology (e.g. \"pack:2 numa:2 l3:1 core:4 pu:1\") with a "

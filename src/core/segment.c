@@ -2,13 +2,13 @@
  * Shared-memory segments created collectively by a set of processes.
  *
  * Life cycle (see nc_seg_create_collective in nc_internal.h):
- *   1. rank 0: shm_open(random name, O_CREAT|O_EXCL|O_RDWR, 0600), ftruncate, reserve the
- *      global range with posix_fallocate (a full /dev/shm is ENOSPC here, never a SIGBUS
- *      later);
- *   2. the name goes to everyone through the OOB allgather; all shm_open + mmap it;
- *   3. the outcome is agreed, then rank 0 unlinks the name: from this point no file is
- *      left behind whatever happens to any process (the mapping lives until the last
- *      munmap/exit);
+ *   1. rank 0 creates the file: by default an anonymous memfd (peers open it through
+ *      /proc/<pid>/fd/<n>, so no name exists at any moment), otherwise a random O_EXCL
+ *      name in /dev/shm, mode 0600; it sizes it and reserves the global range with
+ *      posix_fallocate (lack of memory is an error here, never a SIGBUS later);
+ *   2. the handle goes to everyone through the OOB allgather; all open + mmap it;
+ *   3. the outcome is agreed; a POSIX name is unlinked right then, so from this point no
+ *      file is left behind whatever happens to any process;
  *   4. each rank sets MADV_RANDOM (no readahead that would allocate neighbours' pages on
  *      our node), optionally binds its own range to its NUMA node, reserves its own range
  *      with posix_fallocate (pages come from the allocating process's node) and touches
@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -108,6 +109,52 @@ static int reserve(int fd, size_t off, size_t len, const char *what)
                     what, strerror(err));
 }
 
+/* Open the segment rank 0 published: "memfd:<pid>:<fd>" or a POSIX shm name. */
+static int attach_fd(const char *name, const char *what)
+{
+    int fd;
+    int pid, num;
+    if (sscanf(name, "memfd:%d:%d", &pid, &num) == 2) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, num);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            return nc_error(NUMACOLL_ERR_SYS, "open(%s) to attach %s failed: %s", path, what,
+                            strerror(errno));
+        return fd;
+    }
+    fd = shm_open(name, O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return nc_error(NUMACOLL_ERR_SYS, "shm_open(%s) to attach %s failed: %s", name, what,
+                        strerror(errno));
+    return fd;
+}
+
+/* Rank 0: create the file of one attempt (memfd or named POSIX shm). */
+static int create_fd(int use_memfd, char *name, size_t namelen, const char *what)
+{
+    int fd = -1;
+    if (use_memfd) {
+        fd = memfd_create("numacoll", MFD_CLOEXEC);
+        if (fd < 0)
+            return nc_error(NUMACOLL_ERR_SYS, "memfd_create for %s failed: %s", what,
+                            strerror(errno));
+        snprintf(name, namelen, "memfd:%d:%d", (int)getpid(), fd);
+        return fd;
+    }
+    for (int tries = 0; tries < 8; tries++) {
+        random_name(name, namelen);
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST) break;
+    }
+    if (fd < 0) {
+        int e = errno;
+        name[0] = 0;
+        return nc_error(NUMACOLL_ERR_SYS, "shm_open for %s failed: %s", what, strerror(e));
+    }
+    return fd;
+}
+
 int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn allgather,
                              void *ctx, size_t size, size_t reserve0, size_t own_off,
                              size_t own_len, int numa_node, const char *what, nc_seg_t *seg)
@@ -120,71 +167,81 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
     if (size == 0 || own_off + own_len > size || reserve0 > size)
         return nc_error(NUMACOLL_ERR_ARG, "invalid segment geometry for %s", what);
 
-    /* 1. rank 0 creates and reserves the global part */
-    if (rank == 0) {
-        for (int tries = 0; tries < 8; tries++) {
-            random_name(name, sizeof name);
-            fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-            if (fd >= 0 || errno != EEXIST) break;
+    /* Backends, in order: an anonymous memfd that peers open through /proc/<pid>/fd (no
+     * name ever exists, so nothing can be left behind even if rank 0 dies during
+     * creation), then a named POSIX segment unlinked once everyone has attached (the
+     * fallback when /proc of rank 0 cannot be opened, e.g. another pid namespace). */
+    const char *backend = nc_cfg_str("NUMACOLL_SHM_BACKEND");
+    int first = strcmp(backend, "posix") == 0 ? 1 : 0;
+    int last = strcmp(backend, "memfd") == 0 ? 0 : 1;
+    for (int attempt = first; attempt <= last; attempt++) {
+        int use_memfd = attempt == 0;
+        rc = NUMACOLL_OK;
+        name[0] = 0;
+        fd = -1;
+        base = MAP_FAILED;
+
+        /* 1. rank 0 creates and reserves the global part */
+        if (rank == 0) {
+            fd = create_fd(use_memfd, name, sizeof name, what);
+            if (fd < 0)
+                rc = fd;
+            else if (ftruncate(fd, (off_t)size) != 0)
+                rc = nc_error(NUMACOLL_ERR_SYS, "ftruncate(%s, %zu) for %s failed: %s", name,
+                              size, what, strerror(errno));
+            else
+                rc = reserve(fd, 0, reserve0, what);
         }
-        if (fd < 0) {
-            rc = nc_error(NUMACOLL_ERR_SYS, "shm_open(%s) for %s failed: %s", name, what,
-                          strerror(errno));
-            name[0] = 0;
-        } else if (ftruncate(fd, (off_t)size) != 0) {
-            rc = nc_error(NUMACOLL_ERR_SYS, "ftruncate(%s, %zu) for %s failed: %s", name, size,
-                          what, strerror(errno));
-        } else {
-            rc = reserve(fd, 0, reserve0, what);
+
+        /* 2. share the name (and rank 0's status) */
+        struct {
+            int32_t status;
+            char name[60];
+        } msg = {0}, *all = calloc((size_t)nprocs, sizeof msg);
+        if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory"); /* cannot agree */
+        msg.status = rc;
+        memcpy(msg.name, name, sizeof msg.name - 1);
+        if (allgather(&msg, all, sizeof msg, ctx) != 0) {
+            free(all);
+            rc = nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed creating %s",
+                          what);
+            goto out_unlink;
         }
-    }
-
-    /* 2. share the name (and rank 0's status) */
-    struct {
-        int32_t status;
-        char name[60];
-    } msg = {0}, *all = calloc((size_t)nprocs, sizeof msg);
-    if (!all) {
-        rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
-        goto out_unlink; /* nprocs allocations fail everywhere alike only by chance; */
-    }
-    msg.status = rc;
-    memcpy(msg.name, name, sizeof msg.name - 1);
-    if (allgather(&msg, all, sizeof msg, ctx) != 0) {
+        int st0 = all[0].status;
+        memcpy(name, all[0].name, sizeof all[0].name);
+        name[sizeof all[0].name - 1] = 0;
         free(all);
-        rc = nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed creating %s", what);
-        goto out_unlink;
-    }
-    if (rank != 0 && all[0].status != NUMACOLL_OK) {
-        int st = all[0].status;
-        free(all);
-        return nc_error(st, "rank 0 could not create the shared segment for %s", what);
-    }
-    if (rank == 0 && rc != NUMACOLL_OK) {
-        free(all);
-        goto out_unlink;
-    }
-    memcpy(name, all[0].name, sizeof all[0].name);
-    name[sizeof all[0].name - 1] = 0;
-    free(all);
+        if (st0 != NUMACOLL_OK) {
+            if (rank != 0) rc = nc_error(st0, "rank 0 could not create the shared segment for %s", what);
+            if (attempt < last && use_memfd) goto retry;
+            goto out_unlink;
+        }
 
-    if (rank != 0) {
-        fd = shm_open(name, O_RDWR | O_CLOEXEC, 0600);
-        if (fd < 0)
-            rc = nc_error(NUMACOLL_ERR_SYS, "shm_open(%s) to attach %s failed: %s", name, what,
-                          strerror(errno));
-    }
-    if (rc == NUMACOLL_OK) {
-        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (base == MAP_FAILED)
-            rc = nc_error(NUMACOLL_ERR_SYS, "mmap of %zu bytes for %s failed: %s", size, what,
-                          strerror(errno));
-    }
+        if (rank != 0) {
+            fd = attach_fd(name, what);
+            if (fd < 0) rc = fd;
+        }
+        if (rc == NUMACOLL_OK) {
+            base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (base == MAP_FAILED)
+                rc = nc_error(NUMACOLL_ERR_SYS, "mmap of %zu bytes for %s failed: %s", size,
+                              what, strerror(errno));
+        }
 
-    /* 3. agree, then unlink: nothing can be left in /dev/shm after this */
-    rc = nc_agree(rank, nprocs, allgather, ctx, rc);
-    if (rank == 0) shm_unlink(name);
-    if (rc != NUMACOLL_OK) goto out;
+        /* 3. agree, then unlink: nothing can be left in /dev/shm after this */
+        rc = nc_agree(rank, nprocs, allgather, ctx, rc);
+        if (rank == 0 && !use_memfd) shm_unlink(name);
+        if (rc == NUMACOLL_OK) break;
+        if (attempt < last) {
+            nc_log(1, rank, nprocs, "memfd segment for %s not usable (%s); using POSIX shm",
+                   what, numacoll_last_error());
+            goto retry;
+        }
+        goto out;
+    retry:
+        if (base != MAP_FAILED) munmap(base, size);
+        if (fd >= 0) close(fd);
+    }
 
     /* 4. own range: no readahead, optional NUMA bind, reserve, first touch */
     madvise(base, size, MADV_RANDOM);
@@ -216,7 +273,7 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
     return NUMACOLL_OK;
 
 out_unlink:
-    if (rank == 0 && name[0]) shm_unlink(name);
+    if (rank == 0 && name[0] == '/') shm_unlink(name);
 out:
     if (base != MAP_FAILED) munmap(base, size);
     if (fd >= 0) close(fd);
