@@ -20,6 +20,9 @@
 
 #define MiB (1024u * 1024u)
 
+/* NUMACOLL_BCAST_CMA_MIN given to the whole program (tests/bcast.cmake) survives clear_env */
+static char base_cma[32];
+
 static void clear_env(void)
 {
     extern char **environ;
@@ -37,6 +40,7 @@ static void clear_env(void)
             }
     }
     setenv("NUMACOLL_TIMEOUT", "60", 1); /* a hang becomes an error naming the culprit */
+    if (base_cma[0]) setenv("NUMACOLL_BCAST_CMA_MIN", base_cma, 1);
 }
 
 static void env_reload(void) { assert_int_equal(numacoll_config_reload(), NUMACOLL_OK); }
@@ -428,6 +432,8 @@ static void test_bad_config(void **state)
 
 int main(void)
 {
+    const char *cma = getenv("NUMACOLL_BCAST_CMA_MIN");
+    if (cma) snprintf(base_cma, sizeof base_cma, "%s", cma);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_tree_shapes),

@@ -1,12 +1,470 @@
-/* Placeholder: the bcast benchmark is being written. */
+/*
+ * numacoll-bench bcast: the fork-based broadcast benchmark (paper 3's figures).
+ *
+ *   numacoll-bench bcast --procs P [--sizes 1:16M] [--iters N] [--reps R] [--csv FILE]
+ *                        [--mode size|slots|fragment] [--root R]
+ *
+ * Method (as OSU's osu_bcast): for every iteration the root writes new content into its
+ * buffer (untimed; like IMB -off_cache the receive buffers rotate through a pool of up to
+ * 64 MiB so caches do not flatter us), all members pass a barrier, and each member times
+ * its own broadcast call. One measurement = the mean over the members of their mean time
+ * per call. Every (variant, size) is measured R times, variants interleaved (A B C A B C
+ * ...); the CSV gives the median, min and max of the R measurements in microseconds.
+ *
+ * Modes:
+ *   size      time vs message size per variant: default, each tree (kary, knomial, flat,
+ *             chain, topo), queue (CMA off) and cma (CMA for everything above the inline
+ *             limit), plus limit:memcpy (one process copying the same size) (Fig. 10)
+ *   slots     time vs s at f = 8 KiB, q = 1 (algorithm queue:s=N) and the same normalised
+ *             to s = 1 (algorithm norm:s=N; the latency columns then hold ratios) (Fig. 7)
+ *   fragment  time vs f at fixed s = 16, q = 1 (algorithm queue:f=N) with the model's
+ *             prediction beside it (algorithm model:f=N; t from the memcpy reference, the
+ *             other constants the documented defaults) (Fig. 8/9)
+ * Processes are bound to the allowed CPUs round-robin.
+ */
+#define _GNU_SOURCE 1
 #include "bench.h"
 
+#include "coll/bcast/bcast.h"
+#include "core/nc_internal.h"
+#include <numacoll/fork_oob.h>
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAXP 256
+#define POOL_BYTES ((size_t)64 << 20)
+
+enum { MODE_SIZE, MODE_SLOTS, MODE_FRAG };
+
+typedef struct variant {
+    char name[48];
+    int kind;      /* 0 = numacoll_bcast, 1 = opts, 2 = memcpy, 3 = model (not run) */
+    nc_bcast_opts_t o;
+    size_t f, s;   /* slots/fragment modes: geometry to set before running */
+} variant_t;
+
+typedef struct point {
+    int v;        /* variant index */
+    size_t bytes;
+} point_t;
+
+typedef struct shared {
+    volatile double rank_mean[MAXP];
+    volatile int failed;
+    char err[512];
+    double res[]; /* [npoints][reps] */
+} shared_t;
+
+typedef struct bench {
+    int P, reps, mode, root;
+    long iters; /* 0 = auto */
+    size_t smin, smax;
+    variant_t *var;
+    int nvar;
+    size_t *sizes;
+    int nsizes;
+    shared_t *sh;
+    numacoll_fork_oob_t *oob;
+    int cpus[1024], ncpus;
+} bench_t;
+
+static int parse_size_arg(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || end == s) return -1;
+    if (*end == 'K' || *end == 'k') x <<= 10, end++;
+    else if (*end == 'M' || *end == 'm') x <<= 20, end++;
+    else if (*end == 'G' || *end == 'g') x <<= 30, end++;
+    if (*end == 'i' || *end == 'B') end++;
+    if (*end == 'B') end++;
+    if (*end) return -1;
+    *out = (size_t)x;
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: numacoll-bench bcast [--procs P] [--sizes MIN:MAX] [--iters N] [--reps R]\n"
+               "                            [--csv FILE] [--mode size|slots|fragment] [--root R]\n"
+               "  --procs P    processes (default 2; more than the CPUs = oversubscribed)\n"
+               "  --sizes A:B  message sizes, powers of two from A to B (default 1:16M; slots and\n"
+               "               fragment modes: default 1M:1M and 4M:4M)\n"
+               "  --iters N    calls per measurement (default: scaled to ~15 ms per measurement)\n"
+               "  --reps R     measurements per point, interleaved (default 3)\n"
+               "  --csv FILE   write collective,algorithm,procs,bytes,latency_us_median,"
+               "latency_us_min,latency_us_max\n"
+               "  --mode M     size (Fig. 10), slots (Fig. 7), fragment (Fig. 8/9)\n"
+               "  --root R     broadcast root (default 0)\n");
+}
+
+static long auto_iters(size_t bytes)
+{
+    double est = 1e-6 + (double)bytes / 4e9; /* seconds per call, rough */
+    long n = (long)(0.015 / est);
+    return n < 5 ? 5 : n > 3000 ? 3000 : n;
+}
+
+static void fill_pattern(unsigned char *p, size_t n, unsigned key)
+{
+    memset(p, (int)(key & 0xff), n);
+    if (n >= 8) memcpy(p, &key, sizeof key < n ? sizeof key : n);
+}
+
+/* One measurement of variant v at size n; returns the member mean (us) on rank 0. */
+static int measure(bench_t *B, numacoll_team_t *t, int v, size_t n, long iters,
+                   unsigned char *src, unsigned char **pool, int npool, unsigned *key,
+                   double *out)
+{
+    const variant_t *V = &B->var[v];
+    int me = t->rank, rc = NUMACOLL_OK;
+    double sum = 0;
+    if (V->kind == 2) { /* limit:memcpy on rank 0 only */
+        if (me == 0)
+            for (long i = 0; i < iters; i++) {
+                fill_pattern(src, n, (unsigned)i);
+                unsigned char *dst = pool[i % npool];
+                uint64_t t0 = nc_now_ns();
+                memcpy(dst, src, n);
+                __asm__ __volatile__("" ::"r"(dst) : "memory");
+                sum += (double)(nc_now_ns() - t0);
+            }
+        if (me == 0) *out = sum / (double)iters / 1e3;
+        return numacoll_barrier(t);
+    }
+    for (long i = 0; i < iters && rc == NUMACOLL_OK; i++) {
+        unsigned char *buf = pool[i % npool];
+        ++*key;
+        if (me == B->root) fill_pattern(buf, n, *key);
+        rc = numacoll_barrier(t);
+        if (rc) break;
+        uint64_t t0 = nc_now_ns();
+        if (V->kind == 0) {
+            rc = numacoll_bcast(t, buf, n, B->root);
+        } else {
+            nc_team_op_enter(t, "bcast");
+            rc = nc_bcast_run_opts(t, buf, n, B->root, &V->o);
+            if (rc == NUMACOLL_OK) nc_team_op_leave(t);
+        }
+        sum += (double)(nc_now_ns() - t0);
+        if (rc == NUMACOLL_OK && n && me != B->root && buf[n - 1] != (unsigned char)(*key & 0xff))
+            rc = nc_error(NUMACOLL_ERR_STATE, "bench: rank %d received wrong data (%zu bytes)",
+                          me, n);
+    }
+    if (rc) return rc;
+    B->sh->rank_mean[me] = sum / (double)iters / 1e3;
+    rc = numacoll_barrier(t);
+    if (rc) return rc;
+    if (me == 0) {
+        double s = 0;
+        for (int r = 0; r < t->size; r++) s += B->sh->rank_mean[r];
+        *out = s / t->size;
+    }
+    return numacoll_barrier(t); /* rank_mean may be reused */
+}
+
+static void set_geometry(size_t f, size_t s)
+{
+    char v[64];
+    snprintf(v, sizeof v, "%zu", f);
+    setenv("NUMACOLL_BCAST_FRAGMENT", v, 1);
+    snprintf(v, sizeof v, "%zu", s);
+    setenv("NUMACOLL_BCAST_SLOTS", v, 1);
+    setenv("NUMACOLL_BCAST_SETS", "1", 1);
+    setenv("NUMACOLL_BCAST_CMA_MIN", "0", 1);
+    numacoll_config_reload();
+}
+
+static int child(bench_t *B, int rank)
+{
+    if (B->ncpus > 0) {
+        cpu_set_t cs;
+        CPU_ZERO(&cs);
+        CPU_SET(B->cpus[rank % B->ncpus], &cs);
+        sched_setaffinity(0, sizeof cs, &cs);
+    }
+    numacoll_fork_oob_set_rank(B->oob, rank);
+    numacoll_team_params_t p = {.rank = rank, .size = B->P,
+                                .allgather = numacoll_fork_oob_allgather, .oob_ctx = B->oob,
+                                .name = "bench-bcast"};
+    numacoll_team_t *t;
+    int rc = numacoll_team_create(&p, &t);
+    if (rc) goto fail_noteam;
+    size_t maxn = B->sizes[B->nsizes - 1];
+    int npool = maxn ? (int)(POOL_BYTES / (maxn + 64)) : 1;
+    if (npool < 2) npool = 2;
+    if (npool > 64) npool = 64;
+    unsigned char **pool = calloc((size_t)npool, sizeof *pool);
+    unsigned char *src = malloc(maxn + 64);
+    if (!pool || !src) {
+        rc = nc_error(NUMACOLL_ERR_NOMEM, "bench: out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < npool; i++) {
+        pool[i] = malloc(maxn + 64);
+        if (!pool[i]) {
+            rc = nc_error(NUMACOLL_ERR_NOMEM, "bench: out of memory for the buffer pool");
+            goto fail;
+        }
+        memset(pool[i], 0, maxn + 64);
+    }
+    unsigned key = 1;
+    int np = 0;
+    for (int si = 0; si < B->nsizes; si++) {
+        size_t n = B->sizes[si];
+        long iters = B->iters ? B->iters : auto_iters(n);
+        for (int v = 0; v < B->nvar; v++) { /* warm-up per variant (creates state) */
+            if (B->var[v].kind == 3) continue;
+            if (B->mode != MODE_SIZE && B->var[v].kind == 1) {
+                set_geometry(B->var[v].f, B->var[v].s);
+                nc_bcast_team_fini(t);
+            }
+            double dummy;
+            rc = measure(B, t, v, n, iters < 20 ? iters : 20, src, pool, npool, &key, &dummy);
+            if (rc) goto fail;
+        }
+        for (int r = 0; r < B->reps; r++)
+            for (int v = 0; v < B->nvar; v++) {
+                double lat = 0;
+                if (B->var[v].kind != 3) {
+                    if (B->mode != MODE_SIZE && B->var[v].kind == 1) {
+                        set_geometry(B->var[v].f, B->var[v].s);
+                        nc_bcast_team_fini(t);
+                        double dummy; /* re-create the queues outside the timing */
+                        rc = measure(B, t, v, n, 3, src, pool, npool, &key, &dummy);
+                        if (rc) goto fail;
+                    }
+                    rc = measure(B, t, v, n, iters, src, pool, npool, &key, &lat);
+                    if (rc) goto fail;
+                }
+                if (rank == 0) B->sh->res[(size_t)(si * B->nvar + v) * B->reps + r] = lat;
+            }
+        np++;
+    }
+    (void)np;
+    numacoll_team_destroy(t);
+    return 0;
+fail:
+    numacoll_team_destroy(t);
+fail_noteam:
+    if (!B->sh->failed) {
+        B->sh->failed = 1;
+        snprintf(B->sh->err, sizeof B->sh->err, "rank %d: %s: %s", rank,
+                 numacoll_status_name(rc), numacoll_last_error());
+    }
+    return 1;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void add_var(bench_t *B, const char *name, int kind, nc_bcast_opts_t o, size_t f,
+                    size_t s)
+{
+    variant_t *v = &B->var[B->nvar++];
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->kind = kind;
+    v->o = o;
+    v->f = f;
+    v->s = s;
+}
 
 int bench_bcast_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "numacoll-bench: the bcast benchmark is not implemented yet\n");
-    return 1;
+    bench_t B = {.P = 2, .reps = 3, .mode = MODE_SIZE, .root = 0};
+    const char *csv = NULL, *sizes = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!val) {
+            fprintf(stderr, "numacoll-bench bcast: option %s needs a value\n", a);
+            usage(stderr);
+            return 2;
+        }
+        i++;
+        if (!strcmp(a, "--procs")) B.P = atoi(val);
+        else if (!strcmp(a, "--iters")) B.iters = atol(val);
+        else if (!strcmp(a, "--reps")) B.reps = atoi(val);
+        else if (!strcmp(a, "--root")) B.root = atoi(val);
+        else if (!strcmp(a, "--csv")) csv = val;
+        else if (!strcmp(a, "--sizes")) sizes = val;
+        else if (!strcmp(a, "--mode")) {
+            if (!strcmp(val, "size")) B.mode = MODE_SIZE;
+            else if (!strcmp(val, "slots")) B.mode = MODE_SLOTS;
+            else if (!strcmp(val, "fragment")) B.mode = MODE_FRAG;
+            else {
+                fprintf(stderr, "numacoll-bench bcast: --mode '%s'; allowed: size, slots, "
+                                "fragment\n", val);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "numacoll-bench bcast: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (B.P < 1 || B.P > MAXP || B.reps < 1 || B.iters < 0 || B.root < 0 || B.root >= B.P) {
+        fprintf(stderr, "numacoll-bench bcast: need 1 <= procs <= %d, reps >= 1, iters >= 0, "
+                        "0 <= root < procs\n", MAXP);
+        return 2;
+    }
+    if (!sizes) sizes = B.mode == MODE_SIZE ? "1:16M" : B.mode == MODE_SLOTS ? "1M:1M" : "4M:4M";
+    {
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%s", sizes);
+        char *colon = strchr(tmp, ':');
+        if (colon) *colon = 0;
+        if (parse_size_arg(tmp, &B.smin) || parse_size_arg(colon ? colon + 1 : tmp, &B.smax) ||
+            B.smin > B.smax || B.smax > ((size_t)1 << 30)) {
+            fprintf(stderr, "numacoll-bench bcast: --sizes '%s'; allowed: MIN:MAX with sizes "
+                            "like 1, 4K, 16M (MIN <= MAX <= 1G)\n", sizes);
+            return 2;
+        }
+    }
+    B.sizes = calloc(64, sizeof *B.sizes);
+    for (size_t s = B.smin ? B.smin : 1; s <= B.smax && B.nsizes < 64; s *= 2)
+        B.sizes[B.nsizes++] = s;
+    if (B.smin == 0) { /* include 0 only if asked */
+        memmove(B.sizes + 1, B.sizes, (size_t)B.nsizes * sizeof *B.sizes);
+        B.sizes[0] = 0, B.nsizes++;
+    }
+
+    B.var = calloc(128, sizeof *B.var);
+    nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
+    if (B.mode == MODE_SIZE) {
+        add_var(&B, "default", 0, o, 0, 0);
+        for (int k = 0; k < NC_BTREE_COUNT; k++) {
+            nc_bcast_opts_t ot = o;
+            ot.tree = k;
+            add_var(&B, nc_bcast_tree_names[k], 1, ot, 0, 0);
+        }
+        nc_bcast_opts_t oq = o;
+        oq.cma_min = 0;
+        add_var(&B, "queue", 1, oq, 0, 0);
+        nc_bcast_opts_t oc = o;
+        oc.cma_min = 1;
+        add_var(&B, "cma", 1, oc, 0, 0);
+        add_var(&B, "limit:memcpy", 2, o, 0, 0);
+    } else if (B.mode == MODE_SLOTS) {
+        for (size_t s = 1; s <= 256; s *= 2) {
+            char nm[48];
+            snprintf(nm, sizeof nm, "queue:s=%zu", s);
+            add_var(&B, nm, 1, o, 8192, s);
+        }
+    } else {
+        add_var(&B, "limit:memcpy", 2, o, 0, 0);
+        for (size_t f = 4096; f <= 128 * 1024; f += 4096) {
+            char nm[48];
+            snprintf(nm, sizeof nm, "queue:f=%zu", f);
+            add_var(&B, nm, 1, o, f, 16);
+        }
+    }
+    long cpn = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t cs;
+    if (sched_getaffinity(0, sizeof cs, &cs) == 0)
+        for (int c = 0; c < CPU_SETSIZE && B.ncpus < 1024; c++)
+            if (CPU_ISSET(c, &cs)) B.cpus[B.ncpus++] = c;
+    (void)cpn;
+
+    size_t npts = (size_t)B.nsizes * (size_t)B.nvar * (size_t)B.reps;
+    size_t shbytes = sizeof(shared_t) + npts * sizeof(double);
+    B.sh = mmap(NULL, shbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    B.oob = numacoll_fork_oob_create(B.P);
+    if (B.sh == MAP_FAILED || !B.oob) {
+        fprintf(stderr, "numacoll-bench bcast: cannot set up shared memory: %s\n",
+                numacoll_last_error());
+        return 1;
+    }
+    fflush(stdout);
+    pid_t pids[MAXP];
+    for (int r = 0; r < B.P; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0) _exit(child(&B, r));
+        if (pids[r] < 0) {
+            perror("fork");
+            for (int x = 0; x < r; x++) kill(pids[x], SIGKILL);
+            return 1;
+        }
+    }
+    int bad = 0;
+    for (int r = 0; r < B.P; r++) {
+        int st;
+        waitpid(pids[r], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st)) bad++;
+    }
+    numacoll_fork_oob_destroy(B.oob);
+    if (bad) {
+        fprintf(stderr, "numacoll-bench bcast: %d process(es) failed: %s\n", bad,
+                B.sh->failed ? B.sh->err : "killed");
+        return 1;
+    }
+
+    FILE *out = csv ? fopen(csv, "w") : NULL;
+    if (csv && !out) {
+        fprintf(stderr, "numacoll-bench bcast: cannot write %s: %s\n", csv, strerror(errno));
+        return 1;
+    }
+    if (out) fprintf(out, "collective,algorithm,procs,bytes,latency_us_median,latency_us_min,"
+                          "latency_us_max\n");
+    printf("# numacoll-bench bcast: %d processes, root %d, %d reps, mode %s; latency in us "
+           "(median [min..max] of the reps)\n",
+           B.P, B.root, B.reps, B.mode == MODE_SIZE ? "size" : B.mode == MODE_SLOTS ? "slots"
+                                                                                   : "fragment");
+    double *tmp = malloc((size_t)B.reps * sizeof *tmp);
+    nc_bcast_model_t md = nc_bcast_model_default();
+    for (int si = 0; si < B.nsizes; si++) {
+        double base = 0, t_byte = 0;
+        for (int v = 0; v < B.nvar; v++) {
+            memcpy(tmp, &B.sh->res[(size_t)(si * B.nvar + v) * B.reps], B.reps * sizeof *tmp);
+            qsort(tmp, (size_t)B.reps, sizeof *tmp, cmp_d);
+            double med = B.reps % 2 ? tmp[B.reps / 2]
+                                    : (tmp[B.reps / 2 - 1] + tmp[B.reps / 2]) / 2;
+            printf("%-16s %10zu  %10.3f [%.3f..%.3f]\n", B.var[v].name, B.sizes[si], med,
+                   tmp[0], tmp[B.reps - 1]);
+            if (out)
+                fprintf(out, "bcast,%s,%d,%zu,%.4f,%.4f,%.4f\n", B.var[v].name, B.P,
+                        B.sizes[si], med, tmp[0], tmp[B.reps - 1]);
+            if (B.mode == MODE_SLOTS && v == 0) base = med;
+            if (B.mode == MODE_SLOTS && base > 0) {
+                char nm[48];
+                snprintf(nm, sizeof nm, "norm:s=%zu", B.var[v].s);
+                printf("%-16s %10zu  %10.3f\n", nm, B.sizes[si], med / base);
+                if (out)
+                    fprintf(out, "bcast,%s,%d,%zu,%.4f,%.4f,%.4f\n", nm, B.P, B.sizes[si],
+                            med / base, tmp[0] / base, tmp[B.reps - 1] / base);
+            }
+            if (B.mode == MODE_FRAG && B.var[v].kind == 2 && B.sizes[si])
+                t_byte = med * 1e-6 / (double)B.sizes[si];
+            if (B.mode == MODE_FRAG && B.var[v].kind == 1 && t_byte > 0) {
+                nc_bcast_model_t m2 = md;
+                m2.t = t_byte;
+                double mt = nc_bcast_model_time(&m2, (double)B.sizes[si], (double)B.var[v].f,
+                                                (double)B.var[v].s) * 1e6;
+                char nm[48];
+                snprintf(nm, sizeof nm, "model:f=%zu", B.var[v].f);
+                printf("%-16s %10zu  %10.3f\n", nm, B.sizes[si], mt);
+                if (out)
+                    fprintf(out, "bcast,%s,%d,%zu,%.4f,%.4f,%.4f\n", nm, B.P, B.sizes[si], mt,
+                            mt, mt);
+            }
+        }
+    }
+    free(tmp);
+    if (out) fclose(out);
+    return 0;
 }

@@ -164,7 +164,7 @@ static int wait_acks(numacoll_team_t *t, bst_t *b, uint64_t need)
 /* Before reusing what op - lag used: every member must have finished op - lag. */
 static inline int wait_reuse(numacoll_team_t *t, bst_t *b, uint64_t op, uint64_t lag)
 {
-    (void)t; (void)b; (void)op; (void)lag; return NUMACOLL_OK;
+    return op >= lag ? wait_acks(t, b, op - lag + 1) : NUMACOLL_OK;
 }
 
 static inline void ack(bst_t *b, int me, uint64_t op)
