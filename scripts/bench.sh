@@ -23,7 +23,13 @@ NP=$(nproc 2>/dev/null || echo 2)
 REPS="${BENCH_REPS:-11}"
 TMS="${BENCH_TARGET_MS:-20}"
 BMAX="${BENCH_BCAST_MAX:-4M}"
-if [ "${BENCH_QUICK:-0}" = 1 ]; then REPS=3; TMS=5; BMAX=64K; fi
+CORE_BAR=()
+CORE_BC=(--sizes "1:$BMAX")
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+    REPS=3; TMS=5; BMAX=64K
+    CORE_BAR=(--iters 500 --reps 3)
+    CORE_BC=(--sizes 1:64K --reps 2)
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_base_warn_component_unused=0
 
@@ -51,12 +57,14 @@ if [ ! -x "$BIN/numacoll-bench" ]; then
 fi
 
 # ---- 1. core (fork-based) ---------------------------------------------------------------
-run "core barrier, P=$NP" "$BIN/numacoll-bench" barrier --procs "$NP" --csv "$OUT/core_barrier.csv"
+run "core barrier, P=$NP" "$BIN/numacoll-bench" barrier --procs "$NP" \
+    --csv "$OUT/core_barrier.csv" "${CORE_BAR[@]+"${CORE_BAR[@]}"}"
 if [ "$NP" != 8 ]; then
     run "core barrier, P=8 (oversubscribed)" "$BIN/numacoll-bench" barrier --procs 8 \
-        --csv "$OUT/core_barrier.csv"
+        --csv "$OUT/core_barrier.csv" "${CORE_BAR[@]+"${CORE_BAR[@]}"}"
 fi
-run "core bcast, P=2" "$BIN/numacoll-bench" bcast --procs 2 --csv "$OUT/core_bcast.csv"
+run "core bcast, P=2" "$BIN/numacoll-bench" bcast --procs 2 --csv "$OUT/core_bcast.csv" \
+    "${CORE_BC[@]}"
 
 # ---- 2. MPI ----------------------------------------------------------------------------
 mpi_bench() { # mpi np collective extra-bench-args... -- extra-launcher-args...

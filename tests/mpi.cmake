@@ -86,6 +86,18 @@ foreach(f ${NC_MPI_FLAVORS})
                 --expect "fortran: PASS"
                 --expect "numacoll-mpi stats \\[${f} rank 2\\]: MPI_Barrier [0-9]+ \\(numacoll [1-9][0-9]*\\), MPI_Bcast [0-9]+ \\([^)]*\\), fortran [1-9]"
                 -- ${fp})
+    # the mpi_f08 module (Open MPI: mpi_barrier_f08 -> ompi_barrier_f; MPICH:
+    # mpi_barrier_f08_ calls PMPI_Barrier): interposed too
+    set(fp8 ${NC_MPI_TDIR}/fortran_f08_test_${f})
+    add_custom_command(OUTPUT ${fp8}
+      COMMAND ${NC_FC_${f}} -O1 -w -o ${fp8} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/fortran_f08_test.f90
+      DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/fortran_f08_test.f90
+      WORKING_DIRECTORY ${NC_MPI_TDIR}
+      COMMENT "Building the Fortran mpi_f08 test for ${f}")
+    add_custom_target(fortran_f08_test_${f} ALL DEPENDS ${fp8})
+    nc_mpi_test(mpi_${f}_fortran_f08 ${f} 2 --env NUMACOLL_MPI_STATS=1 --expect "f08: PASS"
+                --expect "numacoll-mpi stats \\[${f} rank 1\\]: MPI_Barrier 30 \\(numacoll 30\\), MPI_Bcast 30 \\(numacoll 30[^)]*\\), fortran [1-9]"
+                -- ${fp8})
   endif()
 endforeach()
 

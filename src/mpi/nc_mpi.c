@@ -287,7 +287,9 @@ static uint64_t members_sig(MPI_Comm comm, int size)
     if (g_cache_max <= 0 || size > 65536) return 0;
     MPI_Group g;
     if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS) return 0;
+    pthread_mutex_lock(&g_lock);
     if (g_world_group == MPI_GROUP_NULL) PMPI_Comm_group(MPI_COMM_WORLD, &g_world_group);
+    pthread_mutex_unlock(&g_lock);
     int *in = malloc((size_t)size * 2 * sizeof(int));
     uint64_t h = 0;
     if (in) {
