@@ -13,7 +13,7 @@
  *
  * Modes:
  *   size      time vs message size per variant: default, each tree (kary, knomial, flat,
- *             chain, topo), queue (CMA off) and cma (CMA for everything above the inline
+ *             chain, topo), queue (inline and CMA off) and cma (CMA for everything above the inline
  *             limit), plus limit:memcpy (one process copying the same size) (Fig. 10)
  *   slots     time vs s at f = 8 KiB, q = 1 (algorithm queue:s=N) and the same normalised
  *             to s = 1 (algorithm norm:s=N; the latency columns then hold ratios) (Fig. 7)
@@ -355,6 +355,7 @@ int bench_bcast_main(int argc, char **argv)
         }
         nc_bcast_opts_t oq = o;
         oq.cma_min = 0;
+        oq.inline_max = 0;
         add_var(&B, "queue", 1, oq, 0, 0);
         nc_bcast_opts_t oc = o;
         oc.cma_min = 1;
