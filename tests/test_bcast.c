@@ -44,7 +44,10 @@ static void clear_env(void)
     if (base_cma[0]) setenv("NUMACOLL_BCAST_CMA_MIN", base_cma, 1);
 }
 
-static void env_reload(void) { assert_int_equal(numacoll_config_reload(), NUMACOLL_OK); }
+static void env_reload(void)
+{
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
 
 /* ---- model ------------------------------------------------------------------------- */
 
@@ -93,7 +96,8 @@ static void test_model(void **state)
 static int depth_of(const int *parent, int P, int r)
 {
     int d = 0;
-    while (parent[r] >= 0 && d <= P) r = parent[r], d++;
+    while (parent[r] >= 0 && d <= P)
+        r = parent[r], d++;
     return d;
 }
 
@@ -121,10 +125,12 @@ static void test_tree_shapes(void **state)
                     if (kind == NC_BTREE_FLAT) assert_int_equal(maxd, 1);
                     if (kind == NC_BTREE_CHAIN) assert_int_equal(maxd, P - 1);
                     if (kind == NC_BTREE_KARY || kind == NC_BTREE_TOPO)
-                        for (int r = 0; r < P; r++) assert_true(nch[r] <= k);
+                        for (int r = 0; r < P; r++)
+                            assert_true(nch[r] <= k);
                     if (kind == NC_BTREE_KNOMIAL && k == 2) {
                         int lg = 0;
-                        while ((1 << lg) < P) lg++;
+                        while ((1 << lg) < P)
+                            lg++;
                         assert_true(maxd <= lg);
                         assert_true(nch[root] == lg);
                     }
@@ -180,7 +186,8 @@ static void fill(unsigned char *p, size_t n, uint64_t key)
         w ^= w >> 9;
         memcpy(p + i, &w, 8);
     }
-    for (; i < n; i++) p[i] = (unsigned char)(key + i);
+    for (; i < n; i++)
+        p[i] = (unsigned char)(key + i);
 }
 
 static int bcast_worker(nc_forkctx_t *ctx)
@@ -195,7 +202,8 @@ static int bcast_worker(nc_forkctx_t *ctx)
     uint32_t x = a->seed | 1;
     if (a->relay >= 0) { /* fake two NUMA nodes: ranks alternate */
         int numa[64];
-        for (int r = 0; r < P; r++) numa[r] = r % 2;
+        for (int r = 0; r < P; r++)
+            numa[r] = r % 2;
         if (nc_bcast_debug_set_numa(t, numa) != NUMACOLL_OK) return 91;
     }
     for (int i = 0; i < a->iters; i++) {
@@ -249,10 +257,11 @@ static int bcast_worker(nc_forkctx_t *ctx)
         }
         if (memcmp(buf, want, n) != 0) {
             size_t j = 0;
-            while (buf[j] == want[j]) j++;
+            while (buf[j] == want[j])
+                j++;
             fprintf(stderr,
-                    "rank %d: bcast %d (%zu bytes from %d, tree %d k %d) wrong at byte %zu\n",
-                    me, i, n, root, tree, k, j);
+                    "rank %d: bcast %d (%zu bytes from %d, tree %d k %d) wrong at byte %zu\n", me,
+                    i, n, root, tree, k, j);
             return 94;
         }
         for (int c = 0; c < 16; c++)
@@ -285,9 +294,17 @@ static void run_team(int P, const bc_args_t *a, double timeout)
 
 static bc_args_t base_args(int iters, unsigned seed)
 {
-    bc_args_t a = {.iters = iters, .seed = seed, .max_small = 2048, .max_mid = 300 * 1024,
-                   .max_big = 4 * MiB, .big_every = 0, .mid_every = 8, .vary_tree = 0,
-                   .relay = -1, .cma_min = -1, .expect_rc = 0};
+    bc_args_t a = {.iters = iters,
+                   .seed = seed,
+                   .max_small = 2048,
+                   .max_mid = 300 * 1024,
+                   .max_big = 4 * MiB,
+                   .big_every = 0,
+                   .mid_every = 8,
+                   .vary_tree = 0,
+                   .relay = -1,
+                   .cma_min = -1,
+                   .expect_rc = 0};
     return a;
 }
 
@@ -463,16 +480,11 @@ int main(void)
     const char *cma = getenv("NUMACOLL_BCAST_CMA_MIN");
     if (cma) snprintf(base_cma, sizeof base_cma, "%s", cma);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model),
-        cmocka_unit_test(test_tree_shapes),
-        cmocka_unit_test(test_default_many),
-        cmocka_unit_test(test_every_tree),
-        cmocka_unit_test(test_slots_sets),
-        cmocka_unit_test(test_big_queue_and_cma),
-        cmocka_unit_test(test_inline_edges),
-        cmocka_unit_test(test_relay),
-        cmocka_unit_test(test_synthetic_numa),
-        cmocka_unit_test(test_oversubscribed_p8),
+        cmocka_unit_test(test_model),          cmocka_unit_test(test_tree_shapes),
+        cmocka_unit_test(test_default_many),   cmocka_unit_test(test_every_tree),
+        cmocka_unit_test(test_slots_sets),     cmocka_unit_test(test_big_queue_and_cma),
+        cmocka_unit_test(test_inline_edges),   cmocka_unit_test(test_relay),
+        cmocka_unit_test(test_synthetic_numa), cmocka_unit_test(test_oversubscribed_p8),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,13 +46,13 @@ enum { MODE_SIZE, MODE_SLOTS, MODE_FRAG };
 
 typedef struct variant {
     char name[48];
-    int kind;      /* 0 = numacoll_bcast, 1 = opts, 2 = memcpy, 3 = model (not run) */
+    int kind; /* 0 = numacoll_bcast, 1 = opts, 2 = memcpy, 3 = model (not run) */
     nc_bcast_opts_t o;
-    size_t f, s;   /* slots/fragment modes: geometry to set before running */
+    size_t f, s; /* slots/fragment modes: geometry to set before running */
 } variant_t;
 
 typedef struct point {
-    int v;        /* variant index */
+    int v; /* variant index */
     size_t bytes;
 } point_t;
 
@@ -82,9 +82,12 @@ static int parse_size_arg(const char *s, size_t *out)
     errno = 0;
     unsigned long long x = strtoull(s, &end, 10);
     if (errno || end == s) return -1;
-    if (*end == 'K' || *end == 'k') x <<= 10, end++;
-    else if (*end == 'M' || *end == 'm') x <<= 20, end++;
-    else if (*end == 'G' || *end == 'g') x <<= 30, end++;
+    if (*end == 'K' || *end == 'k')
+        x <<= 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        x <<= 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        x <<= 30, end++;
     if (*end == 'i' || *end == 'B') end++;
     if (*end == 'B') end++;
     if (*end) return -1;
@@ -121,9 +124,8 @@ static void fill_pattern(unsigned char *p, size_t n, unsigned key)
 }
 
 /* One measurement of variant v at size n; returns the member mean (us) on rank 0. */
-static int measure(bench_t *B, numacoll_team_t *t, int v, size_t n, long iters,
-                   unsigned char *src, unsigned char **pool, int npool, unsigned *key,
-                   double *out)
+static int measure(bench_t *B, numacoll_team_t *t, int v, size_t n, long iters, unsigned char *src,
+                   unsigned char **pool, int npool, unsigned *key, double *out)
 {
     const variant_t *V = &B->var[v];
     int me = t->rank, rc = NUMACOLL_OK;
@@ -157,8 +159,8 @@ static int measure(bench_t *B, numacoll_team_t *t, int v, size_t n, long iters,
         }
         sum += (double)(nc_now_ns() - t0);
         if (rc == NUMACOLL_OK && n && me != B->root && buf[n - 1] != (unsigned char)(*key & 0xff))
-            rc = nc_error(NUMACOLL_ERR_STATE, "bench: rank %d received wrong data (%zu bytes)",
-                          me, n);
+            rc = nc_error(NUMACOLL_ERR_STATE, "bench: rank %d received wrong data (%zu bytes)", me,
+                          n);
     }
     if (rc) return rc;
     B->sh->rank_mean[me] = sum / (double)iters / 1e3;
@@ -166,7 +168,8 @@ static int measure(bench_t *B, numacoll_team_t *t, int v, size_t n, long iters,
     if (rc) return rc;
     if (me == 0) {
         double s = 0;
-        for (int r = 0; r < t->size; r++) s += B->sh->rank_mean[r];
+        for (int r = 0; r < t->size; r++)
+            s += B->sh->rank_mean[r];
         *out = s / t->size;
     }
     return numacoll_barrier(t); /* rank_mean may be reused */
@@ -193,8 +196,10 @@ static int child(bench_t *B, int rank)
         sched_setaffinity(0, sizeof cs, &cs);
     }
     numacoll_fork_oob_set_rank(B->oob, rank);
-    numacoll_team_params_t p = {.rank = rank, .size = B->P,
-                                .allgather = numacoll_fork_oob_allgather, .oob_ctx = B->oob,
+    numacoll_team_params_t p = {.rank = rank,
+                                .size = B->P,
+                                .allgather = numacoll_fork_oob_allgather,
+                                .oob_ctx = B->oob,
                                 .name = "bench-bcast"};
     numacoll_team_t *t;
     int rc = numacoll_team_create(&p, &t);
@@ -258,8 +263,8 @@ fail:
 fail_noteam:
     if (!B->sh->failed) {
         B->sh->failed = 1;
-        snprintf(B->sh->err, sizeof B->sh->err, "rank %d: %s: %s", rank,
-                 numacoll_status_name(rc), numacoll_last_error());
+        snprintf(B->sh->err, sizeof B->sh->err, "rank %d: %s: %s", rank, numacoll_status_name(rc),
+                 numacoll_last_error());
     }
     return 1;
 }
@@ -270,8 +275,7 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void add_var(bench_t *B, const char *name, int kind, nc_bcast_opts_t o, size_t f,
-                    size_t s)
+static void add_var(bench_t *B, const char *name, int kind, nc_bcast_opts_t o, size_t f, size_t s)
 {
     variant_t *v = &B->var[B->nvar++];
     snprintf(v->name, sizeof v->name, "%s", name);
@@ -297,19 +301,30 @@ int bench_bcast_main(int argc, char **argv)
             return 2;
         }
         i++;
-        if (!strcmp(a, "--procs")) B.P = atoi(val);
-        else if (!strcmp(a, "--iters")) B.iters = atol(val);
-        else if (!strcmp(a, "--reps")) B.reps = atoi(val);
-        else if (!strcmp(a, "--root")) B.root = atoi(val);
-        else if (!strcmp(a, "--csv")) csv = val;
-        else if (!strcmp(a, "--sizes")) sizes = val;
+        if (!strcmp(a, "--procs"))
+            B.P = atoi(val);
+        else if (!strcmp(a, "--iters"))
+            B.iters = atol(val);
+        else if (!strcmp(a, "--reps"))
+            B.reps = atoi(val);
+        else if (!strcmp(a, "--root"))
+            B.root = atoi(val);
+        else if (!strcmp(a, "--csv"))
+            csv = val;
+        else if (!strcmp(a, "--sizes"))
+            sizes = val;
         else if (!strcmp(a, "--mode")) {
-            if (!strcmp(val, "size")) B.mode = MODE_SIZE;
-            else if (!strcmp(val, "slots")) B.mode = MODE_SLOTS;
-            else if (!strcmp(val, "fragment")) B.mode = MODE_FRAG;
+            if (!strcmp(val, "size"))
+                B.mode = MODE_SIZE;
+            else if (!strcmp(val, "slots"))
+                B.mode = MODE_SLOTS;
+            else if (!strcmp(val, "fragment"))
+                B.mode = MODE_FRAG;
             else {
-                fprintf(stderr, "numacoll-bench bcast: --mode '%s'; allowed: size, slots, "
-                                "fragment\n", val);
+                fprintf(stderr,
+                        "numacoll-bench bcast: --mode '%s'; allowed: size, slots, "
+                        "fragment\n",
+                        val);
                 return 2;
             }
         } else {
@@ -319,8 +334,10 @@ int bench_bcast_main(int argc, char **argv)
         }
     }
     if (B.P < 1 || B.P > MAXP || B.reps < 1 || B.iters < 0 || B.root < 0 || B.root >= B.P) {
-        fprintf(stderr, "numacoll-bench bcast: need 1 <= procs <= %d, reps >= 1, iters >= 0, "
-                        "0 <= root < procs\n", MAXP);
+        fprintf(stderr,
+                "numacoll-bench bcast: need 1 <= procs <= %d, reps >= 1, iters >= 0, "
+                "0 <= root < procs\n",
+                MAXP);
         return 2;
     }
     if (!sizes) sizes = B.mode == MODE_SIZE ? "1:16M" : B.mode == MODE_SLOTS ? "1M:1M" : "4M:4M";
@@ -331,8 +348,10 @@ int bench_bcast_main(int argc, char **argv)
         if (colon) *colon = 0;
         if (parse_size_arg(tmp, &B.smin) || parse_size_arg(colon ? colon + 1 : tmp, &B.smax) ||
             B.smin > B.smax || B.smax > ((size_t)1 << 30)) {
-            fprintf(stderr, "numacoll-bench bcast: --sizes '%s'; allowed: MIN:MAX with sizes "
-                            "like 1, 4K, 16M (MIN <= MAX <= 1G)\n", sizes);
+            fprintf(stderr,
+                    "numacoll-bench bcast: --sizes '%s'; allowed: MIN:MAX with sizes "
+                    "like 1, 4K, 16M (MIN <= MAX <= 1G)\n",
+                    sizes);
             return 2;
         }
     }
@@ -398,7 +417,8 @@ int bench_bcast_main(int argc, char **argv)
         if (pids[r] == 0) _exit(child(&B, r));
         if (pids[r] < 0) {
             perror("fork");
-            for (int x = 0; x < r; x++) kill(pids[x], SIGKILL);
+            for (int x = 0; x < r; x++)
+                kill(pids[x], SIGKILL);
             return 1;
         }
     }
@@ -420,12 +440,15 @@ int bench_bcast_main(int argc, char **argv)
         fprintf(stderr, "numacoll-bench bcast: cannot write %s: %s\n", csv, strerror(errno));
         return 1;
     }
-    if (out) fprintf(out, "collective,algorithm,procs,bytes,latency_us_median,latency_us_min,"
-                          "latency_us_max\n");
+    if (out)
+        fprintf(out, "collective,algorithm,procs,bytes,latency_us_median,latency_us_min,"
+                     "latency_us_max\n");
     printf("# numacoll-bench bcast: %d processes, root %d, %d reps, mode %s; latency in us "
            "(median [min..max] of the reps)\n",
-           B.P, B.root, B.reps, B.mode == MODE_SIZE ? "size" : B.mode == MODE_SLOTS ? "slots"
-                                                                                   : "fragment");
+           B.P, B.root, B.reps,
+           B.mode == MODE_SIZE    ? "size"
+           : B.mode == MODE_SLOTS ? "slots"
+                                  : "fragment");
     double *tmp = malloc((size_t)B.reps * sizeof *tmp);
     nc_bcast_model_t md = nc_bcast_model_default();
     for (int si = 0; si < B.nsizes; si++) {
@@ -433,13 +456,12 @@ int bench_bcast_main(int argc, char **argv)
         for (int v = 0; v < B.nvar; v++) {
             memcpy(tmp, &B.sh->res[(size_t)(si * B.nvar + v) * B.reps], B.reps * sizeof *tmp);
             qsort(tmp, (size_t)B.reps, sizeof *tmp, cmp_d);
-            double med = B.reps % 2 ? tmp[B.reps / 2]
-                                    : (tmp[B.reps / 2 - 1] + tmp[B.reps / 2]) / 2;
-            printf("%-16s %10zu  %10.3f [%.3f..%.3f]\n", B.var[v].name, B.sizes[si], med,
-                   tmp[0], tmp[B.reps - 1]);
+            double med = B.reps % 2 ? tmp[B.reps / 2] : (tmp[B.reps / 2 - 1] + tmp[B.reps / 2]) / 2;
+            printf("%-16s %10zu  %10.3f [%.3f..%.3f]\n", B.var[v].name, B.sizes[si], med, tmp[0],
+                   tmp[B.reps - 1]);
             if (out)
-                fprintf(out, "bcast,%s,%d,%zu,%.4f,%.4f,%.4f\n", B.var[v].name, B.P,
-                        B.sizes[si], med, tmp[0], tmp[B.reps - 1]);
+                fprintf(out, "bcast,%s,%d,%zu,%.4f,%.4f,%.4f\n", B.var[v].name, B.P, B.sizes[si],
+                        med, tmp[0], tmp[B.reps - 1]);
             if (B.mode == MODE_SLOTS && v == 0) base = med;
             if (B.mode == MODE_SLOTS && base > 0) {
                 char nm[48];
@@ -455,13 +477,14 @@ int bench_bcast_main(int argc, char **argv)
                 nc_bcast_model_t m2 = md;
                 m2.t = t_byte;
                 double mt = nc_bcast_model_time(&m2, (double)B.sizes[si], (double)B.var[v].f,
-                                                (double)B.var[v].s) * 1e6;
+                                                (double)B.var[v].s) *
+                            1e6;
                 char nm[48];
                 snprintf(nm, sizeof nm, "model:f=%zu", B.var[v].f);
                 printf("%-16s %10zu  %10.3f\n", nm, B.sizes[si], mt);
                 if (out)
-                    fprintf(out, "bcast,%s,%d,%zu,%.4f,%.4f,%.4f\n", nm, B.P, B.sizes[si], mt,
-                            mt, mt);
+                    fprintf(out, "bcast,%s,%d,%zu,%.4f,%.4f,%.4f\n", nm, B.P, B.sizes[si], mt, mt,
+                            mt);
             }
         }
     }

@@ -83,8 +83,9 @@ struct nc_bcast_team {
     uint64_t op; /* ops done so far (identical on all members) */
     char *global, *procs;
     int32_t *leaders;
-    int *numa; /* [P] NUMA node per rank (-1 unknown) */
+    int *numa;           /* [P] NUMA node per rank (-1 unknown) */
     uint64_t *known_ack; /* [P] highest ack seen per rank (local cache) */
+    int trace;           /* NUMACOLL_VERBOSE >= 3 at creation (per-call tracing) */
     int nlev;
     int *groups; /* [nlev * P] for the topology tree */
     tree_cache_t trees[NC_BTREE_COUNT];
@@ -101,7 +102,10 @@ static inline _Atomic uint64_t *set_op(bst_t *b, size_t set)
 {
     return (_Atomic uint64_t *)(b->global + b->sets_off + set * nc_page_size());
 }
-static inline char *proc_base(bst_t *b, int r) { return b->procs + (size_t)r * b->proc_bytes; }
+static inline char *proc_base(bst_t *b, int r)
+{
+    return b->procs + (size_t)r * b->proc_bytes;
+}
 static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
 {
     return (_Atomic uint64_t *)proc_base(b, r);
@@ -198,7 +202,8 @@ static int tree_build(numacoll_team_t *t, bst_t *b, int kind, int k)
     size_t cap = (size_t)P, n = 0;
     c->child = malloc(cap * sizeof *c->child);
     int rc = NUMACOLL_OK;
-    if (!par || !H || !nch || !stack || !c->parent || !c->src || !c->hold || !c->coff || !c->child) {
+    if (!par || !H || !nch || !stack || !c->parent || !c->src || !c->hold || !c->coff ||
+        !c->child) {
         rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory building the broadcast trees");
         goto out;
     }
@@ -224,12 +229,14 @@ static int tree_build(numacoll_team_t *t, bst_t *b, int kind, int k)
         memset(nch, 0, (size_t)P * sizeof *nch);
         for (int r = 0; r < P; r++)
             if (par[r] >= 0) nch[par[r]]++;
-        for (int r = 0; r < P; r++) H[r] = -2; /* unknown */
+        for (int r = 0; r < P; r++)
+            H[r] = -2; /* unknown */
         H[root] = root;
         for (int r = 0; r < P; r++) {
             int top = 0, y = r;
-            while (H[y] == -2) stack[top++] = y, y = par[y]; /* up to a resolved rank */
-            while (top > 0) { /* resolve the path top-down */
+            while (H[y] == -2)
+                stack[top++] = y, y = par[y]; /* up to a resolved rank */
+            while (top > 0) {                 /* resolve the path top-down */
                 int z = stack[--top], from = H[par[z]];
                 int nz = b->numa[z], nf = b->numa[from];
                 H[z] = (nch[z] > 0 && nz >= 0 && nf >= 0 && nz != nf) ? z : from;
@@ -284,6 +291,7 @@ static int bcast_init(numacoll_team_t *t)
         return nc_agree(t->rank, P, t->allgather, t->oob_ctx, rc);
     }
     b->model = nc_bcast_model_default();
+    b->trace = nc_verbose() >= 3; /* read once: the config lookup is too slow per call */
 
     /* parameters from the configuration */
     size_t budget = nc_cfg_size("NUMACOLL_BCAST_QUEUE_BYTES");
@@ -314,9 +322,17 @@ static int bcast_init(numacoll_team_t *t)
     b->inl_block = nc_round_up(INL_HDR + payload, line);
     b->room = b->inl_block - INL_HDR;
 
-    init_msg_t me = {.f = f, .s = s, .q = q, .room = b->room, .inline_max = b->inline_max,
-                     .cma_min = b->cma_min, .shm_free = shm_free_bytes(), .tree = b->tree,
-                     .k = b->k, .relay = b->relay, .pid = (int32_t)getpid(),
+    init_msg_t me = {.f = f,
+                     .s = s,
+                     .q = q,
+                     .room = b->room,
+                     .inline_max = b->inline_max,
+                     .cma_min = b->cma_min,
+                     .shm_free = shm_free_bytes(),
+                     .tree = b->tree,
+                     .k = b->k,
+                     .relay = b->relay,
+                     .pid = (int32_t)getpid(),
                      .probe_addr = (uint64_t)(uintptr_t)&cma_probe_word};
     if (t->allgather(&me, all, sizeof me, t->oob_ctx) != 0) {
         free(b), free(all);
@@ -332,14 +348,16 @@ static int bcast_init(numacoll_team_t *t)
                           "broadcast parameters differ between ranks %d and %d (f %zu/%llu, s "
                           "%zu/%llu, q %zu/%llu, tree %d/%d, ...); every member must see the "
                           "same NUMACOLL_BCAST_* settings",
-                          t->rank, r, f, (unsigned long long)o->f, s, (unsigned long long)o->s,
-                          q, (unsigned long long)o->q, b->tree, o->tree);
+                          t->rank, r, f, (unsigned long long)o->f, s, (unsigned long long)o->s, q,
+                          (unsigned long long)o->q, b->tree, o->tree);
         if (o->shm_free < shm_free) shm_free = o->shm_free;
     }
     int cma_mine = rc == NUMACOLL_OK && cma_probe(&all[(t->rank + 1) % P]);
     if (!cma_mine && b->cma_min)
-        nc_log(1, t->rank, P, "bcast: process_vm_readv from rank %d failed (%s); the CMA path "
-               "is off, large messages use the queues", (t->rank + 1) % P, strerror(errno));
+        nc_log(1, t->rank, P,
+               "bcast: process_vm_readv from rank %d failed (%s); the CMA path "
+               "is off, large messages use the queues",
+               (t->rank + 1) % P, strerror(errno));
 
     /* geometry, capped so that the P queues take at most half of the free /dev/shm */
     b->ctl_bytes = nc_round_up((1 + s) * line + INL_BLOCKS * b->inl_block, ps);
@@ -348,8 +366,10 @@ static int bcast_init(numacoll_team_t *t)
         size_t per = shm_free / 2 / (size_t)P;
         size_t s2 = per > b->ctl_bytes ? (per - b->ctl_bytes) / f : 0;
         if (s2 < q) s2 = q;
-        nc_log(1, t->rank, P, "bcast: /dev/shm has %zu bytes free: queue cut from %zu to %zu "
-               "slots", shm_free, s, s2);
+        nc_log(1, t->rank, P,
+               "bcast: /dev/shm has %zu bytes free: queue cut from %zu to %zu "
+               "slots",
+               shm_free, s, s2);
         s = s2;
         b->ctl_bytes = nc_round_up((1 + s) * line + INL_BLOCKS * b->inl_block, ps);
         b->proc_bytes = b->ctl_bytes + s * f;
@@ -363,9 +383,11 @@ static int bcast_init(numacoll_team_t *t)
     /* NUMA nodes and the hierarchy for the topology tree */
     b->numa = malloc((size_t)P * sizeof *b->numa);
     b->known_ack = calloc((size_t)P, sizeof *b->known_ack);
-    if ((!b->numa || !b->known_ack) && rc == NUMACOLL_OK) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    if ((!b->numa || !b->known_ack) && rc == NUMACOLL_OK)
+        rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
     if (b->numa)
-        for (int r = 0; r < P; r++) b->numa[r] = nc_topo_team_numa_of(t, r);
+        for (int r = 0; r < P; r++)
+            b->numa[r] = nc_topo_team_numa_of(t, r);
     const nc_hier_t *h = nc_topo_team_hier(t, "numa,socket");
     if (h && h->nlevels > 0 && h->nprocs == P && rc == NUMACOLL_OK) {
         b->groups = malloc((size_t)h->nlevels * P * sizeof *b->groups);
@@ -382,15 +404,14 @@ static int bcast_init(numacoll_team_t *t)
         if (t->allgather(&mine, cmas, sizeof mine, t->oob_ctx) != 0)
             rc = nc_error(NUMACOLL_ERR_OOB, "the OOB allgather failed setting up the broadcast");
         b->cma_ok = 1;
-        for (int r = 0; r < P && rc == NUMACOLL_OK; r++) b->cma_ok &= cmas[r] != 0;
+        for (int r = 0; r < P && rc == NUMACOLL_OK; r++)
+            b->cma_ok &= cmas[r] != 0;
     }
     free(all);
     if (rc == NUMACOLL_OK)
-        rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total,
-                                      b->global_bytes,
+        rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total, b->global_bytes,
                                       b->global_bytes + (size_t)t->rank * b->proc_bytes,
-                                      b->proc_bytes, t->numa_node, "the broadcast queues",
-                                      &b->seg);
+                                      b->proc_bytes, t->numa_node, "the broadcast queues", &b->seg);
     if (rc != NUMACOLL_OK) {
         free(b->numa), free(b->known_ack), free(b->groups), free(b);
         return rc;
@@ -415,14 +436,15 @@ static int bcast_init(numacoll_team_t *t)
                "bcast: segment %zu bytes (paper's w + wq + ps(w+f) = %zu), f = %zu%s, s = %zu, "
                "q = %zu, queue b = %zu per process, inline <= %zu (room %zu), tree %s (k %d), "
                "relay %s, CMA %s",
-               total, b->paper_size, f, b->fixed_f ? "" : " (model)", s, q, b->b,
-               b->inline_max, b->room, nc_bcast_tree_names[b->tree], b->k,
-               b->relay ? "on" : "off",
-               !b->cma_ok ? "not permitted" : b->cma_min ? "on" : "off");
+               total, b->paper_size, f, b->fixed_f ? "" : " (model)", s, q, b->b, b->inline_max,
+               b->room, nc_bcast_tree_names[b->tree], b->k, b->relay ? "on" : "off",
+               !b->cma_ok   ? "not permitted"
+               : b->cma_min ? "on"
+                            : "off");
     if (nc_verbose() >= 2) {
         size_t on = 0, off = 0;
-        int node = nc_seg_check_placement(proc_base(b, t->rank), b->proc_bytes, t->numa_node,
-                                          &on, &off);
+        int node =
+            nc_seg_check_placement(proc_base(b, t->rank), b->proc_bytes, t->numa_node, &on, &off);
         nc_log(2, t->rank, P,
                "bcast: my queue (%zu bytes) lies on NUMA node %d (expected %d: %zu pages "
                "there, %zu elsewhere)",
@@ -435,7 +457,8 @@ void nc_bcast_team_fini(numacoll_team_t *t)
 {
     bst_t *b = t ? t->bcast : NULL;
     if (!b) return;
-    for (int i = 0; i < NC_BTREE_COUNT; i++) tree_free(&b->trees[i]);
+    for (int i = 0; i < NC_BTREE_COUNT; i++)
+        tree_free(&b->trees[i]);
     nc_seg_destroy(&b->seg);
     free(b->numa), free(b->known_ack), free(b->groups), free(b);
     t->bcast = NULL;
@@ -448,10 +471,18 @@ int nc_bcast_info(numacoll_team_t *t, nc_bcast_info_t *info)
         if (rc) return rc;
     }
     bst_t *b = t->bcast;
-    *info = (nc_bcast_info_t){.f = b->f, .s = b->s, .q = b->q, .b = b->b,
-                              .inline_room = b->room, .seg_size = b->seg.size,
-                              .paper_size = b->paper_size, .tree = b->tree, .k = b->k,
-                              .relay = b->relay, .cma_ok = b->cma_ok, .cma_min = b->cma_min};
+    *info = (nc_bcast_info_t){.f = b->f,
+                              .s = b->s,
+                              .q = b->q,
+                              .b = b->b,
+                              .inline_room = b->room,
+                              .seg_size = b->seg.size,
+                              .paper_size = b->paper_size,
+                              .tree = b->tree,
+                              .k = b->k,
+                              .relay = b->relay,
+                              .cma_ok = b->cma_ok,
+                              .cma_min = b->cma_min};
     return NUMACOLL_OK;
 }
 
@@ -463,7 +494,8 @@ int nc_bcast_debug_set_numa(numacoll_team_t *t, const int *numa)
     }
     bst_t *b = t->bcast;
     memcpy(b->numa, numa, (size_t)t->size * sizeof *numa);
-    for (int i = 0; i < NC_BTREE_COUNT; i++) tree_free(&b->trees[i]);
+    for (int i = 0; i < NC_BTREE_COUNT; i++)
+        tree_free(&b->trees[i]);
     return NUMACOLL_OK;
 }
 
@@ -641,8 +673,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     int k = o && o->k > 0 ? o->k : b->k;
     int rc = tree_build(t, b, kind, k);
     if (rc) return rc;
-    call_t x = {.t = t, .b = b, .c = &b->trees[kind], .root = root, .me = t->rank,
-                .P = t->size};
+    call_t x = {.t = t, .b = b, .c = &b->trees[kind], .root = root, .me = t->rank, .P = t->size};
     x.relay = o && o->relay >= 0 ? o->relay : b->relay;
     x.kids = x.c->child + x.c->coff[root];
     x.nkids = x.c->coff[root + 1] - x.c->coff[root];
@@ -650,10 +681,12 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     if (o && o->inline_max >= 0) inl = (size_t)o->inline_max;
     if (inl > b->room) inl = b->room;
     size_t cma_min = o && o->cma_min >= 0 ? (size_t)o->cma_min : b->cma_min;
-    if (nc_verbose() >= 3)
-        nc_log(3, t->rank, t->size, "bcast #%llu: %zu bytes from %d, tree %s, parent %d, %d "
-               "children", (unsigned long long)b->op, bytes, root, nc_bcast_tree_names[kind],
-               x.c->parent[root], x.nkids);
+    if (NC_UNLIKELY(b->trace))
+        nc_log(3, t->rank, t->size,
+               "bcast #%llu: %zu bytes from %d, tree %s, parent %d, %d "
+               "children",
+               (unsigned long long)b->op, bytes, root, nc_bcast_tree_names[kind], x.c->parent[root],
+               x.nkids);
     if (bytes <= inl) return run_inline(&x, buf, bytes);
     if (b->cma_ok && cma_min && bytes >= cma_min) return run_cma(&x, buf, bytes);
     return run_queue(&x, buf, bytes);

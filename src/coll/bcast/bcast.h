@@ -28,7 +28,7 @@ typedef enum nc_bcast_tree_kind {
 } nc_bcast_tree_kind_t;
 
 extern const char *const nc_bcast_tree_names[NC_BTREE_COUNT]; /* "kary", ... */
-int nc_bcast_tree_find(const char *name); /* -1 if unknown */
+int nc_bcast_tree_find(const char *name);                     /* -1 if unknown */
 
 /**
  * Parent of every rank for root @p root (parent[root] = -1). Pure function of the shape.
@@ -71,7 +71,10 @@ typedef struct nc_bcast_opts {
     int relay;         /* -1 = team default, 0 off, 1 on */
 } nc_bcast_opts_t;
 
-#define NC_BCAST_OPTS_DEFAULT {-1, 0, -1, -1, -1}
+#define NC_BCAST_OPTS_DEFAULT                                                                      \
+    {                                                                                              \
+        -1, 0, -1, -1, -1                                                                          \
+    }
 
 /** Like nc_bcast_run with per-call overrides (all members must pass the same options). */
 int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,

@@ -26,13 +26,16 @@ static int vparent(int kind, int v, int k)
 {
     if (v == 0) return -1;
     switch (kind) {
-    case NC_BTREE_FLAT: return 0;
-    case NC_BTREE_CHAIN: return v - 1;
+    case NC_BTREE_FLAT:
+        return 0;
+    case NC_BTREE_CHAIN:
+        return v - 1;
     case NC_BTREE_KNOMIAL: {
         /* clear the lowest non-zero base-k digit of v */
         int kk = k < 2 ? 2 : k;
         int pw = 1;
-        while ((v / pw) % kk == 0) pw *= kk;
+        while ((v / pw) % kk == 0)
+            pw *= kk;
         return v - ((v / pw) % kk) * pw;
     }
     default: /* k-ary */
@@ -51,17 +54,20 @@ static int vparent(int kind, int v, int k)
 static void topo_parents(int P, int root, int nlev, const int *groups, int *parent)
 {
     int *cur = malloc((size_t)P * sizeof *cur);
-    int *low = malloc((size_t)P * sizeof *low);  /* per group: lowest natural member */
+    int *low = malloc((size_t)P * sizeof *low);   /* per group: lowest natural member */
     int *lead = malloc((size_t)P * sizeof *lead); /* per group: effective leader */
     if (!cur || !low || !lead) {
         free(cur), free(low), free(lead);
-        for (int r = 0; r < P; r++) parent[r] = r == root ? -1 : root;
+        for (int r = 0; r < P; r++)
+            parent[r] = r == root ? -1 : root;
         return;
     }
-    for (int r = 0; r < P; r++) cur[r] = r, parent[r] = -1;
+    for (int r = 0; r < P; r++)
+        cur[r] = r, parent[r] = -1;
     for (int l = 0; l < nlev; l++) {
         const int *g = groups + (size_t)l * P;
-        for (int i = 0; i < P; i++) low[i] = -1, lead[i] = -1;
+        for (int i = 0; i < P; i++)
+            low[i] = -1, lead[i] = -1;
         for (int r = 0; r < P; r++) {
             int gi = g[r];
             if (gi < 0 || gi >= P) continue;
