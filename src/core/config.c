@@ -105,7 +105,9 @@ static const nc_cfg_def_t table[] = {
      "the next set); must not exceed s",
      NULL},
     {"NUMACOLL_BCAST_TREE", NC_CFG_ENUM, "auto", "auto|kary|knomial|flat|chain|topo",
-     "notification tree; auto = topo when the team spans several NUMA nodes, else kary", NULL},
+     "notification tree; auto = topo when the team spans several NUMA nodes, flat when it is "
+     "oversubscribed, else kary (with k = 2: binary)",
+     NULL},
     {"NUMACOLL_BCAST_K", NC_CFG_INT, "2", "1..64", "fan-out of the k-ary and k-nomial trees",
      NULL},
     {"NUMACOLL_BCAST_INLINE_MAX", NC_CFG_SIZE, "512", "0..4096",
@@ -115,7 +117,8 @@ static const nc_cfg_def_t table[] = {
     {"NUMACOLL_BCAST_CMA_MIN", NC_CFG_SIZE, "0", "0..1073741824",
      "messages of at least this size are read by every receiver straight from the root's buffer "
      "with process_vm_readv (CMA) when the kernel allows it; 0 = never (the default: on the "
-     "reference VM CMA was 1.5-3x slower than the pipelined queues from 16 KiB to 16 MiB)",
+     "reference VM CMA was slower than the queues below 256 KiB and, under load, above; only "
+     "in quiet best cases was it ~15 % faster at 1-4 MiB)",
      NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
      "NUMA relay: the first receiver of each NUMA node copies fragments into its own queue and "
