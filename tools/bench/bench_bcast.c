@@ -7,7 +7,8 @@
  * Method (as OSU's osu_bcast): for every iteration the root writes new content into its
  * buffer (untimed; like IMB -off_cache the receive buffers rotate through a pool of up to
  * 64 MiB so caches do not flatter us), all members pass a barrier, and each member times
- * its own broadcast call. One measurement = the mean over the members of their mean time
+ * its own broadcast call (after an untimed warm-up of iters/10 + 2 calls, at most 50).
+ * One measurement = the mean over the members of their mean time
  * per call. Every (variant, size) is measured R times, variants interleaved (A B C A B C
  * ...); the CSV gives the median, min and max of the R measurements in microseconds.
  *
@@ -143,8 +144,10 @@ static int measure(bench_t *B, numacoll_team_t *t, int v, size_t n, long iters, 
         if (me == 0) *out = sum / (double)iters / 1e3;
         return numacoll_barrier(t);
     }
-    for (long i = 0; i < iters && rc == NUMACOLL_OK; i++) {
-        unsigned char *buf = pool[i % npool];
+    /* untimed warm-up: wakes members that napped while rank 0 ran limit:memcpy */
+    long warm = iters / 10 + 2 < 50 ? iters / 10 + 2 : 50;
+    for (long i = -warm; i < iters && rc == NUMACOLL_OK; i++) {
+        unsigned char *buf = pool[(i + warm) % npool];
         ++*key;
         if (me == B->root) fill_pattern(buf, n, *key);
         rc = numacoll_barrier(t);
@@ -157,7 +160,7 @@ static int measure(bench_t *B, numacoll_team_t *t, int v, size_t n, long iters, 
             rc = nc_bcast_run_opts(t, buf, n, B->root, &V->o);
             if (rc == NUMACOLL_OK) nc_team_op_leave(t);
         }
-        sum += (double)(nc_now_ns() - t0);
+        if (i >= 0) sum += (double)(nc_now_ns() - t0);
         if (rc == NUMACOLL_OK && n && me != B->root && buf[n - 1] != (unsigned char)(*key & 0xff))
             rc = nc_error(NUMACOLL_ERR_STATE, "bench: rank %d received wrong data (%zu bytes)", me,
                           n);
