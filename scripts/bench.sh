@@ -9,7 +9,7 @@
 #   2. the MPI mode for every MPI built (Open MPI, MPICH): barrier at np = nproc and an
 #      oversubscribed np = 8 (Open MPI also with coll/sm as `native-sm`), bcast at np = 2
 #      (and np = 8 with Open MPI); native, numacoll's default and every numacoll algorithm
-#      measured alternately in the same run
+#      (bcast: the tree and CMA variants, with Open MPI) measured alternately in one run
 #   3. RESULTS_DIR/summary.md (ratios numacoll/native) and PNG plots (matplotlib)
 #
 # Knobs (environment): BENCH_REPS (repetitions, default 11), BENCH_TARGET_MS (time per
@@ -24,10 +24,12 @@ REPS="${BENCH_REPS:-11}"
 TMS="${BENCH_TARGET_MS:-20}"
 BMAX="${BENCH_BCAST_MAX:-4M}"
 CORE_BAR=()
+CORE_BAR8=(--iters 1000 --reps 5)
 CORE_BC=(--sizes "1:$BMAX")
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     REPS=3; TMS=5; BMAX=64K
     CORE_BAR=(--iters 500 --reps 3)
+    CORE_BAR8=(--iters 200 --reps 3)
     CORE_BC=(--sizes 1:64K --reps 2)
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -61,7 +63,7 @@ run "core barrier, P=$NP" "$BIN/numacoll-bench" barrier --procs "$NP" \
     --csv "$OUT/core_barrier.csv" "${CORE_BAR[@]+"${CORE_BAR[@]}"}"
 if [ "$NP" != 8 ]; then
     run "core barrier, P=8 (oversubscribed)" "$BIN/numacoll-bench" barrier --procs 8 \
-        --csv "$OUT/core_barrier.csv" "${CORE_BAR[@]+"${CORE_BAR[@]}"}"
+        --csv "$OUT/core_barrier.csv" "${CORE_BAR8[@]}"
 fi
 run "core bcast, P=2" "$BIN/numacoll-bench" bcast --procs 2 --csv "$OUT/core_bcast.csv" \
     "${CORE_BC[@]}"
@@ -98,7 +100,12 @@ for mpi in openmpi mpich; do
                 barrier --variants native --native-label native-sm -- --mca coll_sm_priority 100
         fi
     done
-    run "MPI bcast, $mpi, np=2" mpi_bench "$mpi" 2 bcast --max-bytes "$BMAX"
+    bv=()
+    # numacoll's broadcast variants (notification trees, CMA) once, with Open MPI
+    if [ "$mpi" = openmpi ]; then
+        bv=(--variants native,default,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma)
+    fi
+    run "MPI bcast, $mpi, np=2" mpi_bench "$mpi" 2 bcast --max-bytes "$BMAX" "${bv[@]+"${bv[@]}"}"
     if [ "$mpi" = openmpi ]; then
         run "MPI bcast, openmpi coll/sm (native-sm), np=2" mpi_bench openmpi 2 bcast \
             --max-bytes "$BMAX" --variants native --native-label native-sm -- \

@@ -796,6 +796,43 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
+/* ---- broadcast variants (benchmarks) ------------------------------------------------ */
+
+const char *numacoll_mpi_bcast_variant_name(int i)
+{
+    static char names[NC_BTREE_COUNT + 1][32];
+    if (i < 0 || i > NC_BTREE_COUNT) return NULL;
+    if (!names[i][0]) {
+        if (i < NC_BTREE_COUNT) snprintf(names[i], sizeof names[i], "tree:%s", nc_bcast_tree_names[i]);
+        else snprintf(names[i], sizeof names[i], "cma");
+    }
+    return names[i];
+}
+
+int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm,
+                            const char *variant)
+{
+    if (!variant || bytes > INT_MAX) return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
+    if (!active() || comm == MPI_COMM_NULL) return PMPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
+    nc_comm_t *s = comm_get(comm);
+    if (!s || s->mode != MODE_FLAT || !s->team || root < 0 || root >= s->size)
+        return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
+    nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
+    int i = 0;
+    while (i <= NC_BTREE_COUNT && strcmp(numacoll_mpi_bcast_variant_name(i), variant) != 0) i++;
+    if (i > NC_BTREE_COUNT) return MPI_ERR_ARG;
+    if (i < NC_BTREE_COUNT) o.tree = i;
+    else o.cma_min = 1;
+    nc_team_op_enter(s->team, "bcast");
+    int rc = nc_bcast_run_opts(s->team, buf, bytes, root, &o);
+    if (rc != NUMACOLL_OK) {
+        s->broken = 1;
+        return raise_error(comm, "MPI_Bcast", rc);
+    }
+    nc_team_op_leave(s->team);
+    return MPI_SUCCESS;
+}
+
 /* ---- Fortran entry points ------------------------------------------------------------
  * mpif.h / `use mpi` call these names directly; Open MPI's and MPICH's own versions call
  * PMPI_* and would bypass the C wrappers, so they are interposed themselves. Open MPI's

@@ -8,6 +8,7 @@
 #define NUMACOLL_MPI_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -51,6 +52,22 @@ int numacoll_mpi_comm_mode(MPI_Comm comm);
  * error code; a pass-through communicator runs the native barrier.
  */
 int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm);
+
+/**
+ * Names of the broadcast variants numacoll_mpi_bcast_with() accepts, i = 0, 1, ... until
+ * NULL: "tree:<name>" for every notification tree of the core broadcast, and "cma"
+ * (receivers read the root's buffer with process_vm_readv whatever the size).
+ */
+const char *numacoll_mpi_bcast_variant_name(int i);
+
+/**
+ * MPI_Bcast of @p bytes bytes with a named variant of numacoll's broadcast (NULL = the
+ * default, i.e. MPI_Bcast). Collective; all members must name the same variant. On a
+ * communicator that is not one flat numacoll team it runs MPI_Bcast. Returns an MPI
+ * error code (MPI_ERR_ARG for an unknown variant).
+ */
+int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm,
+                            const char *variant);
 
 #ifdef __cplusplus
 }
