@@ -14,14 +14,14 @@
  *
  * Modes:
  *   size      time vs message size per variant: default, each tree (kary, knomial, flat,
- *             chain, topo), queue (inline and CMA off) and cma (CMA for everything above the inline
- *             limit), plus limit:memcpy (one process copying the same size) (Fig. 10)
- *   slots     time vs s at f = 8 KiB, q = 1 (algorithm queue:s=N) and the same normalised
- *             to s = 1 (algorithm norm:s=N; the latency columns then hold ratios) (Fig. 7)
- *   fragment  time vs f at fixed s = 16, q = 1 (algorithm queue:f=N) with the model's
- *             prediction beside it (algorithm model:f=N; t from the memcpy reference, the
- *             other constants the documented defaults) (Fig. 8/9)
- * Processes are bound to the allowed CPUs round-robin.
+ *             chain, topo), queue (inline and CMA off), cma, stream / cached (queue copies
+ *             with / without non-temporal stores at every size) (CMA for everything above the
+ * inline limit), plus limit:memcpy (one process copying the same size) (Fig. 10) slots     time vs
+ * s at f = 8 KiB, q = 1 (algorithm queue:s=N) and the same normalised to s = 1 (algorithm norm:s=N;
+ * the latency columns then hold ratios) (Fig. 7) fragment  time vs f at fixed s = 16, q = 1
+ * (algorithm queue:f=N) with the model's prediction beside it (algorithm model:f=N; t from the
+ * memcpy reference, the other constants the documented defaults) (Fig. 8/9) Processes are bound to
+ * the allowed CPUs round-robin.
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
@@ -382,6 +382,11 @@ int bench_bcast_main(int argc, char **argv)
         nc_bcast_opts_t oc = o;
         oc.cma_min = 1;
         add_var(&B, "cma", 1, oc, 0, 0);
+        nc_bcast_opts_t on = o;
+        on.nt = 3;
+        add_var(&B, "stream", 1, on, 0, 0);
+        on.nt = 0;
+        add_var(&B, "cached", 1, on, 0, 0);
         add_var(&B, "limit:memcpy", 2, o, 0, 0);
     } else if (B.mode == MODE_SLOTS) {
         for (size_t s = 1; s <= 256; s *= 2) {

@@ -86,6 +86,7 @@ struct nc_bcast_team {
     int *numa;           /* [P] NUMA node per rank (-1 unknown) */
     uint64_t *known_ack; /* [P] highest ack seen per rank (local cache) */
     int trace;           /* NUMACOLL_VERBOSE >= 3 at creation (per-call tracing) */
+    size_t nt_min;       /* NUMACOLL_BCAST_STREAM_MIN (0 = never) */
     int nlev;
     int *groups; /* [nlev * P] for the topology tree */
     tree_cache_t trees[NC_BTREE_COUNT];
@@ -291,6 +292,7 @@ static int bcast_init(numacoll_team_t *t)
         return nc_agree(t->rank, P, t->allgather, t->oob_ctx, rc);
     }
     b->model = nc_bcast_model_default();
+    b->nt_min = nc_cfg_size("NUMACOLL_BCAST_STREAM_MIN");
     b->trace = nc_verbose() >= 3; /* read once: the config lookup is too slow per call */
 
     /* parameters from the configuration */
@@ -510,7 +512,7 @@ typedef struct call {
     numacoll_team_t *t;
     bst_t *b;
     tree_cache_t *c;
-    int root, me, P, relay;
+    int root, me, P, relay, nt;
     const int *kids;
     int nkids;
 } call_t;
@@ -608,6 +610,38 @@ static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
     }
 }
 
+#if defined(__x86_64__)
+/* Copy with non-temporal stores (the lines go to memory instead of staying dirty in this
+ * core's cache, where a reader on another core would have to snoop them out). */
+static void copy_nt(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > n) head = n;
+    memcpy(d, s, head);
+    d += head, s += head, n -= head;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        _mm_stream_si128((__m128i *)(d + i), a);
+        _mm_stream_si128((__m128i *)(d + i + 16), b);
+        _mm_stream_si128((__m128i *)(d + i + 32), c);
+        _mm_stream_si128((__m128i *)(d + i + 48), e);
+    }
+    memcpy(d + i, s + i, n - i);
+    _mm_sfence(); /* order the streamed stores before the release store that follows */
+}
+#else
+static void copy_nt(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+#endif
+
 static int run_queue(call_t *x, char *buf, size_t bytes)
 {
     bst_t *b = x->b;
@@ -638,7 +672,10 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
             size_t slot = set * b->nb + i;
             size_t n = i + 1 < nfrag ? fe : n_op - i * fe;
             if (is_root) {
-                memcpy(slot_buf(b, x->me, slot), buf + off, n);
+                if (x->nt & 1)
+                    copy_nt(slot_buf(b, x->me, slot), buf + off, n);
+                else
+                    memcpy(slot_buf(b, x->me, slot), buf + off, n);
                 notify(x, slot, n, op + 1);
             } else {
                 ctl_line_t *cl = ctl_of(b, x->t, x->me, slot);
@@ -655,7 +692,10 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
                     memcpy(buf + off, slot_buf(b, x->me, slot), n);
                 } else {
                     notify(x, slot, n, op + 1);
-                    memcpy(buf + off, slot_buf(b, src, slot), n);
+                    if (x->nt & 2)
+                        copy_nt(buf + off, slot_buf(b, src, slot), n);
+                    else
+                        memcpy(buf + off, slot_buf(b, src, slot), n);
                 }
             }
             off += n;
@@ -680,6 +720,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     if (rc) return rc;
     call_t x = {.t = t, .b = b, .c = &b->trees[kind], .root = root, .me = t->rank, .P = t->size};
     x.relay = o && o->relay >= 0 ? o->relay : b->relay;
+    x.nt = o && o->nt >= 0 ? o->nt : (b->nt_min && bytes >= b->nt_min ? 3 : 0);
     x.kids = x.c->child + x.c->coff[root];
     x.nkids = x.c->coff[root + 1] - x.c->coff[root];
     size_t inl = b->inline_max;

@@ -69,11 +69,13 @@ typedef struct nc_bcast_opts {
     long inline_max;   /* -1 = team default; otherwise clamped to the team's inline room */
     long long cma_min; /* -1 = team default; 0 = off */
     int relay;         /* -1 = team default, 0 off, 1 on */
+    int nt;            /* -1 = team default (NUMACOLL_BCAST_STREAM_MIN); else forced for every queue
+                        * message: bit 0 = the root streams into its queue, bit 1 = receivers stream out */
 } nc_bcast_opts_t;
 
 #define NC_BCAST_OPTS_DEFAULT                                                                      \
     {                                                                                              \
-        -1, 0, -1, -1, -1                                                                          \
+        -1, 0, -1, -1, -1, -1                                                                      \
     }
 
 /** Like nc_bcast_run with per-call overrides (all members must pass the same options). */
