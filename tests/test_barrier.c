@@ -167,6 +167,33 @@ static void test_selected_by_env(void **state)
         nc_forkrun(1, 0, selected_child, (void *)"sense-reversing-counter", 0, 60, NULL), 0);
     assert_int_equal(
         nc_forkrun(2, NC_FORK_BIND, selected_child, (void *)"dissemination", 0, 60, NULL), 0);
+    /* auto on a flat placement that is not oversubscribed: the LogP model decides */
+    static const struct {
+        const char *L, *o, *g, *want;
+    } cases[] = {
+        {"60", "1", "5", "dissemination"},            /* defaults: 124 < central 134 */
+        {"10", "0", "1000", "combining-tree"},        /* 1030 < 2000, 2020 */
+        {"100", "0", "0", "sense-reversing-counter"}, /* tie 200 = 200: central first */
+    };
+    setenv("NUMACOLL_OVERSUBSCRIBED", "no", 1);
+    setenv("NUMACOLL_WAIT_SPIN", "64", 1);
+    setenv("NUMACOLL_BARRIER_TOPO_LEVELS", "socket", 1); /* one unit here: no hierarchy */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv("NUMACOLL_BARRIER_LOGP_L", cases[i].L, 1);
+        setenv("NUMACOLL_BARRIER_LOGP_OS", cases[i].o, 1);
+        setenv("NUMACOLL_BARRIER_LOGP_OR", cases[i].o, 1);
+        setenv("NUMACOLL_BARRIER_LOGP_G", cases[i].g, 1);
+        assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+        assert_int_equal(nc_forkrun(3, 0, selected_child, (void *)cases[i].want, 0, 60, NULL), 0);
+    }
+    unsetenv("NUMACOLL_OVERSUBSCRIBED");
+    unsetenv("NUMACOLL_WAIT_SPIN");
+    unsetenv("NUMACOLL_BARRIER_TOPO_LEVELS");
+    unsetenv("NUMACOLL_BARRIER_LOGP_L");
+    unsetenv("NUMACOLL_BARRIER_LOGP_OS");
+    unsetenv("NUMACOLL_BARRIER_LOGP_OR");
+    unsetenv("NUMACOLL_BARRIER_LOGP_G");
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
 }
 
 int main(int argc, char **argv)

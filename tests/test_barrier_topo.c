@@ -130,12 +130,42 @@ static void test_synthetic_map_by_numa(void **state)
     run_synthetic("numa");
 }
 
+static int default_child(nc_forkctx_t *c)
+{
+    if (strcmp(numacoll_team_barrier_name(c->team), "topo") != 0) {
+        fprintf(stderr, "default barrier is %s, expected topo\n",
+                numacoll_team_barrier_name(c->team));
+        return 43;
+    }
+    return topo_child(c);
+}
+
+/* auto picks topo when the hierarchy has more than one level and the team is not
+ * oversubscribed (forced here: 16 processes share 2 CPUs, so waits spin only briefly) */
+static void test_synthetic_auto_is_topo(void **state)
+{
+    (void)state;
+    setenv("NUMACOLL_TOPO_SYNTHETIC", "pack:2 numa:2 l3:1 core:4 pu:1", 1);
+    setenv("NUMACOLL_TOPO_MAP_BY", "numa", 1);
+    setenv("NUMACOLL_OVERSUBSCRIBED", "no", 1);
+    setenv("NUMACOLL_WAIT_SPIN", "32", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    topo_args_t a = {.alg = NULL, .iters = 300};
+    assert_int_equal(nc_forkrun(16, 0, default_child, &a, 16 * SLOT * 8, 120, NULL), 0);
+    unsetenv("NUMACOLL_TOPO_SYNTHETIC");
+    unsetenv("NUMACOLL_TOPO_MAP_BY");
+    unsetenv("NUMACOLL_OVERSUBSCRIBED");
+    unsetenv("NUMACOLL_WAIT_SPIN");
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_fig3),
         cmocka_unit_test(test_synthetic_map_by_core),
         cmocka_unit_test(test_synthetic_map_by_numa),
+        cmocka_unit_test(test_synthetic_auto_is_topo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
