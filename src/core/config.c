@@ -123,7 +123,8 @@ static const nc_cfg_def_t table[] = {
     {"NUMACOLL_BCAST_STREAM_MIN", NC_CFG_SIZE, "4M", "0..1073741824",
      "queue messages of at least this size are copied with non-temporal stores on both sides "
      "(data go through memory instead of being snooped out of the root's cache); 0 = never; "
-     "measured on the reference VM: 25-35 % faster from 4 MiB, slower at 1-2 MiB",
+     "on the reference VM, quiet: 25-35 % faster from 4 MiB, up to 2x slower at 1-2 MiB; with "
+     "the CPUs oversubscribed by other jobs: 3-8x faster from 64 KiB (then try 64K)",
      NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
      "NUMA relay: the first receiver of each NUMA node copies fragments into its own queue and "
