@@ -12,3 +12,9 @@ if(TEST test_barrier)
   set_tests_properties(test_barrier_yield PROPERTIES LABELS "barrier" TIMEOUT 240
     ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout;NUMACOLL_WAIT_SPIN=0;NC_TEST_BARRIER_ITERS=2000")
 endif()
+# The combining tree with a fan-in other than the default, and 64-byte padding.
+if(TEST test_barrier)
+  add_test(NAME test_barrier_tree_k3 COMMAND test_barrier combining-tree mcs)
+  set_tests_properties(test_barrier_tree_k3 PROPERTIES LABELS "barrier" TIMEOUT 240
+    ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout;NUMACOLL_BARRIER_TREE_K=3;NUMACOLL_CACHELINE=64;NC_TEST_BARRIER_ITERS=2000")
+endif()
