@@ -14,7 +14,8 @@
  * can only happen after the release of episode e, i.e. after every increment of e.
  *
  * Release: one global release word (rather than a wake-up tree): with 2 CPUs and
- * oversubscription a single store that every waiter sees beats log_k P dependent wake-ups.
+ * oversubscription a single store that every waiter sees beats log_k P dependent wake-ups
+ * (compare mcs/tournament, whose wake-up trees measure 3-4x slower at P = 8 on 2 CPUs).
  * Placement: node counters are written by up to k processes, so no block is "the writer's";
  * they sit in the global block (line each), like the release word.
  *
