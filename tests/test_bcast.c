@@ -141,17 +141,30 @@ static void test_tree_shapes(void **state)
         groups[r] = r / 4;
         groups[8 + r] = (r % 4 == 0) ? 0 : -1;
     }
-    for (int root = 0; root < 8; root++) {
-        nc_bcast_tree_parents(NC_BTREE_TOPO, 8, root, 2, 2, groups, parent);
-        int cross = 0;
-        for (int r = 0; r < 8; r++) {
-            if (r == root) continue;
-            assert_true(depth_of(parent, 8, r) <= 2);
-            if (parent[r] / 4 != r / 4) cross++;
-            if (r / 4 == root / 4) assert_int_equal(parent[r], root); /* root leads its node */
+    for (int k = 1; k <= 4; k++)
+        for (int root = 0; root < 8; root++) {
+            nc_bcast_tree_parents(NC_BTREE_TOPO, 8, root, k, 2, groups, parent);
+            int cross = 0;
+            memset(nch, 0, sizeof nch);
+            for (int r = 0; r < 8; r++) {
+                if (r == root) continue;
+                int d = depth_of(parent, 8, r);
+                assert_true(d >= 1 && d <= 7);
+                nch[parent[r]]++;
+                if (parent[r] / 4 != r / 4) {
+                    cross++;
+                    assert_int_equal(parent[r], root); /* the other node hangs off the root */
+                }
+                if (k >= 3 && r / 4 == root / 4)
+                    assert_int_equal(parent[r], root); /* k >= 3: flat inside the node */
+            }
+            assert_int_equal(cross, 1); /* data cross the interconnect once */
+            for (int r = 0; r < 8; r++) /* k-ary inside groups; the root also leads its node */
+                assert_true(nch[r] <= k + (r == root));
+            if (k >= 3)
+                for (int r = 0; r < 8; r++)
+                    if (r != root) assert_true(depth_of(parent, 8, r) <= 2);
         }
-        assert_int_equal(cross, 1); /* data cross the interconnect once */
-    }
 }
 
 /* ---- forked broadcasts -------------------------------------------------------------- */

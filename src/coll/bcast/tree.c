@@ -44,30 +44,34 @@ static int vparent(int kind, int v, int k)
 }
 
 /*
- * Topology tree. Level by level (lowest first), the members of every group attach to the
- * group's leader. The leader is the group's lowest rank, except that the root takes the
- * place of the leader of every group on its way up, so that data enter each group once.
- * A member at level l > 0 is the natural leader of a group of level l - 1; it is replaced
- * by whoever leads that group for this root (cur[]). Ranks left without a parent (in no
- * group, or leaders of the last level when there is no top group) attach to the root.
+ * Topology tree. Level by level (lowest first), the members of every group hang below the
+ * group's leader in a k-ary tree (leader first, then the members in ascending order). The leader is
+ * the group's lowest rank, except that the root takes the place of the leader of every group on its
+ * way up, so that data enter each group once. A member at level l > 0 is the natural leader of a
+ * group of level l - 1; it is replaced by whoever leads that group for this root (cur[]). Ranks
+ * left without a parent (in no group, or leaders of the last level when there is no top group)
+ * attach to the root.
  */
-static void topo_parents(int P, int root, int nlev, const int *groups, int *parent)
+static void topo_parents(int P, int root, int k, int nlev, const int *groups, int *parent)
 {
     int *cur = malloc((size_t)P * sizeof *cur);
-    int *low = malloc((size_t)P * sizeof *low);   /* per group: lowest natural member */
-    int *lead = malloc((size_t)P * sizeof *lead); /* per group: effective leader */
-    if (!cur || !low || !lead) {
-        free(cur), free(low), free(lead);
+    int *low = malloc((size_t)P * sizeof *low);       /* per group: lowest natural member */
+    int *lead = malloc((size_t)P * sizeof *lead);     /* per group: effective leader */
+    int *off = malloc(((size_t)P + 1) * sizeof *off); /* per group: start in list */
+    int *list = malloc((size_t)P * sizeof *list);     /* non-leaders, grouped, ascending */
+    if (!cur || !low || !lead || !off || !list) {
+        free(cur), free(low), free(lead), free(off), free(list);
         for (int r = 0; r < P; r++)
             parent[r] = r == root ? -1 : root;
         return;
     }
+    if (k < 1) k = 1;
     for (int r = 0; r < P; r++)
         cur[r] = r, parent[r] = -1;
     for (int l = 0; l < nlev; l++) {
         const int *g = groups + (size_t)l * P;
         for (int i = 0; i < P; i++)
-            low[i] = -1, lead[i] = -1;
+            low[i] = -1, lead[i] = -1, off[i] = 0;
         for (int r = 0; r < P; r++) {
             int gi = g[r];
             if (gi < 0 || gi >= P) continue;
@@ -76,10 +80,27 @@ static void topo_parents(int P, int root, int nlev, const int *groups, int *pare
         }
         for (int i = 0; i < P; i++)
             if (low[i] >= 0 && lead[i] < 0) lead[i] = cur[low[i]];
+        /* inside a group: k-ary over (leader, the other members in ascending order) */
         for (int r = 0; r < P; r++) {
             int gi = g[r];
-            if (gi < 0 || gi >= P) continue;
-            if (cur[r] != lead[gi]) parent[cur[r]] = lead[gi];
+            if (gi >= 0 && gi < P && cur[r] != lead[gi]) off[gi + 1]++;
+        }
+        off[0] = 0;
+        for (int i = 0; i < P; i++)
+            off[i + 1] += off[i];
+        for (int r = 0; r < P; r++) { /* fill; off[gi] advances to the group's end */
+            int gi = g[r];
+            if (gi >= 0 && gi < P && cur[r] != lead[gi]) list[off[gi]++] = cur[r];
+        }
+        for (int gi = P - 1; gi >= 0; gi--) /* shift back: off[gi] = start again */
+            off[gi + 1] = off[gi];
+        off[0] = 0;
+        for (int gi = 0; gi < P; gi++) {
+            if (low[gi] < 0) continue;
+            for (int j = off[gi]; j < off[gi + 1]; j++) {
+                int pi = (j - off[gi]) / k; /* member index j-off+1, parent index (i-1)/k */
+                parent[list[j]] = pi == 0 ? lead[gi] : list[off[gi] + pi - 1];
+            }
         }
         for (int i = 0; i < P; i++)
             if (low[i] >= 0) cur[low[i]] = lead[i];
@@ -87,14 +108,14 @@ static void topo_parents(int P, int root, int nlev, const int *groups, int *pare
     for (int r = 0; r < P; r++)
         if (r != root && parent[r] < 0) parent[r] = root;
     parent[root] = -1;
-    free(cur), free(low), free(lead);
+    free(cur), free(low), free(lead), free(off), free(list);
 }
 
 void nc_bcast_tree_parents(int kind, int P, int root, int k, int nlev, const int *groups,
                            int *parent)
 {
     if (kind == NC_BTREE_TOPO && groups && nlev > 0) {
-        topo_parents(P, root, nlev, groups, parent);
+        topo_parents(P, root, k, nlev, groups, parent);
         return;
     }
     if (kind == NC_BTREE_TOPO) kind = NC_BTREE_KARY;
