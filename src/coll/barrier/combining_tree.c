@@ -16,10 +16,12 @@
  * Release: one global release word (rather than a wake-up tree): with 2 CPUs and
  * oversubscription a single store that every waiter sees beats log_k P dependent wake-ups
  * (compare mcs/tournament, whose wake-up trees measure 3-4x slower at P = 8 on 2 CPUs).
- * Placement: node counters are written by up to k processes, so no block is "the writer's";
- * they sit in the global block (line each), like the release word.
+ * Placement: a node's counter is written by up to k processes; it sits in the block of
+ * the lowest rank its subtree covers (line = tree level), which is one of those writers
+ * and, with a compact placement, on the same NUMA node as the others. The release word is
+ * in the global block.
  *
- * The layout is sized for k = 2 (the most nodes) so that a member with another
+ * The rank areas are sized for k = 2 (the most levels) so that a member with another
  * NUMACOLL_BARRIER_TREE_K cannot make the areas overlap (it would only deadlock, which the
  * timeout reports).
  */
@@ -27,26 +29,15 @@
 
 #include <stdlib.h>
 
-/* number of tree nodes for P processes and fan-in k */
-static size_t nodes_for(int P, int k)
-{
-    size_t total = 0;
-    int n = P;
-    do {
-        n = (n + k - 1) / k;
-        total += (size_t)n;
-    } while (n > 1);
-    return total;
-}
-
 static size_t global_bytes(const numacoll_team_t *t)
 {
-    return (1 + nodes_for(t->size, 2)) * t->line;
+    return t->line;
 }
+/* one line per tree level (at most ceil(log2 P) levels, the k = 2 case) */
 static size_t rank_bytes(const numacoll_team_t *t)
 {
-    (void)t;
-    return 0;
+    int levels = nc_bar_ceil_log2(t->size);
+    return (size_t)(levels > 0 ? levels : 1) * t->line;
 }
 
 typedef struct ct_priv {
@@ -79,12 +70,16 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
 
     int below = t->size; /* number of members of the level below (ranks at first) */
     int idx = t->rank;   /* my index among them */
-    size_t base = 1;     /* line of the first node of the current level */
-    for (;;) {
+    long span = k;       /* ranks covered by one node of the current level */
+    for (size_t level = 0;; level++, span *= k) {
         int nnodes = (below + k - 1) / k;
         int node = idx / k;
         int members = below - node * k < k ? below - node * k : k;
-        _Atomic uint64_t *cnt = nc_bar_line(t, s->global, base + (size_t)node);
+        /* node (level, node) covers ranks node*span ..: its counter sits in the block of
+         * the first of them, one of its own writers (NUMA-local to the group with a
+         * compact placement) */
+        char *host = nc_barrier_rank_area(t, s, (int)((long)node * span));
+        _Atomic uint64_t *cnt = nc_bar_line(t, host, level);
         /* acq_rel: the last arriver acquires the earlier arrivers' writes (one release
          * sequence on the counter) and carries them up and into the release store */
         uint64_t prev = atomic_fetch_add_explicit(cnt, 1, memory_order_acq_rel);
@@ -93,7 +88,6 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
             nc_bar_post(release, e);
             return NUMACOLL_OK;
         }
-        base += (size_t)nnodes;
         below = nnodes;
         idx = node;
     }
