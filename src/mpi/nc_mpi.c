@@ -747,7 +747,7 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     COUNT(bcast_calls);
     if (!active() || !g_bcast || comm == MPI_COMM_NULL || count < 0 ||
-        dt == MPI_DATATYPE_NULL)
+        dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE)
         return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
     nc_comm_t *s = comm_get(comm);
     if (!s || s->mode == MODE_PASS || root < 0 || root >= s->size)

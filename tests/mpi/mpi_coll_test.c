@@ -325,6 +325,12 @@ static void test_errors(void)
     rc = MPI_Bcast(&v, -1, MPI_INT, 0, c);
     CHECK(err_class(rc) == MPI_ERR_COUNT, "count=-1 gave class %d, expected MPI_ERR_COUNT",
           err_class(rc));
+#if defined(OPEN_MPI) && OPEN_MPI
+    /* MPI_IN_PLACE is not a bcast buffer: Open MPI reports MPI_ERR_ARG (MPICH crashes) */
+    rc = MPI_Bcast(MPI_IN_PLACE, 1, MPI_INT, 0, c);
+    CHECK(err_class(rc) == MPI_ERR_ARG, "MPI_Bcast(MPI_IN_PLACE) gave class %d, native MPI_ERR_ARG",
+          err_class(rc));
+#endif
     rc = MPI_Barrier(MPI_COMM_NULL);
     CHECK(rc != MPI_SUCCESS && err_class(rc) == MPI_ERR_COMM,
           "MPI_Barrier(MPI_COMM_NULL) gave class %d, expected MPI_ERR_COMM", err_class(rc));
