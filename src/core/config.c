@@ -105,10 +105,13 @@ static const nc_cfg_def_t table[] = {
      "the next set); must not exceed s",
      NULL},
     {"NUMACOLL_BCAST_TREE", NC_CFG_ENUM, "auto", "auto|kary|knomial|flat|chain|topo",
-     "notification tree; auto = topo when the team spans several NUMA nodes, flat when it is "
+     "notification tree; topo = root -> NUMA/socket leaders -> members (k-ary inside each "
+     "group); auto = topo when the team spans several NUMA nodes, flat when it is "
      "oversubscribed, else kary (with k = 2: binary)",
      NULL},
-    {"NUMACOLL_BCAST_K", NC_CFG_INT, "2", "1..64", "fan-out of the k-ary and k-nomial trees",
+    {"NUMACOLL_BCAST_K", NC_CFG_INT, "2", "1..64",
+     "fan-out of the k-ary tree, radix of the k-nomial tree (at least 2) and fan-out inside the "
+     "groups of the topo tree",
      NULL},
     {"NUMACOLL_BCAST_INLINE_MAX", NC_CFG_SIZE, "512", "0..4096",
      "messages up to this size travel inline in the receivers' control lines (one copy in, one "
