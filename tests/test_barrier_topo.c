@@ -150,7 +150,7 @@ static void test_synthetic_auto_is_topo(void **state)
     setenv("NUMACOLL_OVERSUBSCRIBED", "no", 1);
     setenv("NUMACOLL_WAIT_SPIN", "32", 1);
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
-    topo_args_t a = {.alg = NULL, .iters = 300};
+    topo_args_t a = {.alg = NULL, .iters = 200};
     assert_int_equal(nc_forkrun(16, 0, default_child, &a, 16 * SLOT * 8, 120, NULL), 0);
     unsetenv("NUMACOLL_TOPO_SYNTHETIC");
     unsetenv("NUMACOLL_TOPO_MAP_BY");
