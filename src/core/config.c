@@ -123,12 +123,12 @@ static const nc_cfg_def_t table[] = {
      "reference VM CMA was slower than the queues below 256 KiB and, under load, above; only "
      "in quiet best cases was it ~15 % faster at 1-4 MiB)",
      NULL},
-    {"NUMACOLL_BCAST_STREAM_MIN", NC_CFG_SIZE, "1M", "0..1073741824",
+    {"NUMACOLL_BCAST_STREAM_MIN", NC_CFG_SIZE, "256K", "0..1073741824",
      "queue messages of at least this size are copied with non-temporal stores on both sides "
      "(data go through memory instead of being snooped out of the root's cache); 0 = never; "
      "on the reference VM it depends on the host's vCPU placement regime (MEASURING.md): fast "
-     "regime 25-35 % faster from 4 MiB but up to 2x slower at 1-2 MiB, slow regime 3-10x "
-     "faster from 64 KiB; 1M is the compromise",
+     "regime 25-35 % faster from 4 MiB but up to 2x slower at 1-2 MiB, slow regime (1-byte "
+     "bcast ~0.22 us instead of ~0.08) 3-10x faster from 64 KiB; 256K is the compromise",
      NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
      "NUMA relay: the first receiver of each NUMA node copies fragments into its own queue and "
