@@ -213,19 +213,18 @@ static void idle_destroy_all(void)
     }
 }
 
-/* Keep a flat communicator's team for reuse; returns 1 if it was kept. */
-static int idle_put(nc_comm_t *s)
+/* Put @p t (members @p sig) into the idle cache; returns 1 if it was kept. */
+static int idle_insert(numacoll_team_t *t, uint64_t sig)
 {
-    if (g_cache_max <= 0 || s->mode != MODE_FLAT || !s->team || !s->sig || s->broken) return 0;
     /* an idle team keeps only its small barrier segment: the broadcast queues are
      * released now and re-created collectively at the reusing communicator's first
      * broadcast (every member reusing the team has released them) */
-    nc_bcast_team_fini(s->team);
+    nc_bcast_team_fini(t);
     idle_team_t *e = malloc(sizeof *e), *drop = NULL;
     if (!e) return 0;
-    e->team = s->team;
-    e->sig = s->sig;
-    e->id = team_id(s->team);
+    e->team = t;
+    e->sig = sig;
+    e->id = team_id(t);
     pthread_mutex_lock(&g_lock);
     if (g_finalizing) {
         pthread_mutex_unlock(&g_lock);
@@ -247,31 +246,33 @@ static int idle_put(nc_comm_t *s)
         COUNT(teams_destroyed);
         free(drop);
     }
+    return 1;
+}
+
+/* Keep a flat communicator's team for reuse; returns 1 if it was kept. */
+static int idle_put(nc_comm_t *s)
+{
+    if (g_cache_max <= 0 || s->mode != MODE_FLAT || !s->team || !s->sig || s->broken) return 0;
+    if (!idle_insert(s->team, s->sig)) return 0;
     s->team = NULL;
     return 1;
 }
 
-/* The id of the most recent idle team for members @p sig (0 = none); not removed. */
-static uint64_t idle_find(uint64_t sig)
-{
-    uint64_t id = 0;
-    pthread_mutex_lock(&g_lock);
-    for (idle_team_t *e = g_idle; e && !id; e = e->next)
-        if (e->sig == sig) id = e->id;
-    pthread_mutex_unlock(&g_lock);
-    return id;
-}
-
-static numacoll_team_t *idle_take(uint64_t sig, uint64_t id)
+/* Take the most recent idle team for members @p sig out of the cache (NULL = none). It
+ * is reserved: a concurrent set-up of another communicator with the same members (another
+ * thread) cannot propose it too. Put back with idle_insert if the members disagree. */
+static numacoll_team_t *idle_reserve(uint64_t sig, uint64_t *id)
 {
     numacoll_team_t *t = NULL;
+    *id = 0;
     pthread_mutex_lock(&g_lock);
     for (idle_team_t **pp = &g_idle; *pp; pp = &(*pp)->next) {
-        if ((*pp)->sig == sig && (*pp)->id == id) {
+        if ((*pp)->sig == sig) {
             idle_team_t *e = *pp;
             *pp = e->next;
             g_nidle--;
             t = e->team;
+            *id = e->id;
             free(e);
             break;
         }
@@ -483,13 +484,18 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
     if (inter || s->size == 1) return s; /* local decisions, identical on every member */
 
     uint64_t sig = members_sig(comm, s->size);
-    agree_rec_t me = {.key = g_node_key, .idle = sig ? idle_find(sig) : 0, .active = 1,
-                      .fake = g_fake_nodes};
     agree_rec_t *all = malloc((size_t)s->size * sizeof *all);
     if (!all) return s; /* cannot happen in practice; the others would hang: abort-free */
+    uint64_t cand_id = 0;
+    numacoll_team_t *cand = sig ? idle_reserve(sig, &cand_id) : NULL;
+    agree_rec_t me = {.key = g_node_key, .idle = cand_id, .active = 1, .fake = g_fake_nodes};
     if (PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, comm) !=
         MPI_SUCCESS) {
         free(all);
+        if (cand && !idle_insert(cand, sig)) {
+            numacoll_team_destroy(cand);
+            COUNT(teams_destroyed);
+        }
         return s;
     }
     int distinct = 1, fake = all[0].fake, agreed = 1;
@@ -502,6 +508,12 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
         if (!seen && r > 0) distinct++;
     }
     free(all);
+    /* reuse the reserved team only if every member reserved the same one */
+    int reuse = cand && agreed && idle == cand_id && distinct == 1 && fake <= 1;
+    if (cand && !reuse && !idle_insert(cand, sig)) {
+        numacoll_team_destroy(cand);
+        COUNT(teams_destroyed);
+    }
     if (!agreed) {
         warn_fallback(s, "agreement on the numacoll configuration",
                       "members differ in NUMACOLL_FAKE_NODES or NUMACOLL_DISABLE");
@@ -511,7 +523,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
     if (distinct == 1 && fake <= 1) {
         s->sig = sig;
         s->oob_comm = comm;
-        if (idle) s->team = idle_take(sig, idle); /* every member holds it (agreed) */
+        if (reuse) s->team = cand; /* every member reserved this very team (agreed) */
         if (s->team) {
             /* the team's OOB callbacks now use this communicator */
             s->team->oob_ctx = &s->oob_comm;
