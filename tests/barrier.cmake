@@ -18,3 +18,10 @@ if(TEST test_barrier)
   set_tests_properties(test_barrier_tree_k3 PROPERTIES LABELS "barrier" TIMEOUT 240
     ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout;NUMACOLL_BARRIER_TREE_K=3;NUMACOLL_CACHELINE=64;NC_TEST_BARRIER_ITERS=2000")
 endif()
+# The kill -9 test once more with POSIX named segments (the default memfd has no name at
+# all): no file may be left in /dev/shm.
+if(TEST test_barrier_fault)
+  add_test(NAME test_barrier_fault_posix COMMAND test_barrier_fault)
+  set_tests_properties(test_barrier_fault_posix PROPERTIES LABELS "barrier" TIMEOUT 240
+    ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout;NUMACOLL_SHM_BACKEND=posix")
+endif()
