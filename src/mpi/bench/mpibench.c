@@ -141,6 +141,10 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err)
         }
         dt /= (double)iters;
     }
+    /* untimed cool-down call of the variant: a rank that is done waits in it (numacoll:
+     * yielding) rather than in the reduction below (an oversubscribed MPICH busy-polls
+     * there and would take the CPU from the ranks still timing their last calls) */
+    if (run_once(barrier, v, 0) != MPI_SUCCESS) *err = 1;
     PMPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, g_comm);
     return mx;
 }
@@ -178,8 +182,14 @@ static int measure(const opts_t *o, variant_t *vs, int nv)
     for (int i = 0; i < nv; i++) {
         /* warm-up (also creates the team) and calibration */
         timed_run(o->barrier, &vs[i], 3, &err);
-        double t = timed_run(o->barrier, &vs[i], 5, &err), t2 = timed_run(o->barrier, &vs[i], 5, &err);
-        if (t2 < t) t = t2; /* the calmer of two calibrations */
+        /* calibration: grow the run until it lasts a quarter of the target, so that the
+         * per-call estimate is not dominated by the start/stop skew of a short run */
+        long n = 5;
+        double t = timed_run(o->barrier, &vs[i], n, &err);
+        while (t * (double)n < o->target_ms * 0.25e-3 && n < o->iters) {
+            n = n * 4 < o->iters ? n * 4 : o->iters;
+            t = timed_run(o->barrier, &vs[i], n, &err);
+        }
         if (!o->barrier) t += 2e-6; /* the barrier between calls */
         long it = t > 0 ? (long)(o->target_ms * 1e-3 / t) : o->iters;
         if (it > o->iters) it = o->iters;
