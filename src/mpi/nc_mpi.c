@@ -44,18 +44,18 @@ enum { MODE_PASS = 0, MODE_FLAT = 1, MODE_HIER = 2 };
 typedef struct nc_comm {
     int mode;
     int rank, size;
-    MPI_Comm comm;          /* the user's communicator (not owned) */
-    MPI_Comm node;          /* hier: this process's (pseudo-)node communicator (owned) */
-    MPI_Comm leaders;       /* hier: leaders' communicator on leaders, else MPI_COMM_NULL */
+    MPI_Comm comm;    /* the user's communicator (not owned) */
+    MPI_Comm node;    /* hier: this process's (pseudo-)node communicator (owned) */
+    MPI_Comm leaders; /* hier: leaders' communicator on leaders, else MPI_COMM_NULL */
     int node_size, node_rank, my_node, nnodes;
-    int *node_of;           /* hier: node index of every communicator rank */
-    int *rank_in_node;      /* hier: rank inside its node of every communicator rank */
-    numacoll_team_t *team;  /* flat: over comm; hier: over node (NULL: native on node) */
-    MPI_Comm oob_comm;      /* communicator the team's allgather runs on */
-    int bcast_native;       /* core bcast unsupported: MPI_Bcast stays native */
-    uint64_t sig;           /* flat: members signature for the idle-team cache */
-    int broken;             /* a numacoll call failed here: never reuse the team */
-    int split_groups;       /* members in different scheduler autogroups */
+    int *node_of;          /* hier: node index of every communicator rank */
+    int *rank_in_node;     /* hier: rank inside its node of every communicator rank */
+    numacoll_team_t *team; /* flat: over comm; hier: over node (NULL: native on node) */
+    MPI_Comm oob_comm;     /* communicator the team's allgather runs on */
+    int bcast_native;      /* core bcast unsupported: MPI_Bcast stays native */
+    uint64_t sig;          /* flat: members signature for the idle-team cache */
+    int broken;            /* a numacoll call failed here: never reuse the team */
+    int split_groups;      /* members in different scheduler autogroups */
     struct nc_comm *prev, *next;
 } nc_comm_t;
 
@@ -117,7 +117,8 @@ static struct {
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ull;
     return h;
 }
 
@@ -154,8 +155,7 @@ static uint64_t autogroup_key(void)
 static void init_once(void)
 {
     if (numacoll_config_check() != NUMACOLL_OK) {
-        fprintf(stderr,
-                "numacoll: %s; libnumacoll_mpi falls back to the native MPI collectives\n",
+        fprintf(stderr, "numacoll: %s; libnumacoll_mpi falls back to the native MPI collectives\n",
                 numacoll_last_error());
         g_active = 0;
         return;
@@ -195,7 +195,10 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
     return 0;
 }
 
-const char *numacoll_mpi_flavor(void) { return NC_FLAVOR; }
+const char *numacoll_mpi_flavor(void)
+{
+    return NC_FLAVOR;
+}
 
 /* ---- callbacks given to the core ---------------------------------------------------- */
 
@@ -264,7 +267,8 @@ static int idle_insert(numacoll_team_t *t, uint64_t sig)
     g_idle = e;
     if (++g_nidle > g_cache_max) { /* drop the oldest */
         idle_team_t **pp = &g_idle;
-        while ((*pp)->next) pp = &(*pp)->next;
+        while ((*pp)->next)
+            pp = &(*pp)->next;
         drop = *pp;
         *pp = NULL;
         g_nidle--;
@@ -323,7 +327,8 @@ static uint64_t members_sig(MPI_Comm comm, int size)
     int *in = malloc((size_t)size * 2 * sizeof(int));
     uint64_t h = 0;
     if (in) {
-        for (int i = 0; i < size; i++) in[i] = i;
+        for (int i = 0; i < size; i++)
+            in[i] = i;
         if (PMPI_Group_translate_ranks(g, size, in, g_world_group, in + size) == MPI_SUCCESS) {
             h = fnv1a(1469598103934665603ull, &size, sizeof size);
             for (int i = 0; i < size && h; i++)
@@ -351,8 +356,10 @@ static void comm_state_free(nc_comm_t *s)
 
 static void list_remove_locked(nc_comm_t *s)
 {
-    if (s->prev) s->prev->next = s->next;
-    else if (g_list == s) g_list = s->next;
+    if (s->prev)
+        s->prev->next = s->next;
+    else if (g_list == s)
+        g_list = s->next;
     if (s->next) s->next->prev = s->prev;
     s->prev = s->next = NULL;
 }
@@ -430,14 +437,15 @@ static int ensure_keyvals(void)
 {
     int ok = 1;
     pthread_mutex_lock(&g_lock);
-    if (g_finalizing) ok = 0;
+    if (g_finalizing)
+        ok = 0;
     else if (g_keyval == MPI_KEYVAL_INVALID) {
         if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete_cb, &g_keyval, NULL) !=
             MPI_SUCCESS) {
             g_keyval = MPI_KEYVAL_INVALID;
             ok = 0;
-        } else if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_cb,
-                                           &g_self_keyval, NULL) != MPI_SUCCESS ||
+        } else if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_cb, &g_self_keyval,
+                                           NULL) != MPI_SUCCESS ||
                    PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL) != MPI_SUCCESS) {
             ok = 0;
         }
@@ -538,7 +546,10 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
     if (!all) return s; /* cannot happen in practice; the others would hang: abort-free */
     uint64_t cand_id = 0;
     numacoll_team_t *cand = sig ? idle_reserve(sig, &cand_id) : NULL;
-    agree_rec_t me = {.key = g_node_key, .autogroup = g_autogroup, .idle = cand_id, .active = 1,
+    agree_rec_t me = {.key = g_node_key,
+                      .autogroup = g_autogroup,
+                      .idle = cand_id,
+                      .active = 1,
                       .fake = g_fake_nodes};
     if (PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, comm) !=
         MPI_SUCCESS) {
@@ -557,7 +568,8 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
         if (!all[r].active || all[r].fake != fake) agreed = 0;
         if (all[r].idle != idle) idle = 0;
         int seen = 0;
-        for (int q = 0; q < r && !seen; q++) seen = all[q].key == all[r].key;
+        for (int q = 0; q < r && !seen; q++)
+            seen = all[q].key == all[r].key;
         if (!seen && r > 0) distinct++;
     }
     free(all);
@@ -631,9 +643,11 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
         int dummy[2];
         int rc = PMPI_Allgather(pair, 2, MPI_INT, ok ? pairs : dummy, ok ? 2 : 0, MPI_INT, comm);
         if (ok && rc == MPI_SUCCESS) {
-            for (int r = 0; r < s->size; r++) is_leader[pairs[2 * r]] = 1;
+            for (int r = 0; r < s->size; r++)
+                is_leader[pairs[2 * r]] = 1;
             int n = 0;
-            for (int r = 0; r < s->size; r++) leader_index[r] = is_leader[r] ? n++ : -1;
+            for (int r = 0; r < s->size; r++)
+                leader_index[r] = is_leader[r] ? n++ : -1;
             s->nnodes = n;
             for (int r = 0; r < s->size; r++) {
                 s->node_of[r] = leader_index[pairs[2 * r]];
@@ -666,8 +680,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
                     "members, node barrier %s, inter-node step: the MPI library's own "
                     "collective on the leaders' communicator; %s\n",
                     NC_FLAVOR, label, s->size, s->nnodes, fake > 1 ? "pseudo-" : "", s->my_node,
-                    s->node_size, s->team ? numacoll_team_barrier_name(s->team) : "native",
-                    desc);
+                    s->node_size, s->team ? numacoll_team_barrier_name(s->team) : "native", desc);
     }
     return s;
 }
@@ -818,8 +831,8 @@ static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root)
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     COUNT(bcast_calls);
-    if (!active() || !g_bcast || comm == MPI_COMM_NULL || count < 0 ||
-        dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE)
+    if (!active() || !g_bcast || comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL ||
+        buf == MPI_IN_PLACE)
         return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
     nc_comm_t *s = comm_get(comm);
     if (!s || s->mode == MODE_PASS || root < 0 || root >= s->size)
@@ -875,26 +888,31 @@ const char *numacoll_mpi_bcast_variant_name(int i)
     static char names[NC_BTREE_COUNT + 1][32];
     if (i < 0 || i > NC_BTREE_COUNT) return NULL;
     if (!names[i][0]) {
-        if (i < NC_BTREE_COUNT) snprintf(names[i], sizeof names[i], "tree:%s", nc_bcast_tree_names[i]);
-        else snprintf(names[i], sizeof names[i], "cma");
+        if (i < NC_BTREE_COUNT)
+            snprintf(names[i], sizeof names[i], "tree:%s", nc_bcast_tree_names[i]);
+        else
+            snprintf(names[i], sizeof names[i], "cma");
     }
     return names[i];
 }
 
-int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm,
-                            const char *variant)
+int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, const char *variant)
 {
     if (!variant || bytes > INT_MAX) return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
-    if (!active() || comm == MPI_COMM_NULL) return PMPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
+    if (!active() || comm == MPI_COMM_NULL)
+        return PMPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
     nc_comm_t *s = comm_get(comm);
     if (!s || s->mode != MODE_FLAT || !s->team || root < 0 || root >= s->size)
         return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
     nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
     int i = 0;
-    while (i <= NC_BTREE_COUNT && strcmp(numacoll_mpi_bcast_variant_name(i), variant) != 0) i++;
+    while (i <= NC_BTREE_COUNT && strcmp(numacoll_mpi_bcast_variant_name(i), variant) != 0)
+        i++;
     if (i > NC_BTREE_COUNT) return MPI_ERR_ARG;
-    if (i < NC_BTREE_COUNT) o.tree = i;
-    else o.cma_min = 1;
+    if (i < NC_BTREE_COUNT)
+        o.tree = i;
+    else
+        o.cma_min = 1;
     nc_team_op_enter(s->team, "bcast");
     int rc = nc_bcast_run_opts(s->team, buf, bytes, root, &o);
     if (rc != NUMACOLL_OK) {
@@ -922,7 +940,9 @@ static void f_barrier(MPI_Fint *comm, MPI_Fint *ierr)
 #if defined(OPEN_MPI) && OPEN_MPI
 /* Fortran MPI_BOTTOM / MPI_IN_PLACE are addresses of common blocks in Open MPI */
 extern int mpi_fortran_bottom_ __attribute__((weak));
-#define F_BUF(b) ((&mpi_fortran_bottom_ && (void *)(b) == (void *)&mpi_fortran_bottom_) ? MPI_BOTTOM : (void *)(b))
+#define F_BUF(b)                                                                                   \
+    ((&mpi_fortran_bottom_ && (void *)(b) == (void *)&mpi_fortran_bottom_) ? MPI_BOTTOM            \
+                                                                           : (void *)(b))
 #else
 #define F_BUF(b) ((void *)(b))
 #endif
@@ -931,21 +951,24 @@ static void f_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MP
                     MPI_Fint *ierr)
 {
     COUNT(fortran_calls);
-    int rc = MPI_Bcast(F_BUF(buf), (int)*count, PMPI_Type_f2c(*dt), (int)*root,
-                       PMPI_Comm_f2c(*comm));
+    int rc =
+        MPI_Bcast(F_BUF(buf), (int)*count, PMPI_Type_f2c(*dt), (int)*root, PMPI_Comm_f2c(*comm));
     if (ierr) *ierr = (MPI_Fint)rc;
 }
 
-#define NC_F_BARRIER(name)                                                                   \
-    void name(MPI_Fint *comm, MPI_Fint *ierr);                                              \
-    void name(MPI_Fint *comm, MPI_Fint *ierr) { f_barrier(comm, ierr); }
-#define NC_F_BCAST(name)                                                                     \
-    void name(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,     \
-              MPI_Fint *ierr);                                                              \
-    void name(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,     \
-              MPI_Fint *ierr)                                                               \
-    {                                                                                       \
-        f_bcast(buf, count, dt, root, comm, ierr);                                          \
+#define NC_F_BARRIER(name)                                                                         \
+    void name(MPI_Fint *comm, MPI_Fint *ierr);                                                     \
+    void name(MPI_Fint *comm, MPI_Fint *ierr)                                                      \
+    {                                                                                              \
+        f_barrier(comm, ierr);                                                                     \
+    }
+#define NC_F_BCAST(name)                                                                           \
+    void name(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,            \
+              MPI_Fint *ierr);                                                                     \
+    void name(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,            \
+              MPI_Fint *ierr)                                                                      \
+    {                                                                                              \
+        f_bcast(buf, count, dt, root, comm, ierr);                                                 \
     }
 
 NC_F_BARRIER(mpi_barrier_)

@@ -66,8 +66,7 @@ const char *numacoll_mpi_bcast_variant_name(int i);
  * communicator that is not one flat numacoll team it runs MPI_Bcast. Returns an MPI
  * error code (MPI_ERR_ARG for an unknown variant).
  */
-int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm,
-                            const char *variant);
+int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, const char *variant);
 
 #ifdef __cplusplus
 }

@@ -38,15 +38,15 @@ typedef struct stats { /* mirrors numacoll_mpi_stats_t */
 static int g_rank, g_size, g_fail;
 static int (*g_stats_fn)(stats_t *);
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            g_fail++;                                                                        \
-            fprintf(stderr, "[rank %d] CHECK FAILED %s:%d: %s: ", g_rank, __FILE__, __LINE__, \
-                    #cond);                                                                  \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fprintf(stderr, "\n");                                                           \
-        }                                                                                    \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            g_fail++;                                                                              \
+            fprintf(stderr, "[rank %d] CHECK FAILED %s:%d: %s: ", g_rank, __FILE__, __LINE__,      \
+                    #cond);                                                                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+        }                                                                                          \
     } while (0)
 
 static int expect_numacoll(void)
@@ -69,7 +69,10 @@ static void sleep_us(long us)
     nanosleep(&ts, NULL);
 }
 
-static double now(void) { return MPI_Wtime(); }
+static double now(void)
+{
+    return MPI_Wtime();
+}
 
 /* ---- barrier property via a shared window ------------------------------------------- */
 
@@ -147,8 +150,7 @@ static void test_barrier(int iters)
     MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_size - g_rank, &sub);
     MPI_Comm_size(sub, &ss);
     bad = epoch_check(sub, iters, MPI_Barrier);
-    CHECK(bad == 0, "%ld barrier violations on a reversed sub-communicator of size %d", bad,
-          ss);
+    CHECK(bad == 0, "%ld barrier violations on a reversed sub-communicator of size %d", bad, ss);
     sub_calls += ss > 1 ? iters : 0;
     MPI_Comm_free(&sub);
 
@@ -162,8 +164,8 @@ static void test_barrier(int iters)
     if (expect_numacoll()) {
         CHECK(g_stats_fn != NULL, "libnumacoll_mpi is not loaded (numacoll_mpi_stats missing)");
         if (g_size > 1) {
-            CHECK(via >= calls + sub_calls, "only %ld of %ld barriers went through numacoll",
-                  via, calls + sub_calls);
+            CHECK(via >= calls + sub_calls, "only %ld of %ld barriers went through numacoll", via,
+                  calls + sub_calls);
             int (*mode_fn)(MPI_Comm);
             *(void **)&mode_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_comm_mode");
             /* flat mode: every rank waits inside numacoll (hierarchical: a rank alone on
@@ -196,7 +198,8 @@ static int count_fds(void)
     int n = 0;
     DIR *d = opendir("/proc/self/fd");
     if (!d) return -1;
-    while (readdir(d)) n++;
+    while (readdir(d))
+        n++;
     closedir(d);
     return n;
 }
@@ -394,8 +397,10 @@ static void test_threads(int provided)
         a[t].iters = 300;
         a[t].bad = 0;
     }
-    for (int t = 0; t < NT; t++) pthread_create(&th[t], NULL, thread_main, &a[t]);
-    for (int t = 0; t < NT; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < NT; t++)
+        pthread_create(&th[t], NULL, thread_main, &a[t]);
+    for (int t = 0; t < NT; t++)
+        pthread_join(th[t], NULL);
     for (int t = 0; t < NT; t++) {
         CHECK(a[t].bad == 0, "thread %d: %ld wrong bcast values", t, a[t].bad);
         MPI_Comm_free(&a[t].comm);
@@ -405,7 +410,10 @@ static void test_threads(int provided)
 
 /* ---- bcast --------------------------------------------------------------------------- */
 
-static unsigned char pattern(long i, int seed) { return (unsigned char)((i * 131 + seed * 7) ^ (i >> 8)); }
+static unsigned char pattern(long i, int seed)
+{
+    return (unsigned char)((i * 131 + seed * 7) ^ (i >> 8));
+}
 
 static void test_bcast_sizes(MPI_Comm comm, int iters)
 {
@@ -420,11 +428,13 @@ static void test_bcast_sizes(MPI_Comm comm, int iters)
             size_t n = sizes[k];
             int root = (int)((it + k) % (size_t)p);
             int seed = it * 17 + (int)k;
-            for (size_t i = 0; i < n; i++) buf[i] = r == root ? pattern((long)i, seed) : 0xEE;
+            for (size_t i = 0; i < n; i++)
+                buf[i] = r == root ? pattern((long)i, seed) : 0xEE;
             int rc = MPI_Bcast(buf, (int)n, MPI_BYTE, root, comm);
             CHECK(rc == MPI_SUCCESS, "bcast rc %d", rc);
             size_t wrong = 0;
-            for (size_t i = 0; i < n; i++) wrong += buf[i] != pattern((long)i, seed);
+            for (size_t i = 0; i < n; i++)
+                wrong += buf[i] != pattern((long)i, seed);
             CHECK(wrong == 0, "bcast of %zu bytes from root %d: %zu wrong bytes", n, root, wrong);
         }
     }
@@ -444,12 +454,16 @@ static void test_bcast_types(MPI_Comm comm)
     MPI_Type_vector(N, 1, N, MPI_DOUBLE, &col);
     MPI_Type_commit(&col);
     for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++) m[i][j] = r == root ? i * 100 + j : -1;
-    if (r == root) MPI_Bcast(&m[3][0], N, MPI_DOUBLE, root, comm); /* row 3 */
-    else MPI_Bcast(&m[0][5], 1, col, root, comm);                  /* into column 5 */
+        for (int j = 0; j < N; j++)
+            m[i][j] = r == root ? i * 100 + j : -1;
+    if (r == root)
+        MPI_Bcast(&m[3][0], N, MPI_DOUBLE, root, comm); /* row 3 */
+    else
+        MPI_Bcast(&m[0][5], 1, col, root, comm); /* into column 5 */
     if (r != root) {
         int wrong = 0;
-        for (int i = 0; i < N; i++) wrong += m[i][5] != 300 + i;
+        for (int i = 0; i < N; i++)
+            wrong += m[i][5] != 300 + i;
         for (int i = 0; i < N; i++)
             for (int j = 0; j < N; j++)
                 if (j != 5) wrong += m[i][j] != -1;
@@ -461,10 +475,13 @@ static void test_bcast_types(MPI_Comm comm)
     MPI_Type_indexed(3, blens, displs, MPI_INT, &idx);
     MPI_Type_commit(&idx);
     int src[12], dst[6];
-    for (int i = 0; i < 12; i++) src[i] = 1000 + i;
+    for (int i = 0; i < 12; i++)
+        src[i] = 1000 + i;
     memset(dst, 0, sizeof dst);
-    if (r == root) MPI_Bcast(src, 1, idx, root, comm);
-    else MPI_Bcast(dst, 6, MPI_INT, root, comm);
+    if (r == root)
+        MPI_Bcast(src, 1, idx, root, comm);
+    else
+        MPI_Bcast(dst, 6, MPI_INT, root, comm);
     if (r != root) {
         int expect[6] = {1000, 1001, 1005, 1009, 1010, 1011};
         CHECK(memcmp(dst, expect, sizeof dst) == 0, "indexed -> contiguous bcast wrong");
@@ -496,11 +513,15 @@ static void test_bcast_types(MPI_Comm comm)
     MPI_Type_contiguous(4, MPI_INT, &c4);
     MPI_Type_commit(&c4);
     int a8[8];
-    for (int i = 0; i < 8; i++) a8[i] = r == 0 ? i * i : -1;
-    if (r == 0) MPI_Bcast(a8, 2, c4, 0, comm);
-    else MPI_Bcast(a8, 8, MPI_INT, 0, comm);
+    for (int i = 0; i < 8; i++)
+        a8[i] = r == 0 ? i * i : -1;
+    if (r == 0)
+        MPI_Bcast(a8, 2, c4, 0, comm);
+    else
+        MPI_Bcast(a8, 8, MPI_INT, 0, comm);
     wrong = 0;
-    for (int i = 0; i < 8; i++) wrong += a8[i] != i * i;
+    for (int i = 0; i < 8; i++)
+        wrong += a8[i] != i * i;
     CHECK(wrong == 0, "contiguous(4) x2 -> int x8: %d wrong", wrong);
     MPI_Type_free(&col);
     MPI_Type_free(&idx);
@@ -526,7 +547,8 @@ static void test_bcast(int iters)
                (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll),
                (unsigned long long)(s1.bcast_staged - s0.bcast_staged));
     if (!expect_numacoll())
-        CHECK(s1.bcast_numacoll == s0.bcast_numacoll, "bcast went through numacoll although disabled");
+        CHECK(s1.bcast_numacoll == s0.bcast_numacoll,
+              "bcast went through numacoll although disabled");
     else if (g_stats_fn)
         CHECK(s1.bcast_calls > s0.bcast_calls, "MPI_Bcast calls were not intercepted");
 }
@@ -547,11 +569,14 @@ static void test_truncate(void)
               "MPI_ERR_TRUNCATE",
               rc, err_class(rc));
         int over = 0;
-        for (int i = 8; i < 64; i++) over += buf[i] != 0x5A;
+        for (int i = 8; i < 64; i++)
+            over += buf[i] != 0x5A;
         CHECK(over == 0, "%d bytes written beyond the receive buffer", over);
     }
     if (g_rank == 0) printf("truncate: rank 0 rc %d\n", rc);
-    if (g_rank != 0) printf("truncate: rank %d error class %d (MPI_ERR_TRUNCATE=%d)\n", g_rank, err_class(rc), MPI_ERR_TRUNCATE);
+    if (g_rank != 0)
+        printf("truncate: rank %d error class %d (MPI_ERR_TRUNCATE=%d)\n", g_rank, err_class(rc),
+               MPI_ERR_TRUNCATE);
     MPI_Comm_free(&c);
 }
 
@@ -560,19 +585,28 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "barrier";
     int arg = argc > 2 ? atoi(argv[2]) : 0;
     int provided = MPI_THREAD_SINGLE;
-    if (!strcmp(mode, "threads")) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    else MPI_Init(&argc, &argv);
+    if (!strcmp(mode, "threads"))
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     *(void **)&g_stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
 
-    if (!strcmp(mode, "barrier")) test_barrier(arg > 0 ? arg : 200);
-    else if (!strcmp(mode, "noop")) test_noop(arg > 0 ? arg : 50);
-    else if (!strcmp(mode, "churn")) test_churn(arg > 0 ? arg : 10000);
-    else if (!strcmp(mode, "errors")) test_errors();
-    else if (!strcmp(mode, "threads")) test_threads(provided);
-    else if (!strcmp(mode, "bcast")) test_bcast(arg > 0 ? arg : 3);
-    else if (!strcmp(mode, "truncate")) test_truncate();
+    if (!strcmp(mode, "barrier"))
+        test_barrier(arg > 0 ? arg : 200);
+    else if (!strcmp(mode, "noop"))
+        test_noop(arg > 0 ? arg : 50);
+    else if (!strcmp(mode, "churn"))
+        test_churn(arg > 0 ? arg : 10000);
+    else if (!strcmp(mode, "errors"))
+        test_errors();
+    else if (!strcmp(mode, "threads"))
+        test_threads(provided);
+    else if (!strcmp(mode, "bcast"))
+        test_bcast(arg > 0 ? arg : 3);
+    else if (!strcmp(mode, "truncate"))
+        test_truncate();
     else {
         if (g_rank == 0) fprintf(stderr, "unknown mode '%s'\n", mode);
         g_fail++;

@@ -34,8 +34,10 @@ int bench_mpi_main(int argc, char **argv)
         impl = argv[2];
         first = 3;
         if (strcmp(impl, "openmpi") && strcmp(impl, "mpich")) {
-            fprintf(stderr, "numacoll-bench --mpi: --impl '%s' is not valid; allowed: openmpi, "
-                            "mpich\n", impl);
+            fprintf(stderr,
+                    "numacoll-bench --mpi: --impl '%s' is not valid; allowed: openmpi, "
+                    "mpich\n",
+                    impl);
             return 2;
         }
     }
@@ -58,22 +60,27 @@ int bench_mpi_main(int argc, char **argv)
             if (access(path, X_OK) == 0) impl = order[i];
         }
         if (!impl) {
-            fprintf(stderr, "numacoll-bench --mpi: no MPI benchmark binary next to %s (built "
-                            "without MPI?)\n", self);
+            fprintf(stderr,
+                    "numacoll-bench --mpi: no MPI benchmark binary next to %s (built "
+                    "without MPI?)\n",
+                    self);
             return 1;
         }
     }
     snprintf(path, sizeof path, "%snumacoll-bench-mpi-%s", self, impl);
     if (access(path, X_OK) != 0) {
-        fprintf(stderr, "numacoll-bench --mpi: %s is missing: numacoll was built without %s "
-                        "(NUMACOLL_MPI)\n", path, impl);
+        fprintf(stderr,
+                "numacoll-bench --mpi: %s is missing: numacoll was built without %s "
+                "(NUMACOLL_MPI)\n",
+                path, impl);
         return 1;
     }
     char **av = calloc((size_t)argc + 1, sizeof *av);
     if (!av) return 1;
     av[0] = path;
     int k = 1;
-    for (int i = first; i < argc; i++) av[k++] = argv[i];
+    for (int i = first; i < argc; i++)
+        av[k++] = argv[i];
     av[k] = NULL;
     execv(path, av);
     fprintf(stderr, "numacoll-bench --mpi: cannot run %s: %s\n", path, strerror(errno));

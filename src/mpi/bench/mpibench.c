@@ -11,8 +11,8 @@
  * repetition, because the machine's speed drifts): `native` (PMPI), `default` (numacoll's
  * MPI_Barrier / MPI_Bcast as an application sees them) and, for the barrier, every
  * registered algorithm by name; for the broadcast, the variants tree:<name> and cma when
- * named in --variants (numacoll_mpi_bcast_variant_name). One sample = the slowest rank's mean time per call over
- * a run of iterations; iterations per run are scaled so that a run takes about
+ * named in --variants (numacoll_mpi_bcast_variant_name). One sample = the slowest rank's mean time
+ * per call over a run of iterations; iterations per run are scaled so that a run takes about
  * --target-ms (slow collectives, e.g. MPICH oversubscribed, get few iterations).
  * Output: a table on stdout and CSV rows
  *   collective,algorithm,procs,bytes,latency_us_median,latency_us_min,latency_us_max,mpi
@@ -84,8 +84,10 @@ static int parse_bytes(const char *s, size_t *out)
     char *end;
     double x = strtod(s, &end);
     if (end == s || x < 0) return 0;
-    if (*end == 'K' || *end == 'k') x *= 1024, end++;
-    else if (*end == 'M' || *end == 'm') x *= 1024 * 1024, end++;
+    if (*end == 'K' || *end == 'k')
+        x *= 1024, end++;
+    else if (*end == 'M' || *end == 'm')
+        x *= 1024 * 1024, end++;
     if (*end) return 0;
     *out = (size_t)x;
     return 1;
@@ -132,7 +134,8 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err)
         for (long i = 0; i < iters; i++) {
             if (g_rank == 0 && g_bytes) {
                 /* new content every iteration (one store per page) */
-                for (size_t o = 0; o < g_bytes; o += 4096) g_buf[o] = (unsigned char)(i + o);
+                for (size_t o = 0; o < g_bytes; o += 4096)
+                    g_buf[o] = (unsigned char)(i + o);
             }
             double t0 = PMPI_Wtime();
             if (run_once(barrier, v, 0) != MPI_SUCCESS) *err = 1;
@@ -210,15 +213,21 @@ static int measure(const opts_t *o, variant_t *vs, int nv)
 
 int main(int argc, char **argv)
 {
-    opts_t o = {.iters = 2000, .reps = 11, .target_ms = 20, .min_bytes = 1,
-                .max_bytes = 4u << 20, .native_label = "native"};
+    opts_t o = {.iters = 2000,
+                .reps = 11,
+                .target_ms = 20,
+                .min_bytes = 1,
+                .max_bytes = 4u << 20,
+                .native_label = "native"};
     int bad = 0;
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    if (!strcmp(argv[1], "barrier")) o.barrier = 1;
-    else if (!strcmp(argv[1], "bcast")) o.barrier = 0;
+    if (!strcmp(argv[1], "barrier"))
+        o.barrier = 1;
+    else if (!strcmp(argv[1], "bcast"))
+        o.barrier = 0;
     else {
         fprintf(stderr, "numacoll-bench --mpi: unknown collective '%s'; allowed: barrier, bcast\n",
                 argv[1]);
@@ -226,17 +235,28 @@ int main(int argc, char **argv)
     }
     for (int i = 2; i < argc && !bad; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--quiet")) o.quiet = 1;
-        else if (!v) bad = 1;
-        else if (!strcmp(a, "--csv")) o.csv = v, i++;
-        else if (!strcmp(a, "--variants")) o.variants = v, i++;
-        else if (!strcmp(a, "--native-label")) o.native_label = v, i++;
-        else if (!strcmp(a, "--iters")) bad = (o.iters = atol(v)) < 1, i++;
-        else if (!strcmp(a, "--reps")) bad = (o.reps = atoi(v)) < 1 || o.reps > MAXREPS, i++;
-        else if (!strcmp(a, "--target-ms")) bad = !((o.target_ms = atof(v)) > 0), i++;
-        else if (!strcmp(a, "--min-bytes")) bad = !parse_bytes(v, &o.min_bytes), i++;
-        else if (!strcmp(a, "--max-bytes")) bad = !parse_bytes(v, &o.max_bytes), i++;
-        else bad = 1;
+        if (!strcmp(a, "--quiet"))
+            o.quiet = 1;
+        else if (!v)
+            bad = 1;
+        else if (!strcmp(a, "--csv"))
+            o.csv = v, i++;
+        else if (!strcmp(a, "--variants"))
+            o.variants = v, i++;
+        else if (!strcmp(a, "--native-label"))
+            o.native_label = v, i++;
+        else if (!strcmp(a, "--iters"))
+            bad = (o.iters = atol(v)) < 1, i++;
+        else if (!strcmp(a, "--reps"))
+            bad = (o.reps = atoi(v)) < 1 || o.reps > MAXREPS, i++;
+        else if (!strcmp(a, "--target-ms"))
+            bad = !((o.target_ms = atof(v)) > 0), i++;
+        else if (!strcmp(a, "--min-bytes"))
+            bad = !parse_bytes(v, &o.min_bytes), i++;
+        else if (!strcmp(a, "--max-bytes"))
+            bad = !parse_bytes(v, &o.max_bytes), i++;
+        else
+            bad = 1;
         if (bad) fprintf(stderr, "numacoll-bench --mpi: bad option or value near '%s'\n", a);
     }
     if (bad || o.max_bytes > (size_t)1 << 30 || o.min_bytes > o.max_bytes) {
@@ -276,7 +296,8 @@ int main(int argc, char **argv)
                             "(NUMACOLL_DISABLE, size 1 or set-up failure): 'default' is native\n");
         if (o.csv) {
             g_csv = fopen(o.csv, "a");
-            if (!g_csv) perror(o.csv);
+            if (!g_csv)
+                perror(o.csv);
             else if (ftell(g_csv) == 0)
                 fprintf(g_csv, "collective,algorithm,procs,bytes,latency_us_median,"
                                "latency_us_min,latency_us_max,mpi\n");
