@@ -123,12 +123,20 @@ static const nc_cfg_def_t table[] = {
      "reference VM CMA was slower than the queues below 256 KiB and, under load, above; only "
      "in quiet best cases was it ~15 % faster at 1-4 MiB)",
      NULL},
-    {"NUMACOLL_BCAST_STREAM_MIN", NC_CFG_SIZE, "256K", "0..1073741824",
-     "queue messages of at least this size are copied with non-temporal stores on both sides "
-     "(data go through memory instead of being snooped out of the root's cache); 0 = never; "
-     "on the reference VM it depends on the host's vCPU placement regime (MEASURING.md): fast "
-     "regime 25-35 % faster from 4 MiB but up to 2x slower at 1-2 MiB, slow regime (1-byte "
-     "bcast ~0.22 us instead of ~0.08) 3-10x faster from 64 KiB; 256K is the compromise",
+    {"NUMACOLL_BCAST_STREAM_MIN", NC_CFG_SIZE, "16K", "0..1073741824",
+     "queue messages of at least this size are written into the root's queue with "
+     "non-temporal stores (receivers then read them from L3/memory instead of snooping dirty "
+     "lines out of the root's cache); 0 = never. Measured at np=2 on the reference VM, plain vs "
+     "streamed root copy (receiver plain): 16 KiB 6.9 vs 2.1 us, 64 KiB 10.3 vs 5.9, 256 KiB "
+     "35 vs 18, 1 MiB 70 vs 72, 2 MiB 3286 vs 101 (dirty-line pathology); 8 KiB and below "
+     "plain wins (0.7 vs 1.7 us)",
+     NULL},
+    {"NUMACOLL_BCAST_STREAM_OUT_MIN", NC_CFG_SIZE, "256K", "0..1073741824",
+     "queue messages of at least this size are also copied out by the receivers with "
+     "non-temporal stores; 0 = never. Measured at np=2 (interleaved, median of 9, us), both "
+     "sides / root only / receivers only / neither: 128 KiB 26 / 24 / 31 / 27, 256 KiB "
+     "41 / 52 / 57 / 42, 1 MiB 150 / 258 / 738 / 306, 4 MiB 269 / 468 / 1361 / 653 (receivers "
+     "alone are bad: pair it with STREAM_MIN <= this)",
      NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
      "NUMA relay: the first receiver of each NUMA node copies fragments into its own queue and "

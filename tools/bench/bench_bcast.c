@@ -2,21 +2,39 @@
  * numacoll-bench bcast: the fork-based broadcast benchmark (paper 3's figures).
  *
  *   numacoll-bench bcast --procs P [--sizes 1:16M] [--iters N] [--reps R] [--csv FILE]
- *                        [--mode size|slots|fragment] [--root R]
+ *                        [--mode size|slots|fragment] [--root R] [--variants A,B,...]
  *
  * Method (as OSU's osu_bcast): for every iteration the root writes new content into its
- * buffer (untimed; like IMB -off_cache the receive buffers rotate through a pool of up to
- * 64 MiB so caches do not flatter us), all members pass a barrier, and each member times
- * its own broadcast call (after an untimed warm-up of iters/10 + 2 calls, at most 50).
- * One measurement = the mean over the members of their mean time
- * per call. Every (variant, size) is measured R times, variants interleaved (A B C A B C
- * ...); the CSV gives the median, min and max of the R measurements in microseconds.
+ * buffer (untimed; like IMB -off_cache the buffers rotate through a pool of up to 64 MiB,
+ * the same pool for every variant, so caches do not flatter us), all members pass a barrier,
+ * and each member times its own broadcast call (after an untimed warm-up of iters/10 + 2
+ * calls, at most 50). One measurement = the mean over the members of their mean time per
+ * call. Every (variant, size) is measured R times, variants interleaved (A B C A B C ...);
+ * the CSV gives the median, min and max of the R measurements in microseconds.
+ *
+ * The references, measured exactly like the broadcast (same pool, same rotation, fresh
+ * content written untimed before every timed copy):
+ *   limit:memcpy  rank 0 alone: write new content into a source buffer, then time
+ *                 memcpy(source -> pool[i % npool]). The source is hot in the copying
+ *                 core's own cache (dirty in L2 up to 1 MiB), as the root's buffer is for the
+ *                 root; the destination rotates like a receiver's buffer.
+ *   limit:xcore   (P >= 2) the physical minimum of a broadcast at P = 2: rank 0 writes new
+ *                 content into a shared buffer, barrier, rank 1 times memcpy(shared ->
+ *                 its pool[i % npool]); i.e. one receiver copying once from a buffer just
+ *                 written by another core (the lines are dirty in that core's cache). Reported
+ *                 as rank 1's mean time per copy.
+ * limit:memcpy is what the issue's targets compare with; limit:xcore shows how much of the
+ * gap is the cross-core transfer itself (on the reference VM up to several times slower
+ * than a local copy, depending on the host's vCPU placement regime).
  *
  * Modes:
  *   size      time vs message size per variant: default, each tree (kary, knomial, flat,
- *             chain, topo), queue (inline and CMA off), cma, stream / cached (queue copies
- *             with / without non-temporal stores at every size) (CMA for everything above the
- * inline limit), plus limit:memcpy (one process copying the same size) (Fig. 10) slots     time vs
+ *             chain, topo), queue (inline and CMA off), cma (CMA for everything above the
+ *             inline limit), stream / stream:root / stream:recv / cached (queue copies with
+ *             non-temporal stores on both sides / the root's side only / the receivers' side
+ *             only / neither, at every size), plus the references limit:memcpy and
+ *             limit:xcore (Fig. 10)
+ *   slots     time vs
  * s at f = 8 KiB, q = 1 (algorithm queue:s=N) and the same normalised to s = 1 (algorithm norm:s=N;
  * the latency columns then hold ratios) (Fig. 7) fragment  time vs f at fixed s = 16, q = 1
  * (algorithm queue:f=N) with the model's prediction beside it (algorithm model:f=N; t from the
@@ -47,7 +65,7 @@ enum { MODE_SIZE, MODE_SLOTS, MODE_FRAG };
 
 typedef struct variant {
     char name[48];
-    int kind; /* 0 = numacoll_bcast, 1 = opts, 2 = memcpy, 3 = model (not run) */
+    int kind; /* 0 = numacoll_bcast, 1 = opts, 2 = memcpy, 3 = model (not run), 4 = xcore */
     nc_bcast_opts_t o;
     size_t f, s; /* slots/fragment modes: geometry to set before running */
 } variant_t;
@@ -73,6 +91,7 @@ typedef struct bench {
     size_t *sizes;
     int nsizes;
     shared_t *sh;
+    unsigned char *xbuf; /* shared source of limit:xcore (written by rank 0) */
     numacoll_fork_oob_t *oob;
     int cpus[1024], ncpus;
 } bench_t;
@@ -108,7 +127,8 @@ static void usage(FILE *f)
                "  --csv FILE   write collective,algorithm,procs,bytes,latency_us_median,"
                "latency_us_min,latency_us_max\n"
                "  --mode M     size (Fig. 10), slots (Fig. 7), fragment (Fig. 8/9)\n"
-               "  --root R     broadcast root (default 0)\n");
+               "  --root R     broadcast root (default 0)\n"
+               "  --variants L only the comma-separated variants L (e.g. default,limit:memcpy)\n");
 }
 
 static long auto_iters(size_t bytes)
@@ -142,6 +162,27 @@ static int measure(bench_t *B, numacoll_team_t *t, int v, size_t n, long iters, 
                 sum += (double)(nc_now_ns() - t0);
             }
         if (me == 0) *out = sum / (double)iters / 1e3;
+        return numacoll_barrier(t);
+    }
+    if (V->kind == 4) { /* limit:xcore: rank 1 copies what rank 0 has just written */
+        for (long i = 0; i < iters && rc == NUMACOLL_OK; i++) {
+            if (me == 0) fill_pattern(B->xbuf, n, (unsigned)i + 7);
+            rc = numacoll_barrier(t); /* release/acquire: rank 0's writes before our reads */
+            if (rc) return rc;
+            if (me == 1) {
+                unsigned char *dst = pool[i % npool];
+                uint64_t t0 = nc_now_ns();
+                memcpy(dst, B->xbuf, n);
+                __asm__ __volatile__("" ::"r"(dst) : "memory");
+                sum += (double)(nc_now_ns() - t0);
+            }
+            rc = numacoll_barrier(t); /* rank 0 rewrites the source only after the copy */
+        }
+        if (rc) return rc;
+        if (me == 1) B->sh->rank_mean[1] = sum / (double)iters / 1e3;
+        rc = numacoll_barrier(t);
+        if (rc) return rc;
+        if (me == 0) *out = B->sh->rank_mean[1];
         return numacoll_barrier(t);
     }
     /* untimed warm-up: wakes members that napped while rank 0 ran limit:memcpy */
@@ -291,7 +332,7 @@ static void add_var(bench_t *B, const char *name, int kind, nc_bcast_opts_t o, s
 int bench_bcast_main(int argc, char **argv)
 {
     bench_t B = {.P = 2, .reps = 3, .mode = MODE_SIZE, .root = 0};
-    const char *csv = NULL, *sizes = NULL;
+    const char *csv = NULL, *sizes = NULL, *only = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -314,6 +355,8 @@ int bench_bcast_main(int argc, char **argv)
             B.root = atoi(val);
         else if (!strcmp(a, "--csv"))
             csv = val;
+        else if (!strcmp(a, "--variants"))
+            only = val;
         else if (!strcmp(a, "--sizes"))
             sizes = val;
         else if (!strcmp(a, "--mode")) {
@@ -385,9 +428,14 @@ int bench_bcast_main(int argc, char **argv)
         nc_bcast_opts_t on = o;
         on.nt = 3;
         add_var(&B, "stream", 1, on, 0, 0);
+        on.nt = 1;
+        add_var(&B, "stream:root", 1, on, 0, 0);
+        on.nt = 2;
+        add_var(&B, "stream:recv", 1, on, 0, 0);
         on.nt = 0;
         add_var(&B, "cached", 1, on, 0, 0);
         add_var(&B, "limit:memcpy", 2, o, 0, 0);
+        if (B.P >= 2) add_var(&B, "limit:xcore", 4, o, 0, 0);
     } else if (B.mode == MODE_SLOTS) {
         for (size_t s = 1; s <= 256; s *= 2) {
             char nm[48];
@@ -402,6 +450,25 @@ int bench_bcast_main(int argc, char **argv)
             add_var(&B, nm, 1, o, f, 16);
         }
     }
+    if (only) { /* keep the named variants, in their usual order */
+        int kept = 0;
+        for (int v = 0; v < B.nvar; v++) {
+            char list[512];
+            snprintf(list, sizeof list, ",%s,", only);
+            char key[64];
+            snprintf(key, sizeof key, ",%s,", B.var[v].name);
+            if (strstr(list, key)) B.var[kept++] = B.var[v];
+        }
+        if (kept == 0) {
+            fprintf(stderr, "numacoll-bench bcast: --variants '%s' names no variant of mode %s\n",
+                    only,
+                    B.mode == MODE_SIZE    ? "size"
+                    : B.mode == MODE_SLOTS ? "slots"
+                                           : "fragment");
+            return 2;
+        }
+        B.nvar = kept;
+    }
     long cpn = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t cs;
     if (sched_getaffinity(0, sizeof cs, &cs) == 0)
@@ -413,7 +480,8 @@ int bench_bcast_main(int argc, char **argv)
     size_t shbytes = sizeof(shared_t) + npts * sizeof(double);
     B.sh = mmap(NULL, shbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     B.oob = numacoll_fork_oob_create(B.P);
-    if (B.sh == MAP_FAILED || !B.oob) {
+    B.xbuf = mmap(NULL, B.smax + 64, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (B.sh == MAP_FAILED || !B.oob || B.xbuf == MAP_FAILED) {
         fprintf(stderr, "numacoll-bench bcast: cannot set up shared memory: %s\n",
                 numacoll_last_error());
         return 1;

@@ -86,7 +86,8 @@ struct nc_bcast_team {
     int *numa;           /* [P] NUMA node per rank (-1 unknown) */
     uint64_t *known_ack; /* [P] highest ack seen per rank (local cache) */
     int trace;           /* NUMACOLL_VERBOSE >= 3 at creation (per-call tracing) */
-    size_t nt_min;       /* NUMACOLL_BCAST_STREAM_MIN (0 = never) */
+    size_t nt_min;     /* NUMACOLL_BCAST_STREAM_MIN: the root streams into its queue (0 = never) */
+    size_t nt_out_min; /* NUMACOLL_BCAST_STREAM_OUT_MIN: receivers stream out (0 = never) */
     int nlev;
     int *groups; /* [nlev * P] for the topology tree */
     tree_cache_t trees[NC_BTREE_COUNT];
@@ -293,6 +294,7 @@ static int bcast_init(numacoll_team_t *t)
     }
     b->model = nc_bcast_model_default();
     b->nt_min = nc_cfg_size("NUMACOLL_BCAST_STREAM_MIN");
+    b->nt_out_min = nc_cfg_size("NUMACOLL_BCAST_STREAM_OUT_MIN");
     b->trace = nc_verbose() >= 3; /* read once: the config lookup is too slow per call */
 
     /* parameters from the configuration */
@@ -720,7 +722,13 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     if (rc) return rc;
     call_t x = {.t = t, .b = b, .c = &b->trees[kind], .root = root, .me = t->rank, .P = t->size};
     x.relay = o && o->relay >= 0 ? o->relay : b->relay;
-    x.nt = o && o->nt >= 0 ? o->nt : (b->nt_min && bytes >= b->nt_min ? 3 : 0);
+    /* the two sides separately: the root's streamed stores keep the fragments out of its
+     * cache, so the receivers read them from L3/memory instead of snooping dirty lines out
+     * of another core (very slow on the reference VM); the receivers' streamed stores only
+     * pay when their destination does not fit the cache anyway */
+    x.nt = o && o->nt >= 0 ? o->nt
+                           : (b->nt_min && bytes >= b->nt_min ? 1 : 0) |
+                                 (b->nt_out_min && bytes >= b->nt_out_min ? 2 : 0);
     x.kids = x.c->child + x.c->coff[root];
     x.nkids = x.c->coff[root + 1] - x.c->coff[root];
     size_t inl = b->inline_max;
