@@ -234,6 +234,7 @@ static int bcast_worker(nc_forkctx_t *ctx)
         int tree = a->vary_tree ? (int)(rnd(&x) % NC_BTREE_COUNT) : -1;
         int k = a->vary_tree ? 1 + (int)(rnd(&x) % 4) : 0;
         int nt = a->vary_tree ? (int)(rnd(&x) % 5) - 1 : -1; /* streaming stores or not */
+        int rot = a->vary_tree ? (int)(rnd(&x) % 3) - 1 : -1; /* rotating set offsets or not */
         unsigned char *buf = mem + align;
         uint64_t key = ((uint64_t)a->seed << 32) ^ (uint64_t)i;
         fill(want, n + 16, key);
@@ -252,6 +253,7 @@ static int bcast_worker(nc_forkctx_t *ctx)
             o.relay = a->relay;
             o.cma_min = a->cma_min;
             o.nt = nt;
+            o.rotate = rot;
             nc_team_op_enter(t, "bcast");
             rc = nc_bcast_run_opts(t, buf, n, root, &o);
             if (rc == NUMACOLL_OK) nc_team_op_leave(t);

@@ -214,6 +214,9 @@ static int measure(bench_t *B, numacoll_team_t *t, int v, size_t n, long iters, 
         double s = 0;
         for (int r = 0; r < t->size; r++)
             s += B->sh->rank_mean[r];
+        if (getenv("BDBG"))
+            fprintf(stderr, "%s %zu root %.2f recv %.2f\n", V->name, n, B->sh->rank_mean[0],
+                    B->sh->rank_mean[1]);
         *out = s / t->size;
     }
     return numacoll_barrier(t); /* rank_mean may be reused */
@@ -434,6 +437,11 @@ int bench_bcast_main(int argc, char **argv)
         add_var(&B, "stream:recv", 1, on, 0, 0);
         on.nt = 0;
         add_var(&B, "cached", 1, on, 0, 0);
+        nc_bcast_opts_t onr = o;
+        onr.rotate = 0;
+        add_var(&B, "norotate", 1, onr, 0, 0);
+        onr.nt = 0;
+        add_var(&B, "cached:norotate", 1, onr, 0, 0);
         add_var(&B, "limit:memcpy", 2, o, 0, 0);
         if (B.P >= 2) add_var(&B, "limit:xcore", 4, o, 0, 0);
     } else if (B.mode == MODE_SLOTS) {

@@ -22,7 +22,10 @@
  * (op counter in the local state). A small message is one op whose data travel in the
  * receivers' inline blocks (block op % 8); a CMA broadcast is one op whose inline blocks
  * carry the root's address and pid; a queue broadcast takes ceil(m / (s/q * fe)) ops, op n
- * filling up to s/q slots of set n % q with fragments of fe bytes.
+ * filling up to s/q slots of set n % q with fragments of fe bytes. The control line of
+ * fragment i is that of slot i of the set; its data lie at a rotating offset inside the set
+ * (frag_buf: successive uses of a set by messages smaller than the set start further on, so
+ * the root does not rewrite lines the receivers read one use ago and still cache).
  *
  * Synchronisation, all monotonic (the segment starts zero-filled, nothing is ever reset):
  *  - stamps: the parent of a process in this op's tree writes the payload (and size), then
@@ -88,6 +91,7 @@ struct nc_bcast_team {
     int trace;           /* NUMACOLL_VERBOSE >= 3 at creation (per-call tracing) */
     size_t nt_min;     /* NUMACOLL_BCAST_STREAM_MIN: the root streams into its queue (0 = never) */
     size_t nt_out_min; /* NUMACOLL_BCAST_STREAM_OUT_MIN: receivers stream out (0 = never) */
+    int rotate;        /* rotate an op's data through its set (frag_buf) */
     int nlev;
     int *groups; /* [nlev * P] for the topology tree */
     tree_cache_t trees[NC_BTREE_COUNT];
@@ -123,6 +127,19 @@ static inline char *inl_of(bst_t *b, numacoll_team_t *t, int r, size_t set)
 static inline char *slot_buf(bst_t *b, int r, size_t slot)
 {
     return proc_base(b, r) + b->ctl_bytes + slot * b->f;
+}
+/* Data of fragment i of an op on @p set whose fragments take @p span bytes in all: the op
+ * may use any part of its set (the whole set is reserved for it), so successive uses of a
+ * set start at rotating offsets and a small message does not rewrite the same lines every
+ * q ops (lines the receivers still hold in their caches, which the root would have to
+ * invalidate on every write). Identical on all members (function of op only). */
+static inline char *frag_buf(bst_t *b, int rot, int r, size_t set, uint64_t op, size_t span,
+                             size_t fe, size_t i)
+{
+    size_t set_bytes = b->nb * b->f;
+    size_t npos = rot && span ? set_bytes / span : 1;
+    size_t pos = npos > 1 ? (size_t)((op / b->q) % npos) : 0;
+    return slot_buf(b, r, set * b->nb) + pos * span + i * fe;
 }
 
 /* ---- waits --------------------------------------------------------------------------- */
@@ -261,7 +278,7 @@ out:
 typedef struct init_msg {
     uint64_t f, s, q, room, inline_max, cma_min;
     uint64_t shm_free;
-    int32_t tree, k, relay, pid;
+    int32_t tree, k, relay, pid, rotate, pad;
     uint64_t probe_addr;
 } init_msg_t;
 
@@ -295,6 +312,7 @@ static int bcast_init(numacoll_team_t *t)
     b->model = nc_bcast_model_default();
     b->nt_min = nc_cfg_size("NUMACOLL_BCAST_STREAM_MIN");
     b->nt_out_min = nc_cfg_size("NUMACOLL_BCAST_STREAM_OUT_MIN");
+    b->rotate = nc_cfg_bool("NUMACOLL_BCAST_ROTATE");
     b->trace = nc_verbose() >= 3; /* read once: the config lookup is too slow per call */
 
     /* parameters from the configuration */
@@ -341,6 +359,7 @@ static int bcast_init(numacoll_team_t *t)
                      .tree = b->tree,
                      .k = b->k,
                      .relay = b->relay,
+                     .rotate = b->rotate,
                      .pid = (int32_t)getpid(),
                      .probe_addr = (uint64_t)(uintptr_t)&cma_probe_word};
     if (t->allgather(&me, all, sizeof me, t->oob_ctx) != 0) {
@@ -352,7 +371,7 @@ static int bcast_init(numacoll_team_t *t)
         const init_msg_t *o = &all[r];
         if (o->f != f || o->s != s || o->q != q || o->room != b->room ||
             o->inline_max != b->inline_max || o->cma_min != b->cma_min || o->tree != b->tree ||
-            o->k != b->k || o->relay != b->relay)
+            o->k != b->k || o->relay != b->relay || o->rotate != b->rotate)
             rc = nc_error(NUMACOLL_ERR_CONFIG,
                           "broadcast parameters differ between ranks %d and %d (f %zu/%llu, s "
                           "%zu/%llu, q %zu/%llu, tree %d/%d, ...); every member must see the "
@@ -514,7 +533,7 @@ typedef struct call {
     numacoll_team_t *t;
     bst_t *b;
     tree_cache_t *c;
-    int root, me, P, relay, nt;
+    int root, me, P, relay, nt, rotate;
     const int *kids;
     int nkids;
 } call_t;
@@ -664,6 +683,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
         size_t set = op % b->q;
         size_t n_op = bytes - off < per_op ? bytes - off : per_op;
         size_t nfrag = (n_op + fe - 1) / fe;
+        size_t span = nfrag * fe;
         if (is_root) {
             rc = wait_reuse(x->t, b, op, b->q);
             if (rc) return rc;
@@ -675,9 +695,9 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
             size_t n = i + 1 < nfrag ? fe : n_op - i * fe;
             if (is_root) {
                 if (x->nt & 1)
-                    copy_nt(slot_buf(b, x->me, slot), buf + off, n);
+                    copy_nt(frag_buf(b, x->rotate, x->me, set, op, span, fe, i), buf + off, n);
                 else
-                    memcpy(slot_buf(b, x->me, slot), buf + off, n);
+                    memcpy(frag_buf(b, x->rotate, x->me, set, op, span, fe, i), buf + off, n);
                 notify(x, slot, n, op + 1);
             } else {
                 ctl_line_t *cl = ctl_of(b, x->t, x->me, slot);
@@ -689,15 +709,16 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
                                     "%llu: members passed different sizes or roots",
                                     x->me, n, (unsigned long long)cl->size);
                 if (hold) {
-                    memcpy(slot_buf(b, x->me, slot), slot_buf(b, src, slot), n);
+                    memcpy(frag_buf(b, x->rotate, x->me, set, op, span, fe, i),
+                           frag_buf(b, x->rotate, src, set, op, span, fe, i), n);
                     notify(x, slot, n, op + 1);
-                    memcpy(buf + off, slot_buf(b, x->me, slot), n);
+                    memcpy(buf + off, frag_buf(b, x->rotate, x->me, set, op, span, fe, i), n);
                 } else {
                     notify(x, slot, n, op + 1);
                     if (x->nt & 2)
-                        copy_nt(buf + off, slot_buf(b, src, slot), n);
+                        copy_nt(buf + off, frag_buf(b, x->rotate, src, set, op, span, fe, i), n);
                     else
-                        memcpy(buf + off, slot_buf(b, src, slot), n);
+                        memcpy(buf + off, frag_buf(b, x->rotate, src, set, op, span, fe, i), n);
                 }
             }
             off += n;
@@ -722,6 +743,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     if (rc) return rc;
     call_t x = {.t = t, .b = b, .c = &b->trees[kind], .root = root, .me = t->rank, .P = t->size};
     x.relay = o && o->relay >= 0 ? o->relay : b->relay;
+    x.rotate = o && o->rotate >= 0 ? o->rotate : b->rotate;
     /* the two sides separately: the root's streamed stores keep the fragments out of its
      * cache, so the receivers read them from L3/memory instead of snooping dirty lines out
      * of another core (very slow on the reference VM); the receivers' streamed stores only

@@ -71,11 +71,13 @@ typedef struct nc_bcast_opts {
     int relay;         /* -1 = team default, 0 off, 1 on */
     int nt;            /* -1 = team default (NUMACOLL_BCAST_STREAM_MIN); else forced for every queue
                         * message: bit 0 = the root streams into its queue, bit 1 = receivers stream out */
+    int rotate;        /* -1 = team default; 0 = every use of a set starts at its first slot, 1 =
+                        * successive uses start at rotating offsets (see frag_buf in bcast.c) */
 } nc_bcast_opts_t;
 
 #define NC_BCAST_OPTS_DEFAULT                                                                      \
     {                                                                                              \
-        -1, 0, -1, -1, -1, -1                                                                      \
+        -1, 0, -1, -1, -1, -1, -1                                                                  \
     }
 
 /** Like nc_bcast_run with per-call overrides (all members must pass the same options). */
