@@ -145,6 +145,13 @@ static const nc_cfg_def_t table[] = {
      "us, plain copies rotating vs not: 32 KiB 8.0 vs 10.7, 64 KiB 15.6 vs 22.9, 128 KiB 30 vs "
      "41, 256 KiB 42 vs 60; with the default streamed root copy equal or better",
      NULL},
+    {"NUMACOLL_BCAST_ADAPT", NC_CFG_BOOL, "1", "0|1",
+     "the root picks the copy mode (streamed or plain stores on each side) per log2 size class "
+     "from the measured end-to-end time of a few of its broadcasts (every mode once, then one "
+     "call in 32 tries another and one re-times the best); candidates: from STREAM_OUT_MIN "
+     "both/plain/receivers only, from STREAM_MIN root streamed/plain; below, plain. The "
+     "thresholds give the first choice. Off when oversubscribed (then the thresholds decide)",
+     NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
      "NUMA relay: the first receiver of each NUMA node copies fragments into its own queue and "
      "its node reads from there; auto = on when the team spans several NUMA nodes",

@@ -59,6 +59,8 @@
 typedef struct ctl_line {
     _Atomic uint64_t stamp; /* op + 1 of the last notification (written by the parent) */
     uint64_t size;          /* bytes of the fragment (written before the stamp) */
+    uint64_t mode;          /* the root's copy mode for this message (bit 1: receivers stream
+                             * out), written before the stamp and forwarded down the tree */
 } ctl_line_t;
 
 typedef struct cma_desc {
@@ -89,9 +91,16 @@ struct nc_bcast_team {
     int *numa;           /* [P] NUMA node per rank (-1 unknown) */
     uint64_t *known_ack; /* [P] highest ack seen per rank (local cache) */
     int trace;           /* NUMACOLL_VERBOSE >= 3 at creation (per-call tracing) */
-    size_t nt_min;     /* NUMACOLL_BCAST_STREAM_MIN: the root streams into its queue (0 = never) */
-    size_t nt_out_min; /* NUMACOLL_BCAST_STREAM_OUT_MIN: receivers stream out (0 = never) */
-    int rotate;        /* rotate an op's data through its set (frag_buf) */
+    size_t nt_min;      /* NUMACOLL_BCAST_STREAM_MIN: the root streams into its queue (0 = never) */
+    size_t nt_out_min;  /* NUMACOLL_BCAST_STREAM_OUT_MIN: receivers stream out (0 = never) */
+    int rotate;         /* rotate an op's data through its set (frag_buf) */
+    int adapt;          /* choose the copy mode per size class from timed probes (sel) */
+    struct sel {        /* per log2 size class, on the root side only (local state) */
+        double ewma[4]; /* end-to-end ns per byte of each mode (nt bits) */
+        uint32_t n[4];  /* samples per mode */
+        uint64_t calls;
+        int best, next;
+    } sel[48];
     int nlev;
     int *groups; /* [nlev * P] for the topology tree */
     tree_cache_t trees[NC_BTREE_COUNT];
@@ -313,6 +322,7 @@ static int bcast_init(numacoll_team_t *t)
     b->nt_min = nc_cfg_size("NUMACOLL_BCAST_STREAM_MIN");
     b->nt_out_min = nc_cfg_size("NUMACOLL_BCAST_STREAM_OUT_MIN");
     b->rotate = nc_cfg_bool("NUMACOLL_BCAST_ROTATE");
+    b->adapt = nc_cfg_bool("NUMACOLL_BCAST_ADAPT") && !t->oversubscribed;
     b->trace = nc_verbose() >= 3; /* read once: the config lookup is too slow per call */
 
     /* parameters from the configuration */
@@ -626,6 +636,7 @@ static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
     for (int i = 0; i < x->nkids; i++) {
         ctl_line_t *cl = ctl_of(x->b, x->t, x->kids[i], slot);
         cl->size = n;
+        cl->mode = (uint64_t)x->nt;
         /* release: the fragment (in the source's slot) and the size before the stamp */
         atomic_store_explicit(&cl->stamp, stamp, memory_order_release);
     }
@@ -708,6 +719,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
                                     "bcast: rank %d expected a fragment of %zu bytes and got "
                                     "%llu: members passed different sizes or roots",
                                     x->me, n, (unsigned long long)cl->size);
+                x->nt = (int)cl->mode; /* the root's choice, forwarded as is */
                 if (hold) {
                     memcpy(frag_buf(b, x->rotate, x->me, set, op, span, fe, i),
                            frag_buf(b, x->rotate, src, set, op, span, fe, i), n);
@@ -726,6 +738,74 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
         ack(b, x->me, op);
     }
     return rc;
+}
+
+/* ---- copy-mode selection ------------------------------------------------------------
+ * Which copy is fastest depends on the machine and, on the reference VM, on the host's
+ * current vCPU placement (it changes every few tens of seconds): measured at np = 2, 1 MiB,
+ * plain copies 32 us vs streamed root copy 212 us in one regime, 306 vs 150 in the other.
+ * So the root (the only one who chooses; the mode travels to the receivers in the control
+ * lines) times some of its broadcasts end to end (its start to the last member's ack) and
+ * keeps, per log2 size class, an average per byte of each candidate mode: every mode is
+ * tried once, then each 32nd call of the class tries another candidate and each 32nd call
+ * (offset 16) re-times the current best; the best average wins. Local state only. */
+#define SEL_PERIOD 32
+
+static int sel_cands(const bst_t *b, size_t bytes, int *c)
+{
+    if (b->nt_out_min && bytes >= b->nt_out_min) {
+        c[0] = 3, c[1] = 0, c[2] = 2; /* both streamed, plain, receivers only */
+        return 3;
+    }
+    if (b->nt_min && bytes >= b->nt_min) {
+        c[0] = 1, c[1] = 0; /* root streamed, plain */
+        return 2;
+    }
+    return 0;
+}
+
+static struct sel *sel_of(bst_t *b, size_t bytes)
+{
+    int l = 63 - __builtin_clzll((unsigned long long)bytes);
+    return &b->sel[l < 48 ? l : 47];
+}
+
+/* Mode for this call (the static default first); *probe = 1 if the call is to be timed. */
+static int sel_choose(bst_t *b, size_t bytes, int deflt, int *probe)
+{
+    int c[3], nc = sel_cands(b, bytes, c);
+    *probe = 0;
+    if (nc == 0) return deflt;
+    struct sel *S = sel_of(b, bytes);
+    if (S->calls == 0) S->best = deflt;
+    uint64_t k = S->calls++;
+    for (int i = 0; i < nc; i++)
+        if (S->n[c[i]] == 0) return *probe = 1, c[i];
+    if (k % SEL_PERIOD == 0) { /* explore the next candidate that is not the best */
+        for (int j = 0; j < nc; j++) {
+            int m = c[S->next++ % nc];
+            if (m != S->best) return *probe = 1, m;
+        }
+    }
+    if (k % SEL_PERIOD == SEL_PERIOD / 2) *probe = 1;
+    return S->best;
+}
+
+static void sel_record(bst_t *b, size_t bytes, int mode, double ns)
+{
+    struct sel *S = sel_of(b, bytes);
+    double v = ns / (double)bytes;
+    /* the first samples may include page faults on a new mapping: keep the lower of two */
+    if (S->n[mode] == 0)
+        S->ewma[mode] = v;
+    else if (S->n[mode] == 1)
+        S->ewma[mode] = v < S->ewma[mode] ? v : S->ewma[mode];
+    else
+        S->ewma[mode] += (v - S->ewma[mode]) / 4;
+    S->n[mode]++;
+    int c[3], nc = sel_cands(b, bytes, c);
+    for (int i = 0; i < nc; i++)
+        if (S->n[c[i]] && (!S->n[S->best] || S->ewma[c[i]] < S->ewma[S->best])) S->best = c[i];
 }
 
 int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
@@ -765,7 +845,15 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                x.nkids);
     if (bytes <= inl) return run_inline(&x, buf, bytes);
     if (b->cma_ok && cma_min && bytes >= cma_min) return run_cma(&x, buf, bytes);
-    return run_queue(&x, buf, bytes);
+    int probe = 0;
+    if (x.me == root && b->adapt && !(o && o->nt >= 0)) x.nt = sel_choose(b, bytes, x.nt, &probe);
+    if (!probe) return run_queue(&x, buf, bytes);
+    int mode = x.nt;
+    uint64_t t0 = nc_now_ns();
+    rc = run_queue(&x, buf, bytes);
+    if (rc == NUMACOLL_OK) rc = wait_acks(t, b, b->op); /* every member done with the message */
+    if (rc == NUMACOLL_OK) sel_record(b, bytes, mode, (double)(nc_now_ns() - t0));
+    return rc;
 }
 
 int nc_bcast_run(numacoll_team_t *t, void *buf, size_t bytes, int root)
