@@ -91,13 +91,13 @@ struct nc_bcast_team {
     int *numa;           /* [P] NUMA node per rank (-1 unknown) */
     uint64_t *known_ack; /* [P] highest ack seen per rank (local cache) */
     int trace;           /* NUMACOLL_VERBOSE >= 3 at creation (per-call tracing) */
-    size_t nt_min;      /* NUMACOLL_BCAST_STREAM_MIN: the root streams into its queue (0 = never) */
-    size_t nt_out_min;  /* NUMACOLL_BCAST_STREAM_OUT_MIN: receivers stream out (0 = never) */
-    int rotate;         /* rotate an op's data through its set (frag_buf) */
-    int adapt;          /* choose the copy mode per size class from timed probes (sel) */
-    struct sel {        /* per log2 size class, on the root side only (local state) */
-        double ewma[4]; /* end-to-end ns per byte of each mode (nt bits) */
-        uint32_t n[4];  /* samples per mode */
+    size_t nt_min;     /* NUMACOLL_BCAST_STREAM_MIN: the root streams into its queue (0 = never) */
+    size_t nt_out_min; /* NUMACOLL_BCAST_STREAM_OUT_MIN: receivers stream out (0 = never) */
+    int rotate;        /* rotate an op's data through its set (frag_buf) */
+    int adapt;         /* choose the copy mode per size class from timed probes (sel) */
+    struct sel {       /* per log2 size class, on the root side only (local state) */
+        double last[4][4]; /* last 4 end-to-end samples (ns per byte) of each mode (nt bits) */
+        uint32_t n[4];     /* samples per mode */
         uint64_t calls;
         int best, next;
     } sel[48];
@@ -746,9 +746,10 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
  * plain copies 32 us vs streamed root copy 212 us in one regime, 306 vs 150 in the other.
  * So the root (the only one who chooses; the mode travels to the receivers in the control
  * lines) times some of its broadcasts end to end (its start to the last member's ack) and
- * keeps, per log2 size class, an average per byte of each candidate mode: every mode is
+ * keeps, per log2 size class, the last 4 times per byte of each candidate mode: every mode is
  * tried once, then each 32nd call of the class tries another candidate and each 32nd call
- * (offset 16) re-times the current best; the best average wins. Local state only. */
+ * (offset 16) re-times the current best; the lowest minimum of the last 4 wins. Local state only.
+ */
 #define SEL_PERIOD 32
 
 static int sel_cands(const bst_t *b, size_t bytes, int *c)
@@ -791,21 +792,25 @@ static int sel_choose(bst_t *b, size_t bytes, int deflt, int *probe)
     return S->best;
 }
 
+/* A mode's estimate: the minimum of its last 4 samples (a preempted or page-faulting
+ * sample does not count; a regime change shows after at most 4 samples). */
+static double sel_est(const struct sel *S, int mode)
+{
+    uint32_t k = S->n[mode] < 4 ? S->n[mode] : 4;
+    double m = S->last[mode][0];
+    for (uint32_t i = 1; i < k; i++)
+        m = S->last[mode][i] < m ? S->last[mode][i] : m;
+    return m;
+}
+
 static void sel_record(bst_t *b, size_t bytes, int mode, double ns)
 {
     struct sel *S = sel_of(b, bytes);
-    double v = ns / (double)bytes;
-    /* the first samples may include page faults on a new mapping: keep the lower of two */
-    if (S->n[mode] == 0)
-        S->ewma[mode] = v;
-    else if (S->n[mode] == 1)
-        S->ewma[mode] = v < S->ewma[mode] ? v : S->ewma[mode];
-    else
-        S->ewma[mode] += (v - S->ewma[mode]) / 4;
-    S->n[mode]++;
+    S->last[mode][S->n[mode]++ % 4] = ns / (double)bytes;
     int c[3], nc = sel_cands(b, bytes, c);
     for (int i = 0; i < nc; i++)
-        if (S->n[c[i]] && (!S->n[S->best] || S->ewma[c[i]] < S->ewma[S->best])) S->best = c[i];
+        if (S->n[c[i]] && (!S->n[S->best] || sel_est(S, c[i]) < sel_est(S, S->best)))
+            S->best = c[i];
 }
 
 int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
