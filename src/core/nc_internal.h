@@ -159,6 +159,7 @@ struct numacoll_team {
     uint64_t sleep_after_ns; /* 0 = never sleep */
     uint64_t progress_ns;    /* call progress every so often while waiting */
     int check_peers;         /* can we see other members' pids? */
+    int split_sched_groups;  /* members in different CFS autogroups (yield cannot help) */
     int ncpus;               /* distinct CPUs available to the team */
 
     /* topology hierarchy (topo/) */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 typedef struct member_info {
+    uint64_t autogroup; /* hash of /proc/self/autogroup, 0 = unknown */
     int32_t pid;
     int32_t rank;
     int32_t size;
@@ -29,10 +30,34 @@ typedef struct member_info {
     cpu_set_t cpus;
 } member_info_t;
 
-/* Exchange pid and CPU affinity; derive the CPU count and whether pids are visible. */
+/* The CFS autogroup of this process ("/autogroup-N ..."), hashed; 0 if unknown. Processes
+ * of different sessions (setsid; MPICH's Hydra starts every rank in its own) are in
+ * different autogroups, and sched_yield never hands the CPU to a task of another group:
+ * each group is its own entity on the CPU's run queue. */
+static uint64_t autogroup_key(void)
+{
+    char buf[64] = {0};
+    FILE *f = fopen("/proc/sys/kernel/sched_autogroup_enabled", "re");
+    if (f) {
+        int on = fgetc(f);
+        fclose(f);
+        if (on == '0') return 0; /* autogroups off: sched_yield works across sessions */
+    }
+    f = fopen("/proc/self/autogroup", "re");
+    if (!f) return 0;
+    if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
+    fclose(f);
+    uint64_t h = 1469598103934665603ull; /* FNV-1a of the "/autogroup-N" word */
+    for (char *c = buf; *c && *c != ' ' && *c != '\n'; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    return buf[0] ? h : 0;
+}
+
+/* Exchange pid, CPU affinity and scheduler group; derive the CPU count, whether pids are
+ * visible and whether sched_yield can hand the CPU from one member to another. */
 static int exchange_members(numacoll_team_t *t, int cfg_status)
 {
-    member_info_t me = {.pid = (int32_t)getpid(), .rank = t->rank, .size = t->size,
+    member_info_t me = {.autogroup = autogroup_key(), .pid = (int32_t)getpid(),
+                        .rank = t->rank, .size = t->size,
                         .config_ok = cfg_status == NUMACOLL_OK};
     CPU_ZERO(&me.cpus);
     if (sched_getaffinity(0, sizeof me.cpus, &me.cpus) != 0) CPU_ZERO(&me.cpus);
@@ -47,7 +72,10 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
     cpu_set_t u;
     CPU_ZERO(&u);
     t->check_peers = 1;
+    t->split_sched_groups = 0;
     for (int r = 0; r < t->size && rc == NUMACOLL_OK; r++) {
+        if (all[r].autogroup && all[0].autogroup && all[r].autogroup != all[0].autogroup)
+            t->split_sched_groups = 1;
         if (all[r].rank != r || all[r].size != t->size)
             rc = nc_error(NUMACOLL_ERR_ARG,
                           "inconsistent team parameters: member in slot %d says rank %d of %d, "
@@ -157,6 +185,19 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
     t->timeout_ns = (uint64_t)(nc_cfg_double("NUMACOLL_TIMEOUT") * 1e9);
     t->sleep_after_ns = (uint64_t)nc_cfg_int("NUMACOLL_WAIT_SLEEP_AFTER_US") * 1000ull;
     t->progress_ns = (uint64_t)nc_cfg_int("NUMACOLL_PROGRESS_US") * 1000ull;
+    if (t->oversubscribed && t->split_sched_groups &&
+        !nc_cfg_is_set("NUMACOLL_WAIT_SLEEP_AFTER_US")) {
+        /* sched_yield cannot pass the CPU to a member in another autogroup: a yielding
+         * waiter would keep it for its whole time slice (ms per barrier with MPICH's
+         * Hydra, which starts every rank in its own session), so nap almost at once */
+        t->sleep_after_ns = 1000;
+        if (t->rank == 0)
+            nc_log(1, t->rank, t->size,
+                   "team '%s': members are in different scheduler autogroups (separate "
+                   "sessions) and oversubscribed: sched_yield cannot hand the CPU over, so "
+                   "waits nap after 1 us (NUMACOLL_WAIT_SLEEP_AFTER_US overrides)",
+                   t->name);
+    }
 
     /* topology (collective) */
     rc = nc_topo_team_init(t);

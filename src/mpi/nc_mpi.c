@@ -55,7 +55,6 @@ typedef struct nc_comm {
     int bcast_native;      /* core bcast unsupported: MPI_Bcast stays native */
     uint64_t sig;          /* flat: members signature for the idle-team cache */
     int broken;            /* a numacoll call failed here: never reuse the team */
-    int split_groups;      /* members in different scheduler autogroups */
     struct nc_comm *prev, *next;
 } nc_comm_t;
 
@@ -69,7 +68,6 @@ static int g_stats_print; /* NUMACOLL_MPI_STATS */
 static int g_verbose;
 static int g_cache_max; /* NUMACOLL_MPI_TEAM_CACHE */
 static uint64_t g_node_key;
-static uint64_t g_autogroup; /* scheduler autogroup of this process (0 = unknown) */
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* keyvals + list */
 static int g_keyval = MPI_KEYVAL_INVALID;
@@ -137,21 +135,6 @@ static uint64_t node_key(void)
     return h;
 }
 
-/* The CFS autogroup of this process ("/autogroup-N"): processes of different sessions are
- * in different autogroups, and sched_yield never hands the CPU to a process of another
- * group (MPICH's Hydra makes every rank a session leader). */
-static uint64_t autogroup_key(void)
-{
-    char buf[128] = {0};
-    FILE *f = fopen("/proc/self/autogroup", "r");
-    if (!f) return 0;
-    if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
-    fclose(f);
-    char *sp = strchr(buf, ' ');
-    if (sp) *sp = 0;
-    return buf[0] ? fnv1a(1469598103934665603ull, buf, strlen(buf)) : 0;
-}
-
 static void init_once(void)
 {
     if (numacoll_config_check() != NUMACOLL_OK) {
@@ -167,7 +150,6 @@ static void init_once(void)
     g_stats_print = nc_cfg_bool("NUMACOLL_MPI_STATS");
     g_cache_max = (int)nc_cfg_int("NUMACOLL_MPI_TEAM_CACHE");
     g_node_key = node_key();
-    g_autogroup = autogroup_key();
 }
 
 static int active(void)
@@ -476,23 +458,6 @@ static void warn_fallback(const nc_comm_t *s, const char *what, const char *msg)
             s->rank, s->size, what, msg);
 }
 
-/* Members in different autogroups on an oversubscribed node: sched_yield does not give
- * the CPU to another member (its group is another CFS run queue entity), so a yielding
- * waiter keeps the CPU for its whole slice (milliseconds per barrier). Nap instead,
- * unless the user chose NUMACOLL_WAIT_SLEEP_AFTER_US. */
-static void adapt_wait(nc_comm_t *s, numacoll_team_t *t)
-{
-    if (!s->split_groups || !t->oversubscribed || nc_cfg_is_set("NUMACOLL_WAIT_SLEEP_AFTER_US"))
-        return;
-    t->sleep_after_ns = 1000;
-    if (g_verbose >= 1 && t->rank == 0)
-        fprintf(stderr,
-                "numacoll-mpi[%s]: %s: members are in different scheduler autogroups (separate "
-                "sessions) and oversubscribed: sched_yield cannot hand the CPU over, so waits "
-                "nap after 1 us (NUMACOLL_WAIT_SLEEP_AFTER_US overrides)\n",
-                NC_FLAVOR, t->name);
-}
-
 static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label)
 {
     numacoll_team_params_t p;
@@ -512,13 +477,11 @@ static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label
         return NULL;
     }
     COUNT(teams_created);
-    adapt_wait(s, t);
     return t;
 }
 
 typedef struct agree_rec {
     uint64_t key;
-    uint64_t autogroup;
     uint64_t idle; /* id of an idle team with the same members, 0 = none */
     int32_t active;
     int32_t fake;
@@ -547,7 +510,6 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
     uint64_t cand_id = 0;
     numacoll_team_t *cand = sig ? idle_reserve(sig, &cand_id) : NULL;
     agree_rec_t me = {.key = g_node_key,
-                      .autogroup = g_autogroup,
                       .idle = cand_id,
                       .active = 1,
                       .fake = g_fake_nodes};
@@ -562,9 +524,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
     }
     int distinct = 1, fake = all[0].fake, agreed = 1;
     uint64_t idle = all[0].idle;
-    s->split_groups = 0;
     for (int r = 0; r < s->size; r++) {
-        if (all[r].autogroup != all[0].autogroup || !all[r].autogroup) s->split_groups = 1;
         if (!all[r].active || all[r].fake != fake) agreed = 0;
         if (all[r].idle != idle) idle = 0;
         int seen = 0;
