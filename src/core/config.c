@@ -146,11 +146,11 @@ static const nc_cfg_def_t table[] = {
      "41, 256 KiB 42 vs 60; with the default streamed root copy equal or better",
      NULL},
     {"NUMACOLL_BCAST_ADAPT", NC_CFG_BOOL, "1", "0|1",
-     "the root picks the copy mode (streamed or plain stores on each side) per log2 size class "
-     "from the measured end-to-end time of a few of its broadcasts (every mode once, then one "
-     "call in 32 tries another and one re-times the best); candidates: from STREAM_OUT_MIN "
-     "both/plain/receivers only, from STREAM_MIN root streamed/plain; below, plain. The "
-     "thresholds give the first choice. Off when oversubscribed (then the thresholds decide)",
+     "from STREAM_MIN on, the root picks the copy mode (streamed or plain stores on each side) "
+     "per log2 size class from the members' mean time in a few of its broadcasts (each mode 3 times, "
+     "then one call in 16 tries another, one more than 2x slower only every 4th time, and one "
+     "re-times the best; best = lowest minimum of its last 4 times); the thresholds give the "
+     "first choice and decide alone when this is off or the team is oversubscribed",
      NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
      "NUMA relay: the first receiver of each NUMA node copies fragments into its own queue and "

@@ -170,9 +170,9 @@ static int wait_stamp(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t want)
 }
 
 /* Wait until every other member has finished the ops before @p need (ack >= need). */
-static int wait_acks(numacoll_team_t *t, bst_t *b, uint64_t need)
+static int wait_acks_upto(numacoll_team_t *t, bst_t *b, uint64_t need, int upto)
 {
-    for (int r = 0; r < t->size; r++) {
+    for (int r = 0; r < upto; r++) {
         if (r == t->rank || b->known_ack[r] >= need) continue;
         _Atomic uint64_t *p = ack_of(b, r);
         uint64_t v = atomic_load_explicit(p, memory_order_acquire);
@@ -191,6 +191,11 @@ static int wait_acks(numacoll_team_t *t, bst_t *b, uint64_t need)
         b->known_ack[r] = v;
     }
     return NUMACOLL_OK;
+}
+
+static int wait_acks(numacoll_team_t *t, bst_t *b, uint64_t need)
+{
+    return wait_acks_upto(t, b, need, t->size);
 }
 
 /* Before reusing what op - lag used: every member must have finished op - lag. */
@@ -745,22 +750,27 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
  * current vCPU placement (it changes every few tens of seconds): measured at np = 2, 1 MiB,
  * plain copies 32 us vs streamed root copy 212 us in one regime, 306 vs 150 in the other.
  * So the root (the only one who chooses; the mode travels to the receivers in the control
- * lines) times some of its broadcasts end to end (its start to the last member's ack) and
+ * lines) times some of its broadcasts (the members' mean time in the call: its own, and its
+ * start to each receiver's ack) and
  * keeps, per log2 size class, the last 4 times per byte of each candidate mode: every mode is
- * tried once, then each 32nd call of the class tries another candidate and each 32nd call
- * (offset 16) re-times the current best; the lowest minimum of the last 4 wins. Local state only.
- */
-#define SEL_PERIOD 32
+ * tried 3 times (round robin), then each 16th call of the class tries another candidate and each
+ * 16th call (offset 8) re-times the current best; the lowest minimum of the last 4 wins. Local
+ * state only. Candidates: the four modes (nt bits 0..3) from NUMACOLL_BCAST_STREAM_MIN on; the
+ * thresholds only decide which is tried first. A candidate more than twice as slow as the best is
+ * tried only every 4th time, which bounds the cost of exploring to a few per cent. */
+#define SEL_PERIOD 16
+#define SEL_FIRST 3
 
 static int sel_cands(const bst_t *b, size_t bytes, int *c)
 {
+    /* all four from STREAM_MIN (the thresholds only order them: the first is tried first) */
     if (b->nt_out_min && bytes >= b->nt_out_min) {
-        c[0] = 3, c[1] = 0, c[2] = 2; /* both streamed, plain, receivers only */
-        return 3;
+        c[0] = 3, c[1] = 0, c[2] = 2, c[3] = 1;
+        return 4;
     }
     if (b->nt_min && bytes >= b->nt_min) {
-        c[0] = 1, c[1] = 0; /* root streamed, plain */
-        return 2;
+        c[0] = 1, c[1] = 0, c[2] = 2, c[3] = 3;
+        return 4;
     }
     return 0;
 }
@@ -769,27 +779,6 @@ static struct sel *sel_of(bst_t *b, size_t bytes)
 {
     int l = 63 - __builtin_clzll((unsigned long long)bytes);
     return &b->sel[l < 48 ? l : 47];
-}
-
-/* Mode for this call (the static default first); *probe = 1 if the call is to be timed. */
-static int sel_choose(bst_t *b, size_t bytes, int deflt, int *probe)
-{
-    int c[3], nc = sel_cands(b, bytes, c);
-    *probe = 0;
-    if (nc == 0) return deflt;
-    struct sel *S = sel_of(b, bytes);
-    if (S->calls == 0) S->best = deflt;
-    uint64_t k = S->calls++;
-    for (int i = 0; i < nc; i++)
-        if (S->n[c[i]] == 0) return *probe = 1, c[i];
-    if (k % SEL_PERIOD == 0) { /* explore the next candidate that is not the best */
-        for (int j = 0; j < nc; j++) {
-            int m = c[S->next++ % nc];
-            if (m != S->best) return *probe = 1, m;
-        }
-    }
-    if (k % SEL_PERIOD == SEL_PERIOD / 2) *probe = 1;
-    return S->best;
 }
 
 /* A mode's estimate: the minimum of its last 4 samples (a preempted or page-faulting
@@ -803,14 +792,44 @@ static double sel_est(const struct sel *S, int mode)
     return m;
 }
 
-static void sel_record(bst_t *b, size_t bytes, int mode, double ns)
+/* Mode for this call (the static default first); *probe = 1 if the call is to be timed. */
+static int sel_choose(bst_t *b, size_t bytes, int deflt, int *probe)
+{
+    int c[4], nc = sel_cands(b, bytes, c);
+    *probe = 0;
+    if (nc == 0) return deflt;
+    struct sel *S = sel_of(b, bytes);
+    if (S->calls == 0) S->best = deflt;
+    uint64_t k = S->calls++;
+    for (uint32_t round = 1; round <= SEL_FIRST; round++) /* SEL_FIRST samples of each first */
+        for (int i = 0; i < nc; i++)
+            if (S->n[c[i]] < round) return *probe = 1, c[i];
+    if (k % SEL_PERIOD == 0) { /* explore the next candidate that is not the best; one
+                                * more than twice as slow only every 4th time */
+        int rare = (k / SEL_PERIOD) % 4 != 0;
+        for (int j = 0; j < nc; j++) {
+            int m = c[S->next++ % nc];
+            if (m == S->best || (rare && sel_est(S, m) > 2 * sel_est(S, S->best))) continue;
+            return *probe = 1, m;
+        }
+    }
+    if (k % SEL_PERIOD == SEL_PERIOD / 2) *probe = 1;
+    return S->best;
+}
+
+static void sel_record(numacoll_team_t *t, bst_t *b, size_t bytes, int mode, double ns)
 {
     struct sel *S = sel_of(b, bytes);
     S->last[mode][S->n[mode]++ % 4] = ns / (double)bytes;
-    int c[3], nc = sel_cands(b, bytes, c);
+    int c[4], nc = sel_cands(b, bytes, c);
     for (int i = 0; i < nc; i++)
-        if (S->n[c[i]] && (!S->n[S->best] || sel_est(S, c[i]) < sel_est(S, S->best)))
+        if (S->n[c[i]] && (!S->n[S->best] || sel_est(S, c[i]) < sel_est(S, S->best))) {
+            if (S->best != c[i] && b->trace)
+                nc_log(3, t->rank, t->size,
+                       "bcast: the %zu-byte class now uses copy mode %d (%.3f ns/B; was %d)", bytes,
+                       c[i], sel_est(S, c[i]), S->best);
             S->best = c[i];
+        }
 }
 
 int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
@@ -854,10 +873,18 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     if (x.me == root && b->adapt && !(o && o->nt >= 0)) x.nt = sel_choose(b, bytes, x.nt, &probe);
     if (!probe) return run_queue(&x, buf, bytes);
     int mode = x.nt;
+    /* the cost of a mode: the members' mean time in the call (as the benchmark reports it),
+     * the root's own plus, for each receiver, the time until we saw its ack (an upper bound
+     * of its finish; receivers that came late to the call inflate all modes alike) */
     uint64_t t0 = nc_now_ns();
     rc = run_queue(&x, buf, bytes);
-    if (rc == NUMACOLL_OK) rc = wait_acks(t, b, b->op); /* every member done with the message */
-    if (rc == NUMACOLL_OK) sel_record(b, bytes, mode, (double)(nc_now_ns() - t0));
+    double sum = (double)(nc_now_ns() - t0);
+    for (int r = 0; r < t->size && rc == NUMACOLL_OK; r++) {
+        if (r == t->rank) continue;
+        rc = wait_acks_upto(t, b, b->op, r + 1); /* r done with the message */
+        sum += (double)(nc_now_ns() - t0);
+    }
+    if (rc == NUMACOLL_OK) sel_record(t, b, bytes, mode, sum / t->size);
     return rc;
 }
 
