@@ -5,6 +5,8 @@
  */
 #include "topo.h"
 
+#include <pthread.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,52 @@ typedef struct topo_msg {
     nc_topo_levels_t lv;
 } topo_msg_t;
 
+/*
+ * Loading a topology with hwloc costs milliseconds (about 3 ms of CPU here), which would
+ * dominate the creation of every team (MPI_Comm_split, MPI_Comm_dup...). The machine does
+ * not change under a running process, so each distinct topology (the real one, or one per
+ * NUMACOLL_TOPO_SYNTHETIC string) is loaded once per process and kept until exit. Only
+ * read-only hwloc calls are made on a cached topology (safe from several threads).
+ */
+typedef struct machine_cache {
+    char *key; /* "" = the real machine */
+    nc_topo_machine_t *m;
+    struct machine_cache *next;
+} machine_cache_t;
+
+static machine_cache_t *g_machines;
+static pthread_mutex_t g_machines_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int machine_cached(const char *synthetic, const nc_topo_machine_t **out)
+{
+    const char *key = synthetic ? synthetic : "";
+    int rc = NUMACOLL_OK;
+    pthread_mutex_lock(&g_machines_lock);
+    machine_cache_t *c = g_machines;
+    while (c && strcmp(c->key, key) != 0) c = c->next;
+    if (!c) {
+        nc_topo_machine_t *m = NULL;
+        rc = nc_topo_machine_load(synthetic, &m);
+        if (rc == NUMACOLL_OK) {
+            c = calloc(1, sizeof *c);
+            if (c) c->key = strdup(key);
+            if (!c || !c->key) {
+                free(c);
+                c = NULL;
+                nc_topo_machine_free(m);
+                rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory caching the topology");
+            } else {
+                c->m = m;
+                c->next = g_machines;
+                g_machines = c;
+            }
+        }
+    }
+    *out = c ? c->m : NULL;
+    pthread_mutex_unlock(&g_machines_lock);
+    return rc;
+}
+
 int nc_topo_team_init(numacoll_team_t *t)
 {
     t->topo = NULL;
@@ -49,8 +97,8 @@ int nc_topo_team_init(numacoll_team_t *t)
     mine.loc.numa_os = -1;
     char bind[128] = "";
     char err[512] = "";
-    nc_topo_machine_t *m = NULL;
-    int rc = nc_topo_machine_load(simulated ? syn : NULL, &m);
+    const nc_topo_machine_t *m = NULL;
+    int rc = machine_cached(simulated ? syn : NULL, &m);
     if (rc == NUMACOLL_OK) {
         mine.lv = *nc_topo_machine_levels(m);
         int w = 0;
@@ -59,7 +107,6 @@ int nc_topo_team_init(numacoll_team_t *t)
         else
             rc = nc_topo_locality_self(m, &mine.loc, bind, sizeof bind);
         mine.wrapped = w;
-        nc_topo_machine_free(m);
     }
     if (rc != NUMACOLL_OK && !simulated) {
         /* the real machine could not be probed: no level, flat, but no failure */

@@ -135,13 +135,15 @@ static int init_levels(numacoll_team_t *t, nc_barrier_slot_t *s, const char *nam
     snprintf(p->op, sizeof p->op, "barrier(%s)", name);
     s->priv = p;
     if (t->rank == 0 && t->size > 1) {
+        /* verbose 1 only for the algorithm the user selected; every variant at 2 */
+        int lvl = strcmp(nc_cfg_str("NUMACOLL_BARRIER"), name) == 0 ? 1 : 2;
         if (!h)
-            nc_log(1, t->rank, t->size,
+            nc_log(lvl, t->rank, t->size,
                    "%s barrier: no usable hierarchy for levels '%s' (processes unbound, or one "
                    "unit per level): falling back to a flat tree (all ranks report to rank 0)",
                    name, levels);
         else
-            nc_log(1, t->rank, t->size, "%s barrier: %d group level(s) over '%s'", name, h->nlevels,
+            nc_log(lvl, t->rank, t->size, "%s barrier: %d group level(s) over '%s'", name, h->nlevels,
                    levels);
     }
     return NUMACOLL_OK;
