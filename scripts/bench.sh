@@ -10,7 +10,8 @@
 #      oversubscribed np = 8 (Open MPI also with coll/sm as `native-sm`), bcast at np = 2
 #      (and np = 8 with Open MPI); native, numacoll's default and every numacoll algorithm
 #      (bcast: the tree and CMA variants, with Open MPI) measured alternately in one run
-#   3. RESULTS_DIR/summary.md (ratios numacoll/native) and PNG plots (matplotlib)
+#   3. the key-value store lock schemes (numacoll-kvbench, every mode and lock)
+#   4. RESULTS_DIR/summary.md (ratios numacoll/native) and PNG plots (matplotlib)
 #
 # Knobs (environment): BENCH_REPS (repetitions, default 11), BENCH_TARGET_MS (time per
 # sample run, default 20), BENCH_BCAST_MAX (largest bcast, default 4M), BENCH_QUICK=1
@@ -115,7 +116,18 @@ for mpi in openmpi mpich; do
     fi
 done
 
-# ---- 3. summary and plots ----------------------------------------------------------------
+# ---- 3. key-value store lock schemes (no MPI) ---------------------------------------------
+KV_READERS=$NP
+KV_ARGS=(--reps 5)
+if [ "${BENCH_QUICK:-0}" = 1 ]; then KV_ARGS=(--reps 2 --duration 0.05); fi
+run "key-value store locks, readers 1..$KV_READERS, every mode and lock" "$BIN/numacoll-kvbench" \
+    --mode all --readers "$KV_READERS" --lock all --csv "$OUT/kvdb.csv" "${KV_ARGS[@]}"
+if [ "$NP" -lt 8 ]; then
+    run "key-value store locks, readers=8 (oversubscribed)" "$BIN/numacoll-kvbench" \
+        --mode read-only --readers 8 --fixed --lock all --csv "$OUT/kvdb_oversubscribed.csv" "${KV_ARGS[@]}"
+fi
+
+# ---- 4. summary and plots ----------------------------------------------------------------
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
     run "summary.md and plots" /usr/bin/python3 "$(dirname "$0")/../tools/scripts/numacoll-plot" "$OUT"
 else
