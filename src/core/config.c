@@ -143,7 +143,8 @@ static const nc_cfg_def_t table[] = {
      "a message smaller than the set does not rewrite lines the receivers still cache (the "
      "root would invalidate them on every write); all members must agree. np=2, median of 9, "
      "us, plain copies rotating vs not: 32 KiB 8.0 vs 10.7, 64 KiB 15.6 vs 22.9, 128 KiB 30 vs "
-     "41, 256 KiB 42 vs 60; with the default streamed root copy equal or better",
+     "41, 256 KiB 42 vs 60; with the default streamed root copy equal or better. Not used when "
+     "the team is oversubscribed (P = 8 on 2 CPUs: 2-10 % slower at 64-256 KiB)",
      NULL},
     {"NUMACOLL_BCAST_ADAPT", NC_CFG_BOOL, "1", "0|1",
      "from STREAM_MIN on, the root picks the copy mode (streamed or plain stores on each side) "
