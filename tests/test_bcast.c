@@ -179,6 +179,8 @@ typedef struct bc_args {
     long long cma_min;                  /* per-call override (-1 = config) */
     int expect_rc;                      /* expected status of the first call */
     size_t fixed_n;                     /* nonzero: every message has this size */
+    int jitter_us;                      /* > 0: each member waits 0..jitter_us at random
+                                         * before a quarter of its calls (own draws) */
 } bc_args_t;
 
 static uint32_t rnd(uint32_t *x)
@@ -213,6 +215,8 @@ static int bcast_worker(nc_forkctx_t *ctx)
     unsigned char *mem = malloc(cap + 128), *want = malloc(cap + 64);
     if (!mem || !want) return 90;
     uint32_t x = a->seed | 1;
+    uint32_t y = (a->seed * 2654435761u) ^ (uint32_t)(me + 1) * 40503u; /* this member's */
+    if (y == 0) y = 1;
     if (a->relay >= 0) { /* fake two NUMA nodes: ranks alternate */
         int numa[64];
         for (int r = 0; r < P; r++)
@@ -243,6 +247,11 @@ static int bcast_worker(nc_forkctx_t *ctx)
         else
             memset(buf, 0xA5 ^ (i & 0xff), n);
         memset(buf + n, 0x5C, 16); /* canary: nothing may be written past the message */
+        if (a->jitter_us > 0 && rnd(&y) % 4 == 0) { /* random arrival: late root or reader */
+            uint64_t until = nc_now_ns() + (uint64_t)(rnd(&y) % (uint32_t)a->jitter_us) * 1000u;
+            while (nc_now_ns() < until)
+                ;
+        }
         int rc;
         if (tree < 0 && a->relay < 0 && a->cma_min < 0) {
             rc = numacoll_bcast(t, buf, n, root);
@@ -419,6 +428,25 @@ static void test_inline_edges(void **state)
     run_team(3, &a, 60);
 }
 
+/* The inline path's line boundaries (the payload head shares the stamp's line, the rest
+ * lies in the lines after it): every size around each line boundary and around the inline
+ * limit (default 512), random roots, P = 2..8 (8 oversubscribed), random arrival delays. */
+static void test_inline_lines(void **state)
+{
+    (void)state;
+    clear_env();
+    env_reload();
+    size_t line = nc_line_size();
+    for (int P = 2; P <= 8; P++) {
+        bc_args_t a = base_args(P > 4 ? 300 : 600, 300u + (unsigned)P);
+        a.max_small = 5 * line + 16; /* covers head (line - 16) and the next lines */
+        a.mid_every = 5;
+        a.max_mid = 600; /* around the limit: inline up to 512, queue above */
+        a.jitter_us = P > 2 ? 20 : 5;
+        run_team(P, &a, 60);
+    }
+}
+
 /* NUMA relay with a fake two-node split, every tree. */
 static void test_relay(void **state)
 {
@@ -500,7 +528,8 @@ int main(void)
         cmocka_unit_test(test_model),          cmocka_unit_test(test_tree_shapes),
         cmocka_unit_test(test_default_many),   cmocka_unit_test(test_every_tree),
         cmocka_unit_test(test_slots_sets),     cmocka_unit_test(test_big_queue_and_cma),
-        cmocka_unit_test(test_inline_edges),   cmocka_unit_test(test_relay),
+        cmocka_unit_test(test_inline_edges),   cmocka_unit_test(test_inline_lines),
+        cmocka_unit_test(test_relay),
         cmocka_unit_test(test_synthetic_numa), cmocka_unit_test(test_oversubscribed_p8),
         cmocka_unit_test(test_bad_config),
     };

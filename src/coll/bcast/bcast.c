@@ -554,16 +554,37 @@ typedef struct call {
     int nkids;
 } call_t;
 
+/* Copy a small payload into the inline block @p blk (line size @p line) and publish it.
+ *
+ * Cache-line traffic: the child polls the block's first line (the stamp). Were that line
+ * written first (payload head) and again last (size, stamp), a poll in between would pull
+ * it over to the child and the root would have to take it back: two extra transfers of
+ * the polled line per call. So the payload beyond the first line is written first, then
+ * the payload head, the size and the stamp, all in the polled line, back to back: the line
+ * moves once to the root and once back. The child never reads a torn payload: it reads the
+ * payload only after its acquire load has seen this op's stamp, which the release store
+ * below publishes after every payload byte; and nobody rewrites the block before the child
+ * has acked this op (the root waits for the acks of op - INL_BLOCKS + 1 before reusing a
+ * block, see run_inline), so the bytes stay as published while the child copies them. */
+static inline void inl_put(char *blk, size_t line, const void *data, size_t n, uint64_t stamp)
+{
+    size_t head = line - INL_HDR; /* payload bytes that share the stamp's line */
+    if (n > head) {
+        memcpy(blk + line, (const char *)data + head, n - head);
+        memcpy(blk + INL_HDR, data, head);
+    } else {
+        memcpy(blk + INL_HDR, data, n);
+    }
+    ((uint64_t *)blk)[1] = n;
+    /* release: payload and size before the stamp the child waits for */
+    atomic_store_explicit((_Atomic uint64_t *)blk, stamp, memory_order_release);
+}
+
 /* Copy a small payload into each child's inline block of @p set and publish it. */
 static void inl_forward(call_t *x, size_t set, const void *data, size_t n, uint64_t stamp)
 {
-    for (int i = 0; i < x->nkids; i++) {
-        char *blk = inl_of(x->b, x->t, x->kids[i], set);
-        memcpy(blk + INL_HDR, data, n);
-        ((uint64_t *)blk)[1] = n;
-        /* release: payload and size before the stamp the child waits for */
-        atomic_store_explicit((_Atomic uint64_t *)blk, stamp, memory_order_release);
-    }
+    for (int i = 0; i < x->nkids; i++)
+        inl_put(inl_of(x->b, x->t, x->kids[i], set), x->t->line, data, n, stamp);
 }
 
 static int run_inline(call_t *x, void *buf, size_t bytes)
