@@ -85,6 +85,7 @@ struct nc_bcast_team {
     int fixed_f; /* f set explicitly: no per-message fragment adaptation */
     int tree, k, relay, cma_ok;
     size_t inline_max, cma_min;
+    size_t inl_fast; /* inline_max clamped to room: the default call's inline limit */
     uint64_t op; /* ops done so far (identical on all members) */
     char *global, *procs;
     int32_t *leaders;
@@ -364,6 +365,7 @@ static int bcast_init(numacoll_team_t *t)
     size_t payload = b->inline_max > sizeof(cma_desc_t) ? b->inline_max : sizeof(cma_desc_t);
     b->inl_block = nc_round_up(INL_HDR + payload, line);
     b->room = b->inl_block - INL_HDR;
+    b->inl_fast = b->inline_max < b->room ? b->inline_max : b->room;
 
     init_msg_t me = {.f = f,
                      .s = s,
@@ -910,7 +912,25 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     return rc;
 }
 
+/* The default call. Small messages with the team's default tree (already built) go
+ * straight to the inline path: no option handling, no copy-mode or CMA decisions, which
+ * shortens the root's way from the call to the stamp store the receivers wait for. */
 int nc_bcast_run(numacoll_team_t *t, void *buf, size_t bytes, int root)
 {
+    bst_t *b = t->bcast;
+    if (NC_LIKELY(b && bytes && bytes <= b->inl_fast && t->size > 1 && !b->trace)) {
+        tree_cache_t *c = &b->trees[b->tree];
+        if (NC_LIKELY(c->built && c->k == b->k)) {
+            call_t x = {.t = t,
+                        .b = b,
+                        .c = c,
+                        .root = root,
+                        .me = t->rank,
+                        .P = t->size,
+                        .kids = c->child + c->coff[root],
+                        .nkids = c->coff[root + 1] - c->coff[root]};
+            return run_inline(&x, buf, bytes);
+        }
+    }
     return nc_bcast_run_opts(t, buf, bytes, root, NULL);
 }
