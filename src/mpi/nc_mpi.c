@@ -56,11 +56,18 @@ typedef struct nc_comm {
     uint64_t sig;          /* flat: members signature for the idle-team cache */
     int broken;            /* a numacoll call failed here: never reuse the team */
     struct nc_comm *prev, *next;
+    /* barrier statistics of this communicator, counted without a read-modify-write (a
+     * locked add on a shared global costs a measurable part of a 50 ns barrier): the
+     * application may not run two collectives on one communicator at once (MPI), so the
+     * calling thread is the only writer; relaxed atomics because numacoll_mpi_stats may
+     * read them from another thread. Folded into g_st when the state is released. */
+    _Atomic uint64_t st_barrier_calls, st_barrier_numacoll;
 } nc_comm_t;
 
 /* ---- process-wide state ----------------------------------------------------------- */
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static _Atomic int g_inited; /* set (release) at the end of init_once */
 static int g_active;      /* 0: pure pass-through (disabled or invalid configuration) */
 static int g_bcast;       /* route MPI_Bcast through numacoll */
 static int g_fake_nodes;  /* NUMACOLL_FAKE_NODES */
@@ -97,7 +104,7 @@ static _Atomic int g_warned;
  * state bumps g_gen, which invalidates all cached entries (a freed communicator's handle
  * may come back for a new one). */
 static _Atomic uint64_t g_gen = 1;
-static __thread struct {
+static __thread __attribute__((tls_model("initial-exec"))) struct {
     MPI_Comm comm;
     void *state;
     uint64_t gen;
@@ -111,6 +118,10 @@ static struct {
 
 #define COUNT(x) atomic_fetch_add_explicit(&g_st.x, 1, memory_order_relaxed)
 #define READ(x) atomic_load_explicit(&g_st.x, memory_order_relaxed)
+/* one more in a single-writer counter (see nc_comm_t): a plain load and store */
+#define BUMP(c)                                                                                    \
+    atomic_store_explicit(&(c), atomic_load_explicit(&(c), memory_order_relaxed) + 1,              \
+                          memory_order_relaxed)
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
@@ -141,6 +152,7 @@ static void init_once(void)
         fprintf(stderr, "numacoll: %s; libnumacoll_mpi falls back to the native MPI collectives\n",
                 numacoll_last_error());
         g_active = 0;
+        atomic_store_explicit(&g_inited, 1, memory_order_release);
         return;
     }
     g_verbose = nc_verbose();
@@ -150,19 +162,31 @@ static void init_once(void)
     g_stats_print = nc_cfg_bool("NUMACOLL_MPI_STATS");
     g_cache_max = (int)nc_cfg_int("NUMACOLL_MPI_TEAM_CACHE");
     g_node_key = node_key();
+    /* release: pairs with the acquire in active(); a thread that sees 1 sees the above */
+    atomic_store_explicit(&g_inited, 1, memory_order_release);
 }
 
 static int active(void)
 {
-    pthread_once(&g_once, init_once);
+    /* fast path without the call into pthread_once once initialisation is complete */
+    if (!atomic_load_explicit(&g_inited, memory_order_acquire)) pthread_once(&g_once, init_once);
     return g_active;
 }
 
 int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
 {
     if (!o) return -1;
+    /* the released communicators' counts (g_st) plus the live ones', under the list lock
+     * (a state is folded into g_st and unlinked in one critical section) */
+    pthread_mutex_lock(&g_lock);
     o->barrier_calls = READ(barrier_calls);
     o->barrier_numacoll = READ(barrier_numacoll);
+    for (nc_comm_t *s = g_list; s; s = s->next) {
+        o->barrier_calls += atomic_load_explicit(&s->st_barrier_calls, memory_order_relaxed);
+        o->barrier_numacoll +=
+            atomic_load_explicit(&s->st_barrier_numacoll, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&g_lock);
     o->bcast_calls = READ(bcast_calls);
     o->bcast_numacoll = READ(bcast_numacoll);
     o->bcast_staged = READ(bcast_staged);
@@ -338,6 +362,15 @@ static void comm_state_free(nc_comm_t *s)
 
 static void list_remove_locked(nc_comm_t *s)
 {
+    /* keep the communicator's barrier counts in the process totals */
+    atomic_fetch_add_explicit(&g_st.barrier_calls,
+                              atomic_load_explicit(&s->st_barrier_calls, memory_order_relaxed),
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_st.barrier_numacoll,
+                              atomic_load_explicit(&s->st_barrier_numacoll, memory_order_relaxed),
+                              memory_order_relaxed);
+    atomic_store_explicit(&s->st_barrier_calls, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->st_barrier_numacoll, 0, memory_order_relaxed);
     if (s->prev)
         s->prev->next = s->next;
     else if (g_list == s)
@@ -707,11 +740,19 @@ static int node_barrier(nc_comm_t *s, const char *alg)
     return NUMACOLL_OK;
 }
 
-static int barrier_impl(MPI_Comm comm, const char *alg)
+/* @p user: 1 for MPI_Barrier (C or Fortran), counted in barrier_calls */
+static int barrier_impl(MPI_Comm comm, const char *alg, int user)
 {
-    if (!active() || comm == MPI_COMM_NULL) return PMPI_Barrier(comm);
+    if (!active() || comm == MPI_COMM_NULL) {
+        if (user) COUNT(barrier_calls);
+        return PMPI_Barrier(comm);
+    }
     nc_comm_t *s = comm_get(comm);
-    if (!s || s->mode == MODE_PASS) return PMPI_Barrier(comm);
+    if (!s || s->mode == MODE_PASS) {
+        if (user) COUNT(barrier_calls);
+        return PMPI_Barrier(comm);
+    }
+    if (user) BUMP(s->st_barrier_calls);
     int rc;
     if (s->mode == MODE_FLAT) {
         rc = node_barrier(s, alg);
@@ -728,19 +769,18 @@ static int barrier_impl(MPI_Comm comm, const char *alg)
         s->broken = 1;
         return raise_error(comm, "MPI_Barrier", rc);
     }
-    COUNT(barrier_numacoll);
+    BUMP(s->st_barrier_numacoll);
     return MPI_SUCCESS;
 }
 
 int MPI_Barrier(MPI_Comm comm)
 {
-    COUNT(barrier_calls);
-    return barrier_impl(comm, NULL);
+    return barrier_impl(comm, NULL, 1);
 }
 
 int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm)
 {
-    return barrier_impl(comm, algorithm);
+    return barrier_impl(comm, algorithm, 0);
 }
 
 int numacoll_mpi_comm_mode(MPI_Comm comm)
@@ -892,8 +932,7 @@ int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, co
 static void f_barrier(MPI_Fint *comm, MPI_Fint *ierr)
 {
     COUNT(fortran_calls);
-    COUNT(barrier_calls);
-    int rc = barrier_impl(PMPI_Comm_f2c(*comm), NULL);
+    int rc = barrier_impl(PMPI_Comm_f2c(*comm), NULL, 1);
     if (ierr) *ierr = (MPI_Fint)rc;
 }
 
