@@ -81,8 +81,14 @@ mpi_bench() { # mpi np collective extra-bench-args... -- extra-launcher-args...
     openmpi) mpirun.openmpi --oversubscribe -np "$np" "${largs[@]+"${largs[@]}"}" \
         "$BIN/numacoll-bench" --mpi "$coll" --csv "$csv" --reps "$REPS" --target-ms "$TMS" \
         "${bargs[@]+"${bargs[@]}"}" ;;
-    mpich) mpiexec.mpich -n "$np" "$BIN/numacoll-bench" --mpi "$coll" --csv "$csv" \
-        --reps "$REPS" --target-ms "$TMS" "${bargs[@]+"${bargs[@]}"}" ;;
+    mpich) # Hydra leaves ranks unbound unless asked (Open MPI binds to core up to 2
+        # ranks, to socket beyond): bind to distinct cores when not oversubscribed, so that
+        # both MPIs' ranks sit on their own CPU like the fork benchmark's
+        local bind=()
+        if [ "$np" -le "$NP" ]; then bind=(-bind-to core); fi
+        mpiexec.mpich "${bind[@]+"${bind[@]}"}" -n "$np" "${largs[@]+"${largs[@]}"}" \
+            "$BIN/numacoll-bench" --mpi "$coll" --csv "$csv" --reps "$REPS" --target-ms "$TMS" \
+            "${bargs[@]+"${bargs[@]}"}" ;;
     esac
 }
 
