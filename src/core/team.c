@@ -287,6 +287,11 @@ int numacoll_barrier(numacoll_team_t *t)
     return run_barrier(t, t->barrier_default);
 }
 
+int nc_team_barrier_default(numacoll_team_t *t)
+{
+    return run_barrier(t, t->barrier_default);
+}
+
 int numacoll_barrier_with(numacoll_team_t *t, const char *algorithm)
 {
     if (!t) return nc_error(NUMACOLL_ERR_ARG, "numacoll_barrier_with: team is NULL");

@@ -47,6 +47,13 @@ const char *numacoll_mpi_flavor(void);
 int numacoll_mpi_comm_mode(MPI_Comm comm);
 
 /**
+ * The numacoll team behind @p comm when it is one flat team (mode 1), else NULL. For
+ * measurements: numacoll_barrier() on it is MPI_Barrier without the interposition layer.
+ * The team belongs to the communicator (valid until it is freed; do not destroy it).
+ */
+struct numacoll_team *numacoll_mpi_comm_team(MPI_Comm comm);
+
+/**
  * MPI_Barrier on @p comm with a named numacoll algorithm for the node part (NULL = the
  * team's default). Collective; all members must name the same algorithm. Returns an MPI
  * error code; a pass-through communicator runs the native barrier.

@@ -10,9 +10,11 @@
  * Variants (measured alternately inside every repetition, order reversed every other
  * repetition, because the machine's speed drifts): `native` (PMPI), `default` (numacoll's
  * MPI_Barrier / MPI_Bcast as an application sees them) and, for the barrier, every
- * registered algorithm by name; for the broadcast, the variants tree:<name> and cma when
- * named in --variants (numacoll_mpi_bcast_variant_name). One sample = the slowest rank's mean time
- * per call over a run of iterations; iterations per run are scaled so that a run takes about
+ * registered algorithm by name, and `core` when named in --variants (numacoll_barrier on
+ * the communicator's team directly: MPI_Barrier minus the interposition layer); for the broadcast,
+ * the variants tree:<name> and cma when named in --variants (numacoll_mpi_bcast_variant_name). One
+ * sample = the slowest rank's mean time per call over a run of iterations; iterations per run are
+ * scaled so that a run takes about
  * --target-ms (slow collectives, e.g. MPICH oversubscribed, get few iterations).
  * Output: a table on stdout and CSV rows
  *   collective,algorithm,procs,bytes,latency_us_median,latency_us_min,latency_us_max,mpi
@@ -45,7 +47,7 @@ typedef struct opts {
 
 typedef struct variant {
     const char *name; /* CSV algorithm column */
-    int kind;         /* 0 native, 1 default, 2 named algorithm */
+    int kind;         /* 0 native, 1 default, 2 named algorithm, 3 core (no wrapper) */
     const char *alg;
     double samples[MAXREPS];
     int n;
@@ -54,6 +56,7 @@ typedef struct variant {
 
 static int g_rank, g_size;
 static MPI_Comm g_comm;
+static numacoll_team_t *g_team; /* the flat team behind g_comm (variant "core") */
 static unsigned char *g_buf;
 static size_t g_bytes;
 
@@ -104,6 +107,8 @@ static int run_once(int barrier, const variant_t *v, int root)
     if (barrier) {
         if (v->kind == 0) return PMPI_Barrier(g_comm);
         if (v->kind == 1) return MPI_Barrier(g_comm);
+        if (v->kind == 3)
+            return numacoll_barrier(g_team) == NUMACOLL_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
         return numacoll_mpi_barrier_with(g_comm, v->alg);
     }
     if (v->kind == 0) return PMPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm);
@@ -283,6 +288,11 @@ int main(int argc, char **argv)
             if (o.variants ? in_list(o.variants, vn) : 0)
                 vs[nv++] = (variant_t){.name = vn, .kind = 2, .alg = vn};
     }
+    g_team = mode == 1 ? numacoll_mpi_comm_team(g_comm) : NULL;
+    /* "core": numacoll_barrier on the communicator's team, without MPI_Barrier's
+     * interposition layer (only when named: it measures the wrapper's cost) */
+    if (o.barrier && g_team && o.variants && in_list(o.variants, "core"))
+        vs[nv++] = (variant_t){.name = "core", .kind = 3};
     if (o.barrier && mode != 0) {
         int na = 0;
         const numacoll_algorithm_info_t *al = numacoll_barrier_algorithms(&na);
