@@ -61,10 +61,10 @@ fi
 
 # ---- 1. core (fork-based) ---------------------------------------------------------------
 run "core barrier, P=$NP" "$BIN/numacoll-bench" barrier --procs "$NP" \
-    --csv "$OUT/core_barrier.csv" "${CORE_BAR[@]+"${CORE_BAR[@]}"}"
+    --csv "$OUT/core_barrier_p$NP.csv" "${CORE_BAR[@]+"${CORE_BAR[@]}"}"
 if [ "$NP" != 8 ]; then
     run "core barrier, P=8 (oversubscribed)" "$BIN/numacoll-bench" barrier --procs 8 \
-        --csv "$OUT/core_barrier.csv" "${CORE_BAR8[@]}"
+        --csv "$OUT/core_barrier_p8.csv" "${CORE_BAR8[@]}"
 fi
 run "core bcast, P=2" "$BIN/numacoll-bench" bcast --procs 2 --csv "$OUT/core_bcast.csv" \
     "${CORE_BC[@]}"
