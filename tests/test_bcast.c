@@ -26,20 +26,7 @@ static char base_cma[32];
 
 static void clear_env(void)
 {
-    extern char **environ;
-    for (int again = 1; again;) {
-        again = 0;
-        for (char **e = environ; *e; e++)
-            if (strncmp(*e, "NUMACOLL_", 9) == 0) {
-                char name[128];
-                size_t n = (size_t)(strchr(*e, '=') - *e);
-                memcpy(name, *e, n);
-                name[n] = 0;
-                unsetenv(name);
-                again = 1;
-                break;
-            }
-    }
+    nc_test_clear_env();
     setenv("NUMACOLL_TIMEOUT", "60", 1); /* a hang becomes an error naming the culprit */
     if (base_cma[0]) setenv("NUMACOLL_BCAST_CMA_MIN", base_cma, 1);
 }

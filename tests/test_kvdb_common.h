@@ -53,20 +53,7 @@ static inline void *kvt_shared(size_t bytes)
 
 static inline void kvt_clear_env(void)
 {
-    extern char **environ;
-    for (int again = 1; again;) {
-        again = 0;
-        for (char **e = environ; *e; e++)
-            if (strncmp(*e, "NUMACOLL_", 9) == 0) {
-                char name[128];
-                size_t n = (size_t)(strchr(*e, '=') - *e);
-                memcpy(name, *e, n);
-                name[n] = 0;
-                unsetenv(name);
-                again = 1;
-                break;
-            }
-    }
+    nc_test_clear_env();
     numacoll_config_reload();
 }
 

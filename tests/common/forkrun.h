@@ -36,6 +36,9 @@ typedef struct nc_forkresult {
 int nc_forkrun(int P, int flags, nc_forkrun_fn fn, void *arg, size_t shared_bytes,
                double timeout_s, nc_forkresult_t *res);
 
+/** Unset every NUMACOLL_* variable of the environment (does not reload the config). */
+void nc_test_clear_env(void);
+
 /** Entries in /dev/shm whose name starts with "numacoll" (leak check). */
 int nc_count_shm_files(void);
 
