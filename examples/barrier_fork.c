@@ -18,9 +18,11 @@
 static int worker(int rank, int P, int iters, numacoll_fork_oob_t *oob, _Atomic long *epoch)
 {
     numacoll_fork_oob_set_rank(oob, rank);
-    numacoll_team_params_t params = {.rank = rank, .size = P,
+    numacoll_team_params_t params = {.rank = rank,
+                                     .size = P,
                                      .allgather = numacoll_fork_oob_allgather,
-                                     .oob_ctx = oob, .name = "example"};
+                                     .oob_ctx = oob,
+                                     .name = "example"};
     numacoll_team_t *team;
     int rc = numacoll_team_create(&params, &team);
     if (rc != NUMACOLL_OK) {

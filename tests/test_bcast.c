@@ -224,7 +224,7 @@ static int bcast_worker(nc_forkctx_t *ctx)
         size_t align = rnd(&x) % 64;
         int tree = a->vary_tree ? (int)(rnd(&x) % NC_BTREE_COUNT) : -1;
         int k = a->vary_tree ? 1 + (int)(rnd(&x) % 4) : 0;
-        int nt = a->vary_tree ? (int)(rnd(&x) % 5) - 1 : -1; /* streaming stores or not */
+        int nt = a->vary_tree ? (int)(rnd(&x) % 5) - 1 : -1;  /* streaming stores or not */
         int rot = a->vary_tree ? (int)(rnd(&x) % 3) - 1 : -1; /* rotating set offsets or not */
         unsigned char *buf = mem + align;
         uint64_t key = ((uint64_t)a->seed << 32) ^ (uint64_t)i;
@@ -512,12 +512,17 @@ int main(void)
     const char *cma = getenv("NUMACOLL_BCAST_CMA_MIN");
     if (cma) snprintf(base_cma, sizeof base_cma, "%s", cma);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model),          cmocka_unit_test(test_tree_shapes),
-        cmocka_unit_test(test_default_many),   cmocka_unit_test(test_every_tree),
-        cmocka_unit_test(test_slots_sets),     cmocka_unit_test(test_big_queue_and_cma),
-        cmocka_unit_test(test_inline_edges),   cmocka_unit_test(test_inline_lines),
+        cmocka_unit_test(test_model),
+        cmocka_unit_test(test_tree_shapes),
+        cmocka_unit_test(test_default_many),
+        cmocka_unit_test(test_every_tree),
+        cmocka_unit_test(test_slots_sets),
+        cmocka_unit_test(test_big_queue_and_cma),
+        cmocka_unit_test(test_inline_edges),
+        cmocka_unit_test(test_inline_lines),
         cmocka_unit_test(test_relay),
-        cmocka_unit_test(test_synthetic_numa), cmocka_unit_test(test_oversubscribed_p8),
+        cmocka_unit_test(test_synthetic_numa),
+        cmocka_unit_test(test_oversubscribed_p8),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

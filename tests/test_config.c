@@ -83,7 +83,10 @@ static void test_rejections(void **state)
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
 }
 
-static int fork_team_ok(nc_forkctx_t *c) { return numacoll_barrier(c->team); }
+static int fork_team_ok(nc_forkctx_t *c)
+{
+    return numacoll_barrier(c->team);
+}
 
 static void test_team_rejects_bad_env(void **state)
 {
@@ -96,7 +99,8 @@ static void test_team_rejects_bad_env(void **state)
     int failed = nc_forkrun(3, 0, fork_team_ok, NULL, 0, 60, &res);
     assert_int_equal(failed, 3);
     assert_false(res.timed_out);
-    for (int r = 0; r < 3; r++) assert_int_equal(res.exit_code[r], 3);
+    for (int r = 0; r < 3; r++)
+        assert_int_equal(res.exit_code[r], 3);
     unsetenv("NUMACOLL_WAIT_SPIN");
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
     assert_int_equal(nc_forkrun(3, 0, fork_team_ok, NULL, 0, 60, &res), 0);
@@ -120,14 +124,11 @@ static void test_team_bad_params(void **state)
     assert_non_null(strstr(numacoll_last_error(), "allgather"));
 }
 
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_valid_values),
-        cmocka_unit_test(test_rejections),
-        cmocka_unit_test(test_team_rejects_bad_env),
+        cmocka_unit_test(test_defaults),        cmocka_unit_test(test_valid_values),
+        cmocka_unit_test(test_rejections),      cmocka_unit_test(test_team_rejects_bad_env),
         cmocka_unit_test(test_team_bad_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

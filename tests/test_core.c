@@ -40,8 +40,7 @@ static int blocks_visible(nc_forkctx_t *c)
     }
     /* own block is placed (move_pages sees pages on a node) */
     size_t on = 0, off = 0;
-    int node = nc_seg_check_placement(nc_team_rank_block(t, t->rank), t->rank_stride, 0, &on,
-                                      &off);
+    int node = nc_seg_check_placement(nc_team_rank_block(t, t->rank), t->rank_stride, 0, &on, &off);
     if (node < 0 || on + off == 0) return 15;
     return numacoll_barrier(t) ? 16 : 0;
 }
@@ -51,7 +50,8 @@ static void test_team_segment(void **state)
     (void)state;
     int before = nc_count_shm_files();
     nc_forkresult_t res;
-    for (int P = 1; P <= 5; P++) assert_int_equal(nc_forkrun(P, 0, blocks_visible, NULL, 0, 60, &res), 0);
+    for (int P = 1; P <= 5; P++)
+        assert_int_equal(nc_forkrun(P, 0, blocks_visible, NULL, 0, 60, &res), 0);
     /* the name was unlinked at creation: nothing left behind */
     assert_int_equal(nc_count_shm_files(), before);
 }
@@ -116,8 +116,7 @@ static void test_dead_peer_detected(void **state)
 static int check_oversub_values(nc_forkctx_t *c)
 {
     int *expect = c->arg;
-    return c->team->oversubscribed == expect[0] && (c->team->spin_limit == 0) == expect[0] ? 0
-                                                                                          : 40;
+    return c->team->oversubscribed == expect[0] && (c->team->spin_limit == 0) == expect[0] ? 0 : 40;
 }
 
 static void test_oversubscription_values(void **state)
@@ -175,19 +174,17 @@ static void test_small_shm(void **state)
     int failed = nc_forkrun(P, 0, big_team, NULL, 0, 60, &res);
     assert_int_equal(failed, P);
     assert_false(res.timed_out);
-    for (int r = 0; r < P && r < 64; r++) assert_int_equal(res.exit_code[r], 3); /* not SIGBUS */
+    for (int r = 0; r < P && r < 64; r++)
+        assert_int_equal(res.exit_code[r], 3); /* not SIGBUS */
     assert_int_equal(nc_count_shm_files(), 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_team_segment),
-        cmocka_unit_test(test_timeout_names_missing),
-        cmocka_unit_test(test_dead_peer_detected),
-        cmocka_unit_test(test_oversubscription_values),
-        cmocka_unit_test(test_oob_failure),
-        cmocka_unit_test(test_small_shm),
+        cmocka_unit_test(test_team_segment),       cmocka_unit_test(test_timeout_names_missing),
+        cmocka_unit_test(test_dead_peer_detected), cmocka_unit_test(test_oversubscription_values),
+        cmocka_unit_test(test_oob_failure),        cmocka_unit_test(test_small_shm),
     };
     if (getenv("NC_TEST_SMALL_SHM")) cmocka_set_test_filter("test_small_shm");
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,21 +21,26 @@ static void json_str(const char *s)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: numacoll-info [--config | --algorithms | --check] [--json]\n"
-               "  --config      the NUMACOLL_* variables: value, default, allowed, meaning (default)\n"
-               "  --algorithms  registered barrier algorithms\n"
-               "  --check       validate the environment only (exit 1 if invalid)\n"
-               "  --json        machine-readable output\n");
+    fprintf(f,
+            "usage: numacoll-info [--config | --algorithms | --check] [--json]\n"
+            "  --config      the NUMACOLL_* variables: value, default, allowed, meaning (default)\n"
+            "  --algorithms  registered barrier algorithms\n"
+            "  --check       validate the environment only (exit 1 if invalid)\n"
+            "  --json        machine-readable output\n");
 }
 
 int main(int argc, char **argv)
 {
     int json = 0, mode = 0; /* 0 all, 1 config, 2 algorithms, 3 check */
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--config")) mode = 1;
-        else if (!strcmp(argv[i], "--algorithms")) mode = 2;
-        else if (!strcmp(argv[i], "--check")) mode = 3;
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--config"))
+            mode = 1;
+        else if (!strcmp(argv[i], "--algorithms"))
+            mode = 2;
+        else if (!strcmp(argv[i], "--check"))
+            mode = 3;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
@@ -87,14 +92,15 @@ int main(int argc, char **argv)
         printf("%-32s %-7s %-14s %-14s %s\n", "VARIABLE", "TYPE", "VALUE", "DEFAULT", "ALLOWED");
         for (int i = 0; i < n; i++) {
             const char *v = numacoll_config_value(rows[i].name);
-            printf("%-32s %-7s %-14s %-14s %s\n", rows[i].name, rows[i].type,
-                   *v ? v : "\"\"", *rows[i].defval ? rows[i].defval : "\"\"", rows[i].allowed);
+            printf("%-32s %-7s %-14s %-14s %s\n", rows[i].name, rows[i].type, *v ? v : "\"\"",
+                   *rows[i].defval ? rows[i].defval : "\"\"", rows[i].allowed);
             printf("    %s\n", rows[i].doc);
         }
     }
     if (mode != 1) {
         printf("\nbarrier algorithms (NUMACOLL_BARRIER)\n");
-        for (int i = 0; i < na; i++) printf("  %-28s %s\n", algs[i].name, algs[i].description);
+        for (int i = 0; i < na; i++)
+            printf("  %-28s %s\n", algs[i].name, algs[i].description);
     }
     return bad ? 1 : 0;
 }

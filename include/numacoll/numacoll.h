@@ -34,18 +34,18 @@ extern "C" {
 /** Status codes. Every API call returns one of these. */
 typedef enum numacoll_status {
     NUMACOLL_OK = 0,
-    NUMACOLL_ERR_ARG = -1,       /**< invalid argument (message names it) */
-    NUMACOLL_ERR_NOMEM = -2,     /**< out of memory, or /dev/shm too small */
-    NUMACOLL_ERR_SYS = -3,       /**< a system call failed (message has errno text) */
-    NUMACOLL_ERR_CONFIG = -4,    /**< a NUMACOLL_* environment variable is invalid */
-    NUMACOLL_ERR_TIMEOUT = -5,   /**< NUMACOLL_TIMEOUT expired; message names missing ranks */
-    NUMACOLL_ERR_PEER_DEAD = -6, /**< a team member exited while others waited for it */
-    NUMACOLL_ERR_OOB = -7,       /**< the caller's OOB allgather callback failed */
+    NUMACOLL_ERR_ARG = -1,         /**< invalid argument (message names it) */
+    NUMACOLL_ERR_NOMEM = -2,       /**< out of memory, or /dev/shm too small */
+    NUMACOLL_ERR_SYS = -3,         /**< a system call failed (message has errno text) */
+    NUMACOLL_ERR_CONFIG = -4,      /**< a NUMACOLL_* environment variable is invalid */
+    NUMACOLL_ERR_TIMEOUT = -5,     /**< NUMACOLL_TIMEOUT expired; message names missing ranks */
+    NUMACOLL_ERR_PEER_DEAD = -6,   /**< a team member exited while others waited for it */
+    NUMACOLL_ERR_OOB = -7,         /**< the caller's OOB allgather callback failed */
     NUMACOLL_ERR_UNSUPPORTED = -8, /**< operation or option not supported here */
-    NUMACOLL_ERR_NOT_FOUND = -9, /**< unknown name (algorithm, key, ...) */
-    NUMACOLL_ERR_FULL = -10,     /**< a fixed-size structure is full */
-    NUMACOLL_ERR_TOOBIG = -11,   /**< a key, value or message exceeds a documented limit */
-    NUMACOLL_ERR_STATE = -12     /**< call not valid in the object's current state */
+    NUMACOLL_ERR_NOT_FOUND = -9,   /**< unknown name (algorithm, key, ...) */
+    NUMACOLL_ERR_FULL = -10,       /**< a fixed-size structure is full */
+    NUMACOLL_ERR_TOOBIG = -11,     /**< a key, value or message exceeds a documented limit */
+    NUMACOLL_ERR_STATE = -12       /**< call not valid in the object's current state */
 } numacoll_status_t;
 
 /** Short name of a status code ("NUMACOLL_ERR_TIMEOUT"). Never NULL. */
@@ -74,13 +74,13 @@ typedef void (*numacoll_progress_fn)(void *ctx);
 
 /** Parameters of numacoll_team_create(). Zero-initialise, then fill in. */
 typedef struct numacoll_team_params {
-    int rank;                          /**< this process's rank, 0..size-1 */
-    int size;                          /**< number of processes P >= 1 */
+    int rank;                            /**< this process's rank, 0..size-1 */
+    int size;                            /**< number of processes P >= 1 */
     numacoll_oob_allgather_fn allgather; /**< required */
-    void *oob_ctx;                     /**< passed to allgather */
-    numacoll_progress_fn progress;     /**< optional */
-    void *progress_ctx;                /**< passed to progress */
-    const char *name;                  /**< optional label used in messages (e.g. "MPI_COMM_WORLD") */
+    void *oob_ctx;                       /**< passed to allgather */
+    numacoll_progress_fn progress;       /**< optional */
+    void *progress_ctx;                  /**< passed to progress */
+    const char *name; /**< optional label used in messages (e.g. "MPI_COMM_WORLD") */
 } numacoll_team_params_t;
 
 typedef struct numacoll_team numacoll_team_t;
@@ -92,8 +92,8 @@ typedef struct numacoll_team numacoll_team_t;
  * segment is an anonymous memfd that the others open through /proc/<pid>/fd, so no name
  * exists at any moment and a crash or kill -9 at any point leaves nothing in /dev/shm;
  * with NUMACOLL_SHM_BACKEND=posix (or when /proc of rank 0 cannot be opened) it is a
- * random O_EXCL name in /dev/shm, unlinked as soon as every member has attached. Also probes the topology (hwloc) and builds the group
- * hierarchy used by the topology-aware algorithms.
+ * random O_EXCL name in /dev/shm, unlinked as soon as every member has attached. Also probes the
+ * topology (hwloc) and builds the group hierarchy used by the topology-aware algorithms.
  *
  * If creation fails on one member it fails on all (the outcome is agreed through the OOB
  * allgather), so the caller can fall back consistently.
@@ -142,11 +142,11 @@ int numacoll_team_describe(const numacoll_team_t *team, char *out, size_t outlen
 
 /** One row of the configuration table. */
 typedef struct numacoll_config_row {
-    const char *name;     /**< environment variable, e.g. "NUMACOLL_TIMEOUT" */
-    const char *type;     /**< "bool", "int", "size", "double", "enum", "list", "string" */
-    const char *defval;   /**< default value as text */
-    const char *allowed;  /**< allowed values or range, as text */
-    const char *doc;      /**< one-line description */
+    const char *name;    /**< environment variable, e.g. "NUMACOLL_TIMEOUT" */
+    const char *type;    /**< "bool", "int", "size", "double", "enum", "list", "string" */
+    const char *defval;  /**< default value as text */
+    const char *allowed; /**< allowed values or range, as text */
+    const char *doc;     /**< one-line description */
 } numacoll_config_row_t;
 
 /** The configuration table; *count receives the number of rows. */

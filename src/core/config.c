@@ -70,15 +70,14 @@ static const nc_cfg_def_t table[] = {
      "memory-hierarchy levels the topology barrier groups processes by (paper: numa = "
      "shm-topo-NUMA, socket, numa,socket)",
      NULL},
-    {"NUMACOLL_BARRIER_TREE_K", NC_CFG_INT, "2", "2..64",
-     "fan-in of the combining-tree barrier", NULL},
+    {"NUMACOLL_BARRIER_TREE_K", NC_CFG_INT, "2", "2..64", "fan-in of the combining-tree barrier",
+     NULL},
     {"NUMACOLL_BARRIER_LOGP_L", NC_CFG_DOUBLE, "60", "0..1000000000",
      "LogP latency L (ns) for adaptive-logp and auto: one cache-line transfer between cores "
      "(this VM: 27-190 ns by the moment, 60 typical; `numacoll-bench barrier --logp` measures)",
      NULL},
     {"NUMACOLL_BARRIER_LOGP_OS", NC_CFG_DOUBLE, "1", "0..1000000000",
-     "LogP send overhead o_s (ns): one release store of a flag (measured 0.3-0.9 ns here)",
-     NULL},
+     "LogP send overhead o_s (ns): one release store of a flag (measured 0.3-0.9 ns here)", NULL},
     {"NUMACOLL_BARRIER_LOGP_OR", NC_CFG_DOUBLE, "1", "0..1000000000",
      "LogP receive overhead o_r (ns): acquire load and check of a flag that is there "
      "(measured 0.5 ns here)",
@@ -148,7 +147,8 @@ static const nc_cfg_def_t table[] = {
      NULL},
     {"NUMACOLL_BCAST_ADAPT", NC_CFG_BOOL, "1", "0|1",
      "from STREAM_MIN on, the root picks the copy mode (streamed or plain stores on each side) "
-     "per log2 size class from the members' mean time in a few of its broadcasts (each mode 3 times, "
+     "per log2 size class from the members' mean time in a few of its broadcasts (each mode 3 "
+     "times, "
      "then one call in 16 tries another, one more than 2x slower only every 4th time, and one "
      "re-times the best; best = lowest minimum of its last 4 times); the thresholds give the "
      "first choice and decide alone when this is off or the team is oversubscribed",
@@ -215,13 +215,20 @@ static int load_status;
 static const char *type_name(nc_cfg_type_t t)
 {
     switch (t) {
-    case NC_CFG_BOOL: return "bool";
-    case NC_CFG_INT: return "int";
-    case NC_CFG_SIZE: return "size";
-    case NC_CFG_DOUBLE: return "double";
-    case NC_CFG_ENUM: return "enum";
-    case NC_CFG_LIST: return "list";
-    default: return "string";
+    case NC_CFG_BOOL:
+        return "bool";
+    case NC_CFG_INT:
+        return "int";
+    case NC_CFG_SIZE:
+        return "size";
+    case NC_CFG_DOUBLE:
+        return "double";
+    case NC_CFG_ENUM:
+        return "enum";
+    case NC_CFG_LIST:
+        return "list";
+    default:
+        return "string";
     }
 }
 
@@ -294,10 +301,17 @@ static int parse_size(const char *v, size_t *out)
     unsigned long long mul = 1;
     if (*end) {
         switch (toupper((unsigned char)*end)) {
-        case 'K': mul = 1ull << 10; break;
-        case 'M': mul = 1ull << 20; break;
-        case 'G': mul = 1ull << 30; break;
-        default: return 0;
+        case 'K':
+            mul = 1ull << 10;
+            break;
+        case 'M':
+            mul = 1ull << 20;
+            break;
+        case 'G':
+            mul = 1ull << 30;
+            break;
+        default:
+            return 0;
         }
         end++;
         if (toupper((unsigned char)*end) == 'I') end++;
@@ -320,8 +334,9 @@ static int parse_value(const nc_cfg_def_t *d, const char *v, cfg_val_t *val, cha
     switch (d->type) {
     case NC_CFG_BOOL:
         if (!parse_bool(v, &val->i)) {
-            snprintf(err, errlen, "%s='%s' is not valid; allowed: 0, 1 (or no/yes, false/true, off/on)",
-                     d->name, v);
+            snprintf(err, errlen,
+                     "%s='%s' is not valid; allowed: 0, 1 (or no/yes, false/true, off/on)", d->name,
+                     v);
             return NUMACOLL_ERR_CONFIG;
         }
         return NUMACOLL_OK;
@@ -393,8 +408,8 @@ static int parse_value(const nc_cfg_def_t *d, const char *v, cfg_val_t *val, cha
                 const char *qe = strchr(q, ',');
                 size_t ql = (size_t)(qe - q);
                 if (ql == len && strncmp(q, p, len) == 0) {
-                    snprintf(err, errlen, "%s='%s' is not valid: item '%.*s' repeated", d->name,
-                             v, (int)len, p);
+                    snprintf(err, errlen, "%s='%s' is not valid: item '%.*s' repeated", d->name, v,
+                             (int)len, p);
                     return NUMACOLL_ERR_CONFIG;
                 }
                 q = qe + 1;
@@ -487,11 +502,26 @@ long nc_cfg_int(const char *name)
     int i = must_find(name);
     return values[i].i;
 }
-size_t nc_cfg_size(const char *name) { return values[must_find(name)].sz; }
-double nc_cfg_double(const char *name) { return values[must_find(name)].d; }
-bool nc_cfg_bool(const char *name) { return values[must_find(name)].i != 0; }
-const char *nc_cfg_str(const char *name) { return values[must_find(name)].text; }
-bool nc_cfg_is_set(const char *name) { return values[must_find(name)].set; }
+size_t nc_cfg_size(const char *name)
+{
+    return values[must_find(name)].sz;
+}
+double nc_cfg_double(const char *name)
+{
+    return values[must_find(name)].d;
+}
+bool nc_cfg_bool(const char *name)
+{
+    return values[must_find(name)].i != 0;
+}
+const char *nc_cfg_str(const char *name)
+{
+    return values[must_find(name)].text;
+}
+bool nc_cfg_is_set(const char *name)
+{
+    return values[must_find(name)].set;
+}
 
 int nc_cfg_validate(const char *name, const char *value)
 {

@@ -7,25 +7,42 @@
 
 static _Thread_local char last_error[1024];
 
-const char *numacoll_last_error(void) { return last_error; }
+const char *numacoll_last_error(void)
+{
+    return last_error;
+}
 
 const char *numacoll_status_name(int status)
 {
     switch (status) {
-    case NUMACOLL_OK: return "NUMACOLL_OK";
-    case NUMACOLL_ERR_ARG: return "NUMACOLL_ERR_ARG";
-    case NUMACOLL_ERR_NOMEM: return "NUMACOLL_ERR_NOMEM";
-    case NUMACOLL_ERR_SYS: return "NUMACOLL_ERR_SYS";
-    case NUMACOLL_ERR_CONFIG: return "NUMACOLL_ERR_CONFIG";
-    case NUMACOLL_ERR_TIMEOUT: return "NUMACOLL_ERR_TIMEOUT";
-    case NUMACOLL_ERR_PEER_DEAD: return "NUMACOLL_ERR_PEER_DEAD";
-    case NUMACOLL_ERR_OOB: return "NUMACOLL_ERR_OOB";
-    case NUMACOLL_ERR_UNSUPPORTED: return "NUMACOLL_ERR_UNSUPPORTED";
-    case NUMACOLL_ERR_NOT_FOUND: return "NUMACOLL_ERR_NOT_FOUND";
-    case NUMACOLL_ERR_FULL: return "NUMACOLL_ERR_FULL";
-    case NUMACOLL_ERR_TOOBIG: return "NUMACOLL_ERR_TOOBIG";
-    case NUMACOLL_ERR_STATE: return "NUMACOLL_ERR_STATE";
-    default: return "NUMACOLL_ERR_UNKNOWN";
+    case NUMACOLL_OK:
+        return "NUMACOLL_OK";
+    case NUMACOLL_ERR_ARG:
+        return "NUMACOLL_ERR_ARG";
+    case NUMACOLL_ERR_NOMEM:
+        return "NUMACOLL_ERR_NOMEM";
+    case NUMACOLL_ERR_SYS:
+        return "NUMACOLL_ERR_SYS";
+    case NUMACOLL_ERR_CONFIG:
+        return "NUMACOLL_ERR_CONFIG";
+    case NUMACOLL_ERR_TIMEOUT:
+        return "NUMACOLL_ERR_TIMEOUT";
+    case NUMACOLL_ERR_PEER_DEAD:
+        return "NUMACOLL_ERR_PEER_DEAD";
+    case NUMACOLL_ERR_OOB:
+        return "NUMACOLL_ERR_OOB";
+    case NUMACOLL_ERR_UNSUPPORTED:
+        return "NUMACOLL_ERR_UNSUPPORTED";
+    case NUMACOLL_ERR_NOT_FOUND:
+        return "NUMACOLL_ERR_NOT_FOUND";
+    case NUMACOLL_ERR_FULL:
+        return "NUMACOLL_ERR_FULL";
+    case NUMACOLL_ERR_TOOBIG:
+        return "NUMACOLL_ERR_TOOBIG";
+    case NUMACOLL_ERR_STATE:
+        return "NUMACOLL_ERR_STATE";
+    default:
+        return "NUMACOLL_ERR_UNKNOWN";
     }
 }
 
@@ -50,7 +67,10 @@ int nc_error_wrap(int status, const char *fmt, ...)
     return status;
 }
 
-int nc_verbose(void) { return (int)nc_cfg_int("NUMACOLL_VERBOSE"); }
+int nc_verbose(void)
+{
+    return (int)nc_cfg_int("NUMACOLL_VERBOSE");
+}
 
 void nc_log(int level, int rank, int size, const char *fmt, ...)
 {

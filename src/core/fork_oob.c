@@ -41,8 +41,7 @@ numacoll_fork_oob_t *numacoll_fork_oob_create(int nprocs)
                   (size_t)nprocs * CHUNK;
     void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
-        nc_error(NUMACOLL_ERR_SYS, "mmap of the fork bootstrap region failed: %s",
-                 strerror(errno));
+        nc_error(NUMACOLL_ERR_SYS, "mmap of the fork bootstrap region failed: %s", strerror(errno));
         return NULL;
     }
     numacoll_fork_oob_t *o = m;
@@ -91,7 +90,8 @@ int numacoll_fork_oob_barrier(numacoll_fork_oob_t *o)
             if (d >= 0 && atomic_load_explicit(&o->gen, memory_order_acquire) == g)
                 return nc_error(NUMACOLL_ERR_PEER_DEAD,
                                 "fork bootstrap: process of rank %d exited while the others "
-                                "waited for it", d);
+                                "waited for it",
+                                d);
         }
     }
     return 0;

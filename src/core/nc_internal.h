@@ -52,10 +52,10 @@ uint64_t nc_now_ns(void); /* CLOCK_MONOTONIC */
 typedef enum nc_cfg_type {
     NC_CFG_BOOL,
     NC_CFG_INT,
-    NC_CFG_SIZE,   /* bytes; accepts K, M, G suffixes (powers of 1024) */
+    NC_CFG_SIZE, /* bytes; accepts K, M, G suffixes (powers of 1024) */
     NC_CFG_DOUBLE,
-    NC_CFG_ENUM,   /* one of allowed ("a|b|c") */
-    NC_CFG_LIST,   /* comma-separated subset of allowed ("a|b|c"), no repeats */
+    NC_CFG_ENUM, /* one of allowed ("a|b|c") */
+    NC_CFG_LIST, /* comma-separated subset of allowed ("a|b|c"), no repeats */
     NC_CFG_STRING
 } nc_cfg_type_t;
 
@@ -101,9 +101,9 @@ typedef struct nc_seg {
  * and NUMACOLL_NUMA_BIND allows, the range bound to that node. The outcome is agreed: if
  * any member fails, all return the same error and nothing is left behind.
  */
-int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn allgather,
-                             void *ctx, size_t size, size_t reserve0, size_t own_off,
-                             size_t own_len, int numa_node, const char *what, nc_seg_t *seg);
+int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn allgather, void *ctx,
+                             size_t size, size_t reserve0, size_t own_off, size_t own_len,
+                             int numa_node, const char *what, nc_seg_t *seg);
 void nc_seg_destroy(nc_seg_t *seg);
 
 /**
@@ -117,7 +117,10 @@ int nc_seg_check_placement(const void *addr, size_t len, int expect, size_t *on_
 /** Page size and the configured cache-line padding unit (NUMACOLL_CACHELINE). */
 size_t nc_page_size(void);
 size_t nc_line_size(void);
-static inline size_t nc_round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+static inline size_t nc_round_up(size_t x, size_t a)
+{
+    return (x + a - 1) / a * a;
+}
 
 /** Agree on a status across members through the allgather: returns the first non-OK
  *  status of any member (lowest rank), or NUMACOLL_OK; OOB failure -> NUMACOLL_ERR_OOB.
@@ -133,8 +136,8 @@ typedef struct nc_rank_ctl {
     _Atomic int32_t pid;         /* owner's pid (set at creation) */
 } nc_rank_ctl_t;
 
-struct nc_topo_team;   /* topo/topo.h */
-struct nc_bcast_team;  /* coll/bcast/bcast.h */
+struct nc_topo_team;  /* topo/topo.h */
+struct nc_bcast_team; /* coll/bcast/bcast.h */
 struct nc_barrier_slot;
 
 struct numacoll_team {
@@ -146,8 +149,8 @@ struct numacoll_team {
     char name[64];
 
     nc_seg_t seg;
-    size_t line;        /* padding unit for flags (bytes) */
-    char *global;       /* global block (first-touched by rank 0) */
+    size_t line;  /* padding unit for flags (bytes) */
+    char *global; /* global block (first-touched by rank 0) */
     size_t global_size;
     char *ranks;        /* first rank block */
     size_t rank_stride; /* bytes between rank blocks (page multiple) */

@@ -84,8 +84,8 @@ static void random_name(char *out, size_t n)
         uint64_t x = nc_now_ns() ^ ((uint64_t)getpid() << 32);
         memcpy(rnd, &x, sizeof rnd);
     }
-    snprintf(out, n, "/numacoll-%d-%02x%02x%02x%02x%02x%02x%02x%02x", (int)getpid(), rnd[0],
-             rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+    snprintf(out, n, "/numacoll-%d-%02x%02x%02x%02x%02x%02x%02x%02x", (int)getpid(), rnd[0], rnd[1],
+             rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 }
 
 static int reserve(int fd, size_t off, size_t len, const char *what)
@@ -105,8 +105,8 @@ static int reserve(int fd, size_t off, size_t len, const char *what)
                         "bytes free): %s; enlarge /dev/shm (e.g. docker --shm-size) or use "
                         "fewer/smaller buffers",
                         len, what, avail, strerror(err));
-    return nc_error(NUMACOLL_ERR_SYS, "posix_fallocate of %zu bytes for %s failed: %s", len,
-                    what, strerror(err));
+    return nc_error(NUMACOLL_ERR_SYS, "posix_fallocate of %zu bytes for %s failed: %s", len, what,
+                    strerror(err));
 }
 
 /* Open the segment rank 0 published: "memfd:<pid>:<fd>" or a POSIX shm name. */
@@ -155,9 +155,9 @@ static int create_fd(int use_memfd, char *name, size_t namelen, const char *what
     return fd;
 }
 
-int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn allgather,
-                             void *ctx, size_t size, size_t reserve0, size_t own_off,
-                             size_t own_len, int numa_node, const char *what, nc_seg_t *seg)
+int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn allgather, void *ctx,
+                             size_t size, size_t reserve0, size_t own_off, size_t own_len,
+                             int numa_node, const char *what, nc_seg_t *seg)
 {
     memset(seg, 0, sizeof *seg);
     int fd = -1, rc = NUMACOLL_OK;
@@ -187,8 +187,8 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
             if (fd < 0)
                 rc = fd;
             else if (ftruncate(fd, (off_t)size) != 0)
-                rc = nc_error(NUMACOLL_ERR_SYS, "ftruncate(%s, %zu) for %s failed: %s", name,
-                              size, what, strerror(errno));
+                rc = nc_error(NUMACOLL_ERR_SYS, "ftruncate(%s, %zu) for %s failed: %s", name, size,
+                              what, strerror(errno));
             else
                 rc = reserve(fd, 0, reserve0, what);
         }
@@ -203,8 +203,7 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
         memcpy(msg.name, name, sizeof msg.name - 1);
         if (allgather(&msg, all, sizeof msg, ctx) != 0) {
             free(all);
-            rc = nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed creating %s",
-                          what);
+            rc = nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed creating %s", what);
             goto out_unlink;
         }
         int st0 = all[0].status;
@@ -212,7 +211,8 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
         name[sizeof all[0].name - 1] = 0;
         free(all);
         if (st0 != NUMACOLL_OK) {
-            if (rank != 0) rc = nc_error(st0, "rank 0 could not create the shared segment for %s", what);
+            if (rank != 0)
+                rc = nc_error(st0, "rank 0 could not create the shared segment for %s", what);
             if (attempt < last && use_memfd) goto retry;
             goto out_unlink;
         }
@@ -224,8 +224,8 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
         if (rc == NUMACOLL_OK) {
             base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
             if (base == MAP_FAILED)
-                rc = nc_error(NUMACOLL_ERR_SYS, "mmap of %zu bytes for %s failed: %s", size,
-                              what, strerror(errno));
+                rc = nc_error(NUMACOLL_ERR_SYS, "mmap of %zu bytes for %s failed: %s", size, what,
+                              strerror(errno));
         }
 
         /* 3. agree, then unlink: nothing can be left in /dev/shm after this */
@@ -233,8 +233,8 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
         if (rank == 0 && !use_memfd) shm_unlink(name);
         if (rc == NUMACOLL_OK) break;
         if (attempt < last) {
-            nc_log(1, rank, nprocs, "memfd segment for %s not usable (%s); using POSIX shm",
-                   what, numacoll_last_error());
+            nc_log(1, rank, nprocs, "memfd segment for %s not usable (%s); using POSIX shm", what,
+                   numacoll_last_error());
             goto retry;
         }
         goto out;
@@ -253,14 +253,15 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
             if (numa_node < (int)(sizeof mask * 8)) {
                 mask[numa_node / (8 * sizeof(long))] |= 1ul << (numa_node % (8 * sizeof(long)));
                 if (mbind(own, own_len, MPOL_PREFERRED, mask, sizeof mask * 8, 0) != 0)
-                    nc_log(2, rank, nprocs, "mbind of my block to node %d failed: %s",
-                           numa_node, strerror(errno));
+                    nc_log(2, rank, nprocs, "mbind of my block to node %d failed: %s", numa_node,
+                           strerror(errno));
             }
         }
         rc = reserve(fd, own_off, own_len, what);
         if (rc == NUMACOLL_OK) {
             size_t ps = nc_page_size();
-            for (size_t o = 0; o < own_len; o += ps) ((volatile char *)own)[o] = 0;
+            for (size_t o = 0; o < own_len; o += ps)
+                ((volatile char *)own)[o] = 0;
         }
     }
     rc = nc_agree(rank, nprocs, allgather, ctx, rc);
@@ -303,7 +304,8 @@ int nc_seg_check_placement(const void *addr, size_t len, int expect, size_t *on_
         return -1;
     }
     const char *a = (const char *)((uintptr_t)addr & ~(uintptr_t)(ps - 1));
-    for (size_t i = 0; i < n; i++) pages[i] = (void *)(a + i * ps);
+    for (size_t i = 0; i < n; i++)
+        pages[i] = (void *)(a + i * ps);
     int best = -1;
     if (move_pages(0, (unsigned long)n, pages, NULL, status, 0) == 0) {
         int counts[64] = {0};

@@ -48,7 +48,8 @@ static uint64_t autogroup_key(void)
     if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
     fclose(f);
     uint64_t h = 1469598103934665603ull; /* FNV-1a of the "/autogroup-N" word */
-    for (char *c = buf; *c && *c != ' ' && *c != '\n'; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    for (char *c = buf; *c && *c != ' ' && *c != '\n'; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ull;
     return buf[0] ? h : 0;
 }
 
@@ -56,8 +57,10 @@ static uint64_t autogroup_key(void)
  * visible and whether sched_yield can hand the CPU from one member to another. */
 static int exchange_members(numacoll_team_t *t, int cfg_status)
 {
-    member_info_t me = {.autogroup = autogroup_key(), .pid = (int32_t)getpid(),
-                        .rank = t->rank, .size = t->size,
+    member_info_t me = {.autogroup = autogroup_key(),
+                        .pid = (int32_t)getpid(),
+                        .rank = t->rank,
+                        .size = t->size,
                         .config_ok = cfg_status == NUMACOLL_OK};
     CPU_ZERO(&me.cpus);
     if (sched_getaffinity(0, sizeof me.cpus, &me.cpus) != 0) CPU_ZERO(&me.cpus);
@@ -65,8 +68,7 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
     if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory creating a team");
     if (t->allgather(&me, all, sizeof me, t->oob_ctx) != 0) {
         free(all);
-        return nc_error(NUMACOLL_ERR_OOB,
-                        "the OOB allgather callback failed during team creation");
+        return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed during team creation");
     }
     int rc = NUMACOLL_OK;
     cpu_set_t u;
@@ -148,9 +150,8 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
         return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_create: size=%d; allowed: size >= 1",
                         p->size);
     if (p->rank < 0 || p->rank >= p->size)
-        return nc_error(NUMACOLL_ERR_ARG,
-                        "numacoll_team_create: rank=%d; allowed: 0..%d (size-1)", p->rank,
-                        p->size - 1);
+        return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_create: rank=%d; allowed: 0..%d (size-1)",
+                        p->rank, p->size - 1);
     if (!p->allgather)
         return nc_error(NUMACOLL_ERR_ARG,
                         "numacoll_team_create: no allgather callback; one is required");
@@ -217,20 +218,20 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
     t->rank_stride = nc_round_up(rank_bytes, ps);
     size_t total = t->global_size + (size_t)t->size * t->rank_stride;
 
-    rc = nc_seg_create_collective(t->rank, t->size, t->allgather, t->oob_ctx, total,
-                                  t->global_size, t->global_size + (size_t)t->rank * t->rank_stride,
-                                  t->rank_stride, t->numa_node, "a team", &t->seg);
+    rc = nc_seg_create_collective(t->rank, t->size, t->allgather, t->oob_ctx, total, t->global_size,
+                                  t->global_size + (size_t)t->rank * t->rank_stride, t->rank_stride,
+                                  t->numa_node, "a team", &t->seg);
     if (rc != NUMACOLL_OK) goto fail; /* already agreed */
     t->global = t->seg.base;
     t->ranks = (char *)t->seg.base + t->global_size;
     for (int i = 0; i < nc_barrier_registry_count; i++)
         t->barrier_slots[i].global = t->global + (size_t)(uintptr_t)t->barrier_slots[i].global;
 
-    atomic_store_explicit(&nc_team_ctl(t, t->rank)->pid, (int32_t)getpid(),
-                          memory_order_relaxed);
+    atomic_store_explicit(&nc_team_ctl(t, t->rank)->pid, (int32_t)getpid(), memory_order_relaxed);
 
     for (int i = 0; i < nc_barrier_registry_count && rc == NUMACOLL_OK; i++)
-        if (nc_barrier_registry[i]->init) rc = nc_barrier_registry[i]->init(t, &t->barrier_slots[i]);
+        if (nc_barrier_registry[i]->init)
+            rc = nc_barrier_registry[i]->init(t, &t->barrier_slots[i]);
     if (rc == NUMACOLL_OK) rc = choose_barrier(t);
     rc = nc_agree(t->rank, t->size, t->allgather, t->oob_ctx, rc);
     if (rc != NUMACOLL_OK) goto fail;
@@ -254,13 +255,12 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
 
 fail_agree:
     rc = nc_agree(t->rank, t->size, t->allgather, t->oob_ctx, rc);
-fail:
-    {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", numacoll_last_error());
-        team_free(t);
-        return nc_error(rc, "%s", msg);
-    }
+fail : {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", numacoll_last_error());
+    team_free(t);
+    return nc_error(rc, "%s", msg);
+}
 }
 
 int numacoll_team_destroy(numacoll_team_t *t)
@@ -269,8 +269,14 @@ int numacoll_team_destroy(numacoll_team_t *t)
     return NUMACOLL_OK;
 }
 
-int numacoll_team_rank(const numacoll_team_t *t) { return t ? t->rank : -1; }
-int numacoll_team_size(const numacoll_team_t *t) { return t ? t->size : -1; }
+int numacoll_team_rank(const numacoll_team_t *t)
+{
+    return t ? t->rank : -1;
+}
+int numacoll_team_size(const numacoll_team_t *t)
+{
+    return t ? t->size : -1;
+}
 
 static int run_barrier(numacoll_team_t *t, int idx)
 {
@@ -298,8 +304,7 @@ int numacoll_barrier_with(numacoll_team_t *t, const char *algorithm)
     int i = algorithm ? nc_barrier_find(algorithm) : -1;
     if (i < 0) {
         const char *names = nc_barrier_allowed_names();
-        return nc_error(NUMACOLL_ERR_NOT_FOUND,
-                        "barrier algorithm '%s' is unknown; registered: %s",
+        return nc_error(NUMACOLL_ERR_NOT_FOUND, "barrier algorithm '%s' is unknown; registered: %s",
                         algorithm ? algorithm : "(null)", strchr(names, '|') + 1);
     }
     return run_barrier(t, i);
@@ -327,16 +332,17 @@ int numacoll_bcast(numacoll_team_t *t, void *buf, size_t bytes, int root)
 
 int numacoll_team_describe(const numacoll_team_t *t, char *out, size_t n)
 {
-    if (!t || !out || !n) return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_describe: NULL argument");
-    size_t o = (size_t)snprintf(out, n,
-                                "team '%s': %d processes on %d CPU(s)%s; segment %zu bytes "
-                                "(global %zu, %zu per rank, line %zu); barrier %s; wait spin %u%s%s; ",
-                                t->name, t->size, t->ncpus,
-                                t->oversubscribed ? " (oversubscribed: waits yield at once)" : "",
-                                t->seg.size, t->global_size, t->rank_stride, t->line,
-                                nc_barrier_registry[t->barrier_default]->name, t->spin_limit,
-                                t->timeout_ns ? ", timeout set" : "",
-                                t->check_peers ? "" : ", dead-peer check off");
+    if (!t || !out || !n)
+        return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_describe: NULL argument");
+    size_t o = (size_t)snprintf(
+        out, n,
+        "team '%s': %d processes on %d CPU(s)%s; segment %zu bytes "
+        "(global %zu, %zu per rank, line %zu); barrier %s; wait spin %u%s%s; ",
+        t->name, t->size, t->ncpus,
+        t->oversubscribed ? " (oversubscribed: waits yield at once)" : "", t->seg.size,
+        t->global_size, t->rank_stride, t->line, nc_barrier_registry[t->barrier_default]->name,
+        t->spin_limit, t->timeout_ns ? ", timeout set" : "",
+        t->check_peers ? "" : ", dead-peer check off");
     if (o < n) nc_topo_team_describe(t, out + o, n - o);
     return NUMACOLL_OK;
 }

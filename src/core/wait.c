@@ -60,8 +60,8 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
         nmissing++;
         ndead += dead;
         if (o + 40 < sizeof list)
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%d%s", nmissing > 1 ? ", " : "",
-                                  r, dead ? " (exited)" : "");
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%d%s", nmissing > 1 ? ", " : "", r,
+                                  dead ? " (exited)" : "");
         else if (o + 5 < sizeof list && list[o - 1] != '.')
             o += (size_t)snprintf(list + o, sizeof list - o, ", ...");
     }
@@ -71,8 +71,7 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
         return nc_error(NUMACOLL_ERR_PEER_DEAD,
                         "%s #%llu on team '%s' (rank %d of %d): member(s) %s exited before "
                         "completing it (waited %.3f s)",
-                        w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, list,
-                        waited);
+                        w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, list, waited);
     if (nmissing == 0)
         return nc_error(status,
                         "%s #%llu on team '%s' (rank %d of %d) timed out after %.3f s "
@@ -99,8 +98,8 @@ int nc_wait_slow(nc_wait_t *w)
     uint64_t timeout = t ? t->timeout_ns : standalone_timeout_ns;
     if (timeout && waited > timeout) {
         if (t) return missing_report(w, NUMACOLL_ERR_TIMEOUT, 0);
-        return nc_error(NUMACOLL_ERR_TIMEOUT, "%s timed out after %.3f s (NUMACOLL_TIMEOUT)",
-                        w->op, (double)waited / 1e9);
+        return nc_error(NUMACOLL_ERR_TIMEOUT, "%s timed out after %.3f s (NUMACOLL_TIMEOUT)", w->op,
+                        (double)waited / 1e9);
     }
     if (t && t->progress && now - w->last_progress_ns >= t->progress_ns) {
         w->last_progress_ns = now;

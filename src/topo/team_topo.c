@@ -56,7 +56,8 @@ static int machine_cached(const char *synthetic, const nc_topo_machine_t **out)
     int rc = NUMACOLL_OK;
     pthread_mutex_lock(&g_machines_lock);
     machine_cache_t *c = g_machines;
-    while (c && strcmp(c->key, key) != 0) c = c->next;
+    while (c && strcmp(c->key, key) != 0)
+        c = c->next;
     if (!c) {
         nc_topo_machine_t *m = NULL;
         rc = nc_topo_machine_load(synthetic, &m);

@@ -20,8 +20,8 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int nc_forkrun(int P, int flags, nc_forkrun_fn fn, void *arg, size_t shared_bytes,
-               double timeout_s, nc_forkresult_t *res)
+int nc_forkrun(int P, int flags, nc_forkrun_fn fn, void *arg, size_t shared_bytes, double timeout_s,
+               nc_forkresult_t *res)
 {
     nc_forkresult_t local;
     if (!res) res = &local;
@@ -33,8 +33,8 @@ int nc_forkrun(int P, int flags, nc_forkrun_fn fn, void *arg, size_t shared_byte
     }
     void *shared = NULL;
     if (shared_bytes) {
-        shared = mmap(NULL, shared_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                      -1, 0);
+        shared =
+            mmap(NULL, shared_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (shared == MAP_FAILED) return P;
     }
     pid_t *pids = calloc((size_t)P, sizeof *pids);
@@ -53,9 +53,11 @@ int nc_forkrun(int P, int flags, nc_forkrun_fn fn, void *arg, size_t shared_byte
             numacoll_fork_oob_set_rank(oob, r);
             nc_forkctx_t ctx = {.rank = r, .size = P, .oob = oob, .shared = shared, .arg = arg};
             if (!(flags & NC_FORK_NO_TEAM)) {
-                numacoll_team_params_t p = {.rank = r, .size = P,
+                numacoll_team_params_t p = {.rank = r,
+                                            .size = P,
                                             .allgather = numacoll_fork_oob_allgather,
-                                            .oob_ctx = oob, .name = "forkrun"};
+                                            .oob_ctx = oob,
+                                            .name = "forkrun"};
                 int rc = numacoll_team_create(&p, &ctx.team);
                 if (rc) {
                     fprintf(stderr, "rank %d: team creation failed: %s (%s)\n", r,

@@ -10,9 +10,9 @@
 
 typedef struct nc_forkctx {
     int rank, size;
-    numacoll_team_t *team;     /* NULL with NC_FORK_NO_TEAM */
-    numacoll_fork_oob_t *oob;  /* bootstrap allgather/barrier, usable by the function */
-    void *shared;              /* zeroed anonymous shared memory of the requested size */
+    numacoll_team_t *team;    /* NULL with NC_FORK_NO_TEAM */
+    numacoll_fork_oob_t *oob; /* bootstrap allgather/barrier, usable by the function */
+    void *shared;             /* zeroed anonymous shared memory of the requested size */
     void *arg;
 } nc_forkctx_t;
 
@@ -33,8 +33,8 @@ typedef struct nc_forkresult {
  * everyone (SIGKILL) and reports a timeout. Returns the number of failed children
  * (timeouts count all unfinished ones).
  */
-int nc_forkrun(int P, int flags, nc_forkrun_fn fn, void *arg, size_t shared_bytes,
-               double timeout_s, nc_forkresult_t *res);
+int nc_forkrun(int P, int flags, nc_forkrun_fn fn, void *arg, size_t shared_bytes, double timeout_s,
+               nc_forkresult_t *res);
 
 /** Unset every NUMACOLL_* variable of the environment (does not reload the config). */
 void nc_test_clear_env(void);

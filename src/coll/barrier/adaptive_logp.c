@@ -115,12 +115,11 @@ static int init(numacoll_team_t *t, nc_barrier_slot_t *s)
                         nc_logp_algorithm(which));
     s->priv = (void *)(intptr_t)(idx + 1);
     if (t->rank == 0 && t->size > 1)
-        nc_log(strcmp(nc_cfg_str("NUMACOLL_BARRIER"), "adaptive-logp") == 0 ? 1 : 2, t->rank,
-               t->size,
-               "adaptive-logp (L=%g o_s=%g o_r=%g g=%g ns, P=%d, n=%d): central %.0f, "
-               "combining %.0f, dissemination %.0f ns -> %s",
-               m.L, m.o_s, m.o_r, m.g, t->size, n, est[0], est[1], est[2],
-               nc_logp_algorithm(which));
+        nc_log(
+            strcmp(nc_cfg_str("NUMACOLL_BARRIER"), "adaptive-logp") == 0 ? 1 : 2, t->rank, t->size,
+            "adaptive-logp (L=%g o_s=%g o_r=%g g=%g ns, P=%d, n=%d): central %.0f, "
+            "combining %.0f, dissemination %.0f ns -> %s",
+            m.L, m.o_s, m.o_r, m.g, t->size, n, est[0], est[1], est[2], nc_logp_algorithm(which));
     return NUMACOLL_OK;
 }
 

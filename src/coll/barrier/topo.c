@@ -143,8 +143,8 @@ static int init_levels(numacoll_team_t *t, nc_barrier_slot_t *s, const char *nam
                    "unit per level): falling back to a flat tree (all ranks report to rank 0)",
                    name, levels);
         else
-            nc_log(lvl, t->rank, t->size, "%s barrier: %d group level(s) over '%s'", name, h->nlevels,
-                   levels);
+            nc_log(lvl, t->rank, t->size, "%s barrier: %d group level(s) over '%s'", name,
+                   h->nlevels, levels);
     }
     return NUMACOLL_OK;
 }

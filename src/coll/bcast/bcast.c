@@ -86,7 +86,7 @@ struct nc_bcast_team {
     int tree, k, relay, cma_ok;
     size_t inline_max, cma_min;
     size_t inl_fast; /* inline_max clamped to room: the default call's inline limit */
-    uint64_t op; /* ops done so far (identical on all members) */
+    uint64_t op;     /* ops done so far (identical on all members) */
     char *global, *procs;
     int32_t *leaders;
     int *numa;           /* [P] NUMA node per rank (-1 unknown) */
