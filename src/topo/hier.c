@@ -9,6 +9,7 @@
  */
 #include "topo.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,29 +157,35 @@ fail:
                     nprocs);
 }
 
+/* Append to out[0..n) at *o; *o keeps counting past n so the caller can tell how many
+ * bytes the whole text needs (the output is truncated, never overrun). */
+__attribute__((format(printf, 4, 5))) static void put(char *out, size_t n, size_t *o,
+                                                      const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(out + (*o < n ? *o : n - 1), *o < n ? n - *o : 1, fmt, ap);
+    va_end(ap);
+    if (k > 0) *o += (size_t)k;
+}
+
 int nc_hier_to_json(const nc_hier_t *h, char *out, size_t n)
 {
     if (!out || n == 0) return nc_error(NUMACOLL_ERR_ARG, "nc_hier_to_json: no output buffer");
     size_t o = 0;
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        int k_ = snprintf(out + (o < n ? o : n - 1), o < n ? n - o : 1, __VA_ARGS__);              \
-        if (k_ > 0) o += (size_t)k_;                                                               \
-    } while (0)
-    PUT("{\"levels\": [");
+    put(out, n, &o, "{\"levels\": [");
     for (int l = 0; h && l < h->nlevels; l++) {
         const nc_hier_level_t *lv = &h->levels[l];
-        PUT("%s{\"name\": \"%s\", \"groups\": [", l ? ", " : "", lv->name);
+        put(out, n, &o, "%s{\"name\": \"%s\", \"groups\": [", l ? ", " : "", lv->name);
         for (int g = 0; g < lv->ngroups; g++) {
-            PUT("%s[", g ? ", " : "");
+            put(out, n, &o, "%s[", g ? ", " : "");
             for (int k = 0; k < lv->groups[g].size; k++)
-                PUT("%s%d", k ? "," : "", lv->groups[g].members[k]);
-            PUT("]");
+                put(out, n, &o, "%s%d", k ? "," : "", lv->groups[g].members[k]);
+            put(out, n, &o, "]");
         }
-        PUT("]}");
+        put(out, n, &o, "]}");
     }
-    PUT("]}");
-#undef PUT
+    put(out, n, &o, "]}");
     if (o >= n)
         return nc_error(NUMACOLL_ERR_TOOBIG,
                         "nc_hier_to_json: the JSON needs %zu bytes; the buffer has %zu", o + 1, n);
@@ -189,35 +196,30 @@ int nc_hier_to_text(const nc_hier_t *h, char *out, size_t n)
 {
     if (!out || n == 0) return nc_error(NUMACOLL_ERR_ARG, "nc_hier_to_text: no output buffer");
     size_t o = 0;
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        int k_ = snprintf(out + (o < n ? o : n - 1), o < n ? n - o : 1, __VA_ARGS__);              \
-        if (k_ > 0) o += (size_t)k_;                                                               \
-    } while (0)
-    if (!h || h->nlevels == 0) PUT("flat (no groups)\n");
+    if (!h || h->nlevels == 0) put(out, n, &o, "flat (no groups)\n");
     for (int l = 0; h && l < h->nlevels; l++) {
         const nc_hier_level_t *lv = &h->levels[l];
-        PUT("G%d %-6s %d group%s:", l + 1, lv->name, lv->ngroups, lv->ngroups == 1 ? "" : "s");
+        put(out, n, &o, "G%d %-6s %d group%s:", l + 1, lv->name, lv->ngroups,
+            lv->ngroups == 1 ? "" : "s");
         for (int g = 0; g < lv->ngroups; g++) {
             const nc_group_t *gr = &lv->groups[g];
-            PUT(" {");
+            put(out, n, &o, " {");
             /* compress runs of consecutive ranks: 0..31 */
             for (int k = 0; k < gr->size;) {
                 int j = k;
                 while (j + 1 < gr->size && gr->members[j + 1] == gr->members[j] + 1)
                     j++;
                 if (j - k >= 2)
-                    PUT("%s%d..%d", k ? "," : "", gr->members[k], gr->members[j]);
+                    put(out, n, &o, "%s%d..%d", k ? "," : "", gr->members[k], gr->members[j]);
                 else
                     for (int i = k; i <= j; i++)
-                        PUT("%s%d", i ? "," : "", gr->members[i]);
+                        put(out, n, &o, "%s%d", i ? "," : "", gr->members[i]);
                 k = j + 1;
             }
-            PUT("}");
+            put(out, n, &o, "}");
         }
-        PUT("\n");
+        put(out, n, &o, "\n");
     }
-#undef PUT
     if (o >= n)
         return nc_error(NUMACOLL_ERR_TOOBIG,
                         "nc_hier_to_text: the text needs %zu bytes; the buffer has %zu", o + 1, n);
