@@ -7,9 +7,11 @@
 # a message, the others still run):
 #   1. the fork-based core benchmarks: barrier at P = nproc and P = 8, bcast at P = 2
 #   2. the MPI mode for every MPI built (Open MPI, MPICH): barrier at np = nproc and an
-#      oversubscribed np = 8 (Open MPI also with coll/sm as `native-sm`), bcast at np = 2
-#      (and np = 8 with Open MPI); native, numacoll's default and every numacoll algorithm
-#      (bcast: the tree and CMA variants, with Open MPI) measured alternately in one run
+#      oversubscribed np = 8, bcast at np = 2 (and np = 8 with Open MPI); native (Open MPI:
+#      also coll/sm as `native-sm`), numacoll's default, every numacoll algorithm (bcast:
+#      the tree and CMA variants, with Open MPI) and the references limit:signal and
+#      limit:memcpy measured alternately in one run. Bcast figures: OSU's mean over the
+#      ranks in mpi_bcast.csv, the slowest rank's in slowest_mpi_bcast.csv (same run)
 #   3. the key-value store lock schemes (numacoll-kvbench, every mode and lock)
 #   4. RESULTS_DIR/summary.md (ratios numacoll/native) and PNG plots (matplotlib)
 #
@@ -76,19 +78,21 @@ mpi_bench() { # mpi np collective extra-bench-args... -- extra-launcher-args...
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do bargs+=("$1"); shift; done
     [ $# -gt 0 ] && shift
     largs=("$@")
-    local csv="$OUT/mpi_${coll}.csv"
+    local csv="$OUT/mpi_${coll}.csv" slow=()
+    # the broadcast's slowest-rank figures of the same run go to a second CSV
+    if [ "$coll" = bcast ]; then slow=(--csv-slowest "$OUT/slowest_mpi_bcast.csv"); fi
     case "$mpi" in
     openmpi) mpirun.openmpi --oversubscribe -np "$np" "${largs[@]+"${largs[@]}"}" \
-        "$BIN/numacoll-bench" --mpi "$coll" --csv "$csv" --reps "$REPS" --target-ms "$TMS" \
-        "${bargs[@]+"${bargs[@]}"}" ;;
+        "$BIN/numacoll-bench" --mpi "$coll" --csv "$csv" "${slow[@]+"${slow[@]}"}" \
+        --reps "$REPS" --target-ms "$TMS" "${bargs[@]+"${bargs[@]}"}" ;;
     mpich) # Hydra leaves ranks unbound unless asked (Open MPI binds to core up to 2
         # ranks, to socket beyond): bind to distinct cores when not oversubscribed, so that
         # both MPIs' ranks sit on their own CPU like the fork benchmark's
         local bind=()
         if [ "$np" -le "$NP" ]; then bind=(-bind-to core); fi
         mpiexec.mpich "${bind[@]+"${bind[@]}"}" -n "$np" "${largs[@]+"${largs[@]}"}" \
-            "$BIN/numacoll-bench" --mpi "$coll" --csv "$csv" --reps "$REPS" --target-ms "$TMS" \
-            "${bargs[@]+"${bargs[@]}"}" ;;
+            "$BIN/numacoll-bench" --mpi "$coll" --csv "$csv" "${slow[@]+"${slow[@]}"}" \
+            --reps "$REPS" --target-ms "$TMS" "${bargs[@]+"${bargs[@]}"}" ;;
     esac
 }
 
@@ -101,24 +105,20 @@ for mpi in openmpi mpich; do
         extra=()
         # MPICH busy-polls: oversubscribed, its native barrier takes milliseconds per call
         if [ "$mpi" = mpich ] && [ "$np" -gt "$NP" ]; then extra=(--iters 200); fi
+        # (Open MPI: native-sm, coll/sm on a duplicate communicator, interleaved in the run)
         run "MPI barrier, $mpi, np=$np" mpi_bench "$mpi" "$np" barrier "${extra[@]+"${extra[@]}"}"
-        if [ "$mpi" = openmpi ]; then
-            run "MPI barrier, openmpi coll/sm (native-sm), np=$np" mpi_bench openmpi "$np" \
-                barrier --variants native --native-label native-sm -- --mca coll_sm_priority 100
-        fi
     done
-    bv=()
-    # numacoll's broadcast variants (notification trees, CMA) once, with Open MPI
+    # native (and Open MPI's coll/sm), numacoll's default, the physical references
+    # limit:signal (a bare flag store and wait) and limit:memcpy (one local copy); numacoll's
+    # broadcast variants (notification trees, CMA) once, with Open MPI
+    bv=(--variants native,native-sm,default,limit:signal,limit:memcpy)
     if [ "$mpi" = openmpi ]; then
-        bv=(--variants native,default,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma)
+        bv=(--variants native,native-sm,default,limit:signal,limit:memcpy,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma)
     fi
-    run "MPI bcast, $mpi, np=2" mpi_bench "$mpi" 2 bcast --max-bytes "$BMAX" "${bv[@]+"${bv[@]}"}"
+    run "MPI bcast, $mpi, np=2" mpi_bench "$mpi" 2 bcast --max-bytes "$BMAX" "${bv[@]}"
     if [ "$mpi" = openmpi ]; then
-        run "MPI bcast, openmpi coll/sm (native-sm), np=2" mpi_bench openmpi 2 bcast \
-            --max-bytes "$BMAX" --variants native --native-label native-sm -- \
-            --mca coll_sm_priority 100
         run "MPI bcast, openmpi, np=8 (oversubscribed)" mpi_bench openmpi 8 bcast \
-            --max-bytes "$BMAX"
+            --max-bytes "$BMAX" --variants native,native-sm,default,limit:memcpy
     fi
 done
 

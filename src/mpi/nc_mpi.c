@@ -62,6 +62,7 @@ typedef struct nc_comm {
      * calling thread is the only writer; relaxed atomics because numacoll_mpi_stats may
      * read them from another thread. Folded into g_st when the state is released. */
     _Atomic uint64_t st_barrier_calls, st_barrier_numacoll;
+    _Atomic uint64_t st_bcast_calls, st_bcast_numacoll; /* MPI_Bcast's fast path (same rule) */
 } nc_comm_t;
 
 /* ---- process-wide state ----------------------------------------------------------- */
@@ -185,9 +186,13 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
         o->barrier_calls += atomic_load_explicit(&s->st_barrier_calls, memory_order_relaxed);
         o->barrier_numacoll += atomic_load_explicit(&s->st_barrier_numacoll, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&g_lock);
     o->bcast_calls = READ(bcast_calls);
     o->bcast_numacoll = READ(bcast_numacoll);
+    for (nc_comm_t *s = g_list; s; s = s->next) {
+        o->bcast_calls += atomic_load_explicit(&s->st_bcast_calls, memory_order_relaxed);
+        o->bcast_numacoll += atomic_load_explicit(&s->st_bcast_numacoll, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&g_lock);
     o->bcast_staged = READ(bcast_staged);
     o->fortran_calls = READ(fortran_calls);
     o->comms_set_up = READ(comms_set_up);
@@ -359,17 +364,21 @@ static void comm_state_free(nc_comm_t *s)
     free(s);
 }
 
+/* move a communicator's single-writer counter into a process total (under g_lock) */
+static void fold(_Atomic uint64_t *total, _Atomic uint64_t *c)
+{
+    atomic_fetch_add_explicit(total, atomic_load_explicit(c, memory_order_relaxed),
+                              memory_order_relaxed);
+    atomic_store_explicit(c, 0, memory_order_relaxed);
+}
+
 static void list_remove_locked(nc_comm_t *s)
 {
-    /* keep the communicator's barrier counts in the process totals */
-    atomic_fetch_add_explicit(&g_st.barrier_calls,
-                              atomic_load_explicit(&s->st_barrier_calls, memory_order_relaxed),
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&g_st.barrier_numacoll,
-                              atomic_load_explicit(&s->st_barrier_numacoll, memory_order_relaxed),
-                              memory_order_relaxed);
-    atomic_store_explicit(&s->st_barrier_calls, 0, memory_order_relaxed);
-    atomic_store_explicit(&s->st_barrier_numacoll, 0, memory_order_relaxed);
+    /* keep the communicator's counts in the process totals */
+    fold(&g_st.barrier_calls, &s->st_barrier_calls);
+    fold(&g_st.barrier_numacoll, &s->st_barrier_numacoll);
+    fold(&g_st.bcast_calls, &s->st_bcast_calls);
+    fold(&g_st.bcast_numacoll, &s->st_bcast_numacoll);
     if (s->prev)
         s->prev->next = s->next;
     else if (g_list == s)
@@ -847,7 +856,75 @@ static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root)
     return rc;
 }
 
+/* The status of a core broadcast as MPI_Bcast returns it. ERR_UNSUPPORTED (the core cannot
+ * broadcast on this team; every member gets the same answer) switches the communicator to
+ * the native MPI_Bcast for good, starting with this call. */
+static int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc)
+{
+    if (rc == NUMACOLL_OK) return MPI_SUCCESS;
+    s->broken = 1;
+    if (rc == NUMACOLL_ERR_ARG) {
+        /* the core detected members with different byte counts */
+        fprintf(stderr, "numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());
+        PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
+        return MPI_ERR_TRUNCATE;
+    }
+    return raise_error(comm, "MPI_Bcast", rc);
+}
+
+/* Size of one element of a predefined contiguous C datatype (lower bound 0, extent =
+ * size), 0 for any other handle. Compile-time constants (MPI_INT is a C int, ...), so the
+ * common call needs none of the three datatype queries of the general path. */
+static inline size_t predef_size(MPI_Datatype dt)
+{
+    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_SIGNED_CHAR ||
+        dt == MPI_INT8_T || dt == MPI_UINT8_T)
+        return 1;
+    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_INT32_T || dt == MPI_UINT32_T)
+        return sizeof(int32_t);
+    if (dt == MPI_DOUBLE || dt == MPI_INT64_T || dt == MPI_UINT64_T) return 8;
+    if (dt == MPI_FLOAT) return sizeof(float);
+    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
+    if (dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG) return sizeof(long long);
+    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
+        return sizeof(short);
+    return 0;
+}
+
+static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
+
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    /* fast path, as MPI_Barrier's: this thread's cached state of @p comm is one flat team
+     * broadcasting through numacoll, the datatype a predefined contiguous one: straight
+     * into the core's default call (same ops as the general path, so members may take
+     * different paths in one broadcast), counters without a locked add */
+    nc_comm_t *s = tl_last.state;
+    size_t esz;
+    if (NC_LIKELY(s && tl_last.comm == comm &&
+                  tl_last.gen == atomic_load_explicit(&g_gen, memory_order_acquire) &&
+                  s->mode == MODE_FLAT && s->team && !s->bcast_native && g_bcast && count >= 0 &&
+                  (unsigned)root < (unsigned)s->size && buf != MPI_IN_PLACE &&
+                  (esz = predef_size(dt)) != 0 && (size_t)count * esz <= INT_MAX)) {
+        BUMP(s->st_bcast_calls);
+        numacoll_team_t *t = s->team;
+        nc_team_op_enter(t, "bcast");
+        int rc = nc_bcast_run(t, buf, (size_t)count * esz, root);
+        if (NC_LIKELY(rc == NUMACOLL_OK)) {
+            nc_team_op_leave(t);
+            BUMP(s->st_bcast_numacoll);
+            return MPI_SUCCESS;
+        }
+        if (rc == NUMACOLL_ERR_UNSUPPORTED) {
+            s->bcast_native = 1;
+            return PMPI_Bcast(buf, count, dt, root, comm);
+        }
+        return bcast_result(s, comm, rc);
+    }
+    return bcast_general(buf, count, dt, root, comm);
+}
+
+static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     COUNT(bcast_calls);
     if (!active() || !g_bcast || comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL ||
@@ -888,16 +965,8 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
         free(stage);
         COUNT(bcast_staged);
     }
-    if (rc != NUMACOLL_OK) s->broken = 1;
-    if (rc == NUMACOLL_ERR_ARG) {
-        /* the core detected members with different byte counts */
-        fprintf(stderr, "numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());
-        PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
-        return MPI_ERR_TRUNCATE;
-    }
-    if (rc != NUMACOLL_OK) return raise_error(comm, "MPI_Bcast", rc);
-    if (s->team && !s->bcast_native) COUNT(bcast_numacoll);
-    return MPI_SUCCESS;
+    if (rc == NUMACOLL_OK && s->team && !s->bcast_native) COUNT(bcast_numacoll);
+    return bcast_result(s, comm, rc);
 }
 
 /* ---- broadcast variants (benchmarks) ------------------------------------------------ */

@@ -530,8 +530,87 @@ static void test_bcast_types(MPI_Comm comm)
     MPI_Type_free(&c4);
 }
 
+/* Every predefined type of MPI_Bcast's fast path (and a type-size mismatch inside it):
+ * values checked element by element, each call counted as a numacoll broadcast. */
+static void test_bcast_predefined(MPI_Comm comm)
+{
+    int r, p;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &p);
+    const struct {
+        MPI_Datatype t;
+        size_t size;
+    } types[] = {{MPI_BYTE, 1},
+                 {MPI_CHAR, 1},
+                 {MPI_SIGNED_CHAR, 1},
+                 {MPI_UNSIGNED_CHAR, 1},
+                 {MPI_SHORT, sizeof(short)},
+                 {MPI_UNSIGNED_SHORT, sizeof(short)},
+                 {MPI_INT, sizeof(int)},
+                 {MPI_UNSIGNED, sizeof(int)},
+                 {MPI_LONG, sizeof(long)},
+                 {MPI_UNSIGNED_LONG, sizeof(long)},
+                 {MPI_LONG_LONG, sizeof(long long)},
+                 {MPI_UNSIGNED_LONG_LONG, sizeof(long long)},
+                 {MPI_FLOAT, sizeof(float)},
+                 {MPI_DOUBLE, sizeof(double)},
+                 {MPI_INT8_T, 1},
+                 {MPI_UINT8_T, 1},
+                 {MPI_INT16_T, 2},
+                 {MPI_UINT16_T, 2},
+                 {MPI_INT32_T, 4},
+                 {MPI_UINT32_T, 4},
+                 {MPI_INT64_T, 8},
+                 {MPI_UINT64_T, 8}};
+    const int nt = (int)(sizeof types / sizeof types[0]);
+    const int counts[] = {1, 3, 7, 64, 129, 1000, 70000};
+    const int nc = (int)(sizeof counts / sizeof counts[0]);
+    unsigned char *buf = malloc(70000 * 8 + 64);
+    int v = 0;
+    MPI_Bcast(&v, 1, MPI_INT, 0, comm); /* sets the communicator up: later calls are cached */
+    stats_t s0 = get_stats();
+    long calls = 0;
+    for (int ti = 0; ti < nt; ti++)
+        for (int ci = 0; ci < nc; ci++) {
+            size_t n = (size_t)counts[ci] * types[ti].size;
+            int root = (ti + ci) % p;
+            for (size_t i = 0; i < n; i++)
+                buf[i] = r == root ? (unsigned char)(i * 7 + ti * 13 + ci) : 0xEE;
+            buf[n] = 0x77; /* guard */
+            int rc = MPI_Bcast(buf, counts[ci], types[ti].t, root, comm);
+            calls++;
+            size_t wrong = 0;
+            for (size_t i = 0; i < n; i++)
+                wrong += buf[i] != (unsigned char)(i * 7 + ti * 13 + ci);
+            CHECK(rc == MPI_SUCCESS && wrong == 0 && buf[n] == 0x77,
+                  "predefined type #%d x %d from root %d: rc %d, %zu wrong bytes, guard %s", ti,
+                  counts[ci], root, rc, wrong, buf[n] == 0x77 ? "intact" : "overwritten");
+        }
+    stats_t s1 = get_stats();
+    /* with a flat team on this communicator (not FAKE_NODES' hierarchy, where a member
+     * alone on its pseudo-node has no team) every call must have been numacoll's */
+    void *(*team_fn)(MPI_Comm) = NULL;
+    *(void **)&team_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_comm_team");
+    if (expect_numacoll() && g_stats_fn && team_fn && team_fn(comm) && p > 1)
+        CHECK(s1.bcast_numacoll - s0.bcast_numacoll == (unsigned long long)calls,
+              "%llu of %ld predefined-type broadcasts went through numacoll",
+              (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll), calls);
+    /* the same byte count from different predefined types: int x 4 on the root, double x 2
+     * elsewhere (same size, not the same signature: MPI leaves it undefined; numacoll moves
+     * the bytes) */
+    int32_t ia[4] = {1, 2, 3, 4};
+    double da[2] = {0, 0};
+    if (r == 0)
+        MPI_Bcast(ia, 4, MPI_INT32_T, 0, comm);
+    else
+        MPI_Bcast(da, 2, MPI_DOUBLE, 0, comm);
+    if (r != 0) CHECK(memcmp(da, ia, sizeof da) == 0, "int32 x4 -> double x2: bytes differ");
+    free(buf);
+}
+
 static void test_bcast(int iters)
 {
+    test_bcast_predefined(MPI_COMM_WORLD);
     stats_t s0 = get_stats();
     test_bcast_sizes(MPI_COMM_WORLD, iters);
     test_bcast_types(MPI_COMM_WORLD);
@@ -573,6 +652,20 @@ static void test_truncate(void)
             over += buf[i] != 0x5A;
         CHECK(over == 0, "%d bytes written beyond the receive buffer", over);
     }
+    /* a size mismatch inside the fast path: root 4 ints, receivers 2 */
+    MPI_Comm c2;
+    int v2 = 0;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c2);
+    MPI_Comm_set_errhandler(c2, MPI_ERRORS_RETURN);
+    MPI_Bcast(&v2, 1, MPI_INT, 0, c2); /* cached from here on */
+    int big[4] = {9, 9, 9, 9}, small[4] = {0, 0, 0x5A5A, 0x5A5A};
+    rc = g_rank == 0 ? MPI_Bcast(big, 4, MPI_INT, 0, c2) : MPI_Bcast(small, 2, MPI_INT, 0, c2);
+    if (g_rank != 0)
+        CHECK(rc != MPI_SUCCESS && err_class(rc) == MPI_ERR_TRUNCATE && small[2] == 0x5A5A &&
+                  small[3] == 0x5A5A,
+              "int x2 receiving int x4 (cached communicator): rc class %d, guard %x %x",
+              err_class(rc), small[2], small[3]);
+    MPI_Comm_free(&c2);
     if (g_rank == 0) printf("truncate: rank 0 rc %d\n", rc);
     if (g_rank != 0)
         printf("truncate: rank %d error class %d (MPI_ERR_TRUNCATE=%d)\n", g_rank, err_class(rc),

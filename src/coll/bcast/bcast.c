@@ -11,7 +11,7 @@
  *   per process r (first-touched by r, bound to its NUMA node):
  *       ack line                 (op + 1 of the last op r has finished; single writer r)
  *       s control lines          (one per queue slot: {stamp, size})
- *       8 inline blocks          (one per op mod 8: {stamp, size, payload[room]})
+ *       64 inline blocks         (one per op mod 64: {stamp, size, payload[room]})
  *       (rounded up to a page)
  *       s buffers of f bytes     (the cyclic queue, split into q sets of s/q slots)
  *
@@ -20,7 +20,7 @@
  *
  * Operations: every broadcast is a sequence of *ops*, numbered identically on all members
  * (op counter in the local state). A small message is one op whose data travel in the
- * receivers' inline blocks (block op % 8); a CMA broadcast is one op whose inline blocks
+ * receivers' inline blocks (block op % 64); a CMA broadcast is one op whose inline blocks
  * carry the root's address and pid; a queue broadcast takes ceil(m / (s/q * fe)) ops, op n
  * filling up to s/q slots of set n % q with fragments of fe bytes. The control line of
  * fragment i is that of slot i of the set; its data lie at a rotating offset inside the set
@@ -35,7 +35,7 @@
  *    included, stores ack = op + 1 with release when it has finished op (all its reads of
  *    slots and blocks). Ops are processed in order, so ack >= a means ops < a are done.
  *    The root of op n may write into set n % q (previous user: op n - q) once every other
- *    member's ack >= n - q + 1, and into inline block n % 8 once every ack >= n - 8 + 1; at
+ *    member's ack >= n - q + 1, and into inline block n % 64 once every ack >= n - 64 + 1; at
  *    that point every reader of the previous use, including readers of relay copies and of
  *    blocks written by inner tree nodes (who only write after the root's wait), is done.
  *    The root caches the acks it has seen, so with q sets it reads a peer's ack line about
@@ -52,8 +52,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define INL_HDR 16   /* stamp + size */
-#define INL_BLOCKS 8 /* inline blocks per process (ops mod 8) */
+#define INL_HDR 16 /* stamp + size */
+/* inline blocks per process (ops mod 64): a root of back-to-back small broadcasts reads a
+ * receiver's ack line (a cache miss) once per 64 calls */
+#define INL_BLOCKS 64
 #define CMA_MAGIC 0x6e63636d61707262ull
 
 typedef struct ctl_line {
@@ -556,6 +558,32 @@ typedef struct call {
     int nkids;
 } call_t;
 
+/* memcpy for the inline path: up to 16 bytes as two possibly overlapping fixed-size moves
+ * (a handful of instructions instead of a call into libc), larger sizes through memcpy */
+static inline void small_copy(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    if (n >= 8 && n <= 16) {
+        uint64_t a, z;
+        __builtin_memcpy(&a, s, 8);
+        __builtin_memcpy(&z, s + n - 8, 8);
+        __builtin_memcpy(d, &a, 8);
+        __builtin_memcpy(d + n - 8, &z, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, z;
+        __builtin_memcpy(&a, s, 4);
+        __builtin_memcpy(&z, s + n - 4, 4);
+        __builtin_memcpy(d, &a, 4);
+        __builtin_memcpy(d + n - 4, &z, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
+}
+
 /* Copy a small payload into the inline block @p blk (line size @p line) and publish it.
  *
  * Cache-line traffic: the child polls the block's first line (the stamp). Were that line
@@ -575,7 +603,7 @@ static inline void inl_put(char *blk, size_t line, const void *data, size_t n, u
         memcpy(blk + line, (const char *)data + head, n - head);
         memcpy(blk + INL_HDR, data, head);
     } else {
-        memcpy(blk + INL_HDR, data, n);
+        small_copy(blk + INL_HDR, data, n);
     }
     ((uint64_t *)blk)[1] = n;
     /* release: payload and size before the stamp the child waits for */
@@ -609,7 +637,7 @@ static int run_inline(call_t *x, void *buf, size_t bytes)
      * subtree stays in step, copy at most our own size, report a difference */
     size_t sent = (size_t)((uint64_t *)blk)[1];
     inl_forward(x, set, blk + INL_HDR, sent <= b->room ? sent : b->room, op + 1);
-    memcpy(buf, blk + INL_HDR, sent < bytes ? sent : bytes);
+    small_copy(buf, blk + INL_HDR, sent < bytes ? sent : bytes);
     ack(b, x->me, op);
     if (sent != bytes)
         return nc_error(NUMACOLL_ERR_ARG,

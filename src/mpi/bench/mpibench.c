@@ -12,10 +12,21 @@
  * MPI_Barrier / MPI_Bcast as an application sees them) and, for the barrier, every
  * registered algorithm by name, and `core` when named in --variants (numacoll_barrier on
  * the communicator's team directly: MPI_Barrier minus the interposition layer); for the broadcast,
- * the variants tree:<name> and cma when named in --variants (numacoll_mpi_bcast_variant_name). One
- * sample = the slowest rank's mean time per call over a run of iterations; iterations per run are
- * scaled so that a run takes about
- * --target-ms (slow collectives, e.g. MPICH oversubscribed, get few iterations).
+ * the variants tree:<name> and cma when named in --variants (numacoll_mpi_bcast_variant_name).
+ * Two more references: `native-sm` (Open MPI only: the native call on a duplicate of the
+ * communicator whose collectives Open MPI's coll/sm provides, selected with the communicator
+ * info key ompi_comm_coll_preference = "sm,tuned", so coll/sm is measured in the same run,
+ * interleaved with the others) and, for the broadcast, `limit:memcpy` (rank 0 alone copies
+ * the message between two buffers of its own, the source given new content the same way
+ * as the root's buffer: the physical reference of the large-message target).
+ *
+ * One barrier sample = the slowest rank's mean time per call over a run of iterations. One
+ * broadcast sample is two figures of the same run: the mean over the ranks of their mean
+ * time per call (OSU osu_bcast's "Avg Latency", the definition of the baselines in
+ * MEASURING.md; --csv) and the slowest rank's mean (--csv-slowest; a receiver waits for the
+ * root's data, so this is the time until the last rank has the message). Iterations per run
+ * are scaled so that a run takes about --target-ms (slow collectives, e.g. MPICH
+ * oversubscribed, get few iterations).
  * Output: a table on stdout and CSV rows
  *   collective,algorithm,procs,bytes,latency_us_median,latency_us_min,latency_us_max,mpi
  */
@@ -23,9 +34,12 @@
 
 #include <numacoll/numacoll.h>
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef NC_MPI_NAME
 #define NC_MPI_NAME "mpi"
@@ -35,7 +49,7 @@ enum { MAXV = 64, MAXREPS = 1000 };
 
 typedef struct opts {
     int barrier; /* 1 barrier, 0 bcast */
-    const char *csv;
+    const char *csv, *csv_slowest;
     const char *variants; /* comma list filter, NULL = all */
     const char *native_label;
     long iters; /* upper bound of iterations per run */
@@ -47,26 +61,38 @@ typedef struct opts {
 
 typedef struct variant {
     const char *name; /* CSV algorithm column */
-    int kind;         /* 0 native, 1 default, 2 named algorithm, 3 core (no wrapper) */
+    int kind;         /* 0 native, 1 default, 2 named algorithm, 3 core (no wrapper), 4 native-sm,
+                       * 5 limit:memcpy, 6 limit:signal */
     const char *alg;
-    double samples[MAXREPS];
+    double samples[MAXREPS];      /* bcast: mean over the ranks; barrier: slowest rank */
+    double samples_slow[MAXREPS]; /* slowest rank */
     int n;
     long iters;
 } variant_t;
 
 static int g_rank, g_size;
 static MPI_Comm g_comm;
+static MPI_Comm g_comm_sm = MPI_COMM_NULL; /* Open MPI: a duplicate served by coll/sm */
+static unsigned char *g_copy;              /* limit:memcpy destination */
+/* limit:signal: one 64-bit flag per rank, each on its own 128-byte line of a shared window */
+static MPI_Win g_sig_win = MPI_WIN_NULL;
+static _Atomic uint64_t *g_sig_mine; /* this rank's flag */
+static _Atomic uint64_t **g_sig_all; /* every rank's flag (root writes them) */
+static uint64_t g_sig_seq;
 static numacoll_team_t *g_team; /* the flat team behind g_comm (variant "core") */
 static unsigned char *g_buf;
 static size_t g_bytes;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: numacoll-bench --mpi barrier|bcast [--csv FILE] [--iters N] [--reps R]\n"
-               "         [--target-ms T] [--min-bytes B] [--max-bytes B] [--variants a,b,...]\n"
-               "         [--native-label NAME] [--quiet]\n"
-               "Run it under mpirun/mpiexec. Variants: native, default, and (barrier) every\n"
-               "registered numacoll algorithm (numacoll-info --algorithms).\n");
+    fprintf(f, "usage: numacoll-bench --mpi barrier|bcast [--csv FILE] [--csv-slowest FILE]\n"
+               "         [--iters N] [--reps R] [--target-ms T] [--min-bytes B] [--max-bytes B]\n"
+               "         [--variants a,b,...] [--native-label NAME] [--quiet]\n"
+               "Run it under mpirun/mpiexec. Variants: native, default, native-sm (Open MPI's\n"
+               "coll/sm), (barrier) core and every registered numacoll algorithm\n"
+               "(numacoll-info --algorithms), (bcast) tree:<name>, cma and limit:memcpy.\n"
+               "Without --variants: native, default, native-sm, limit:memcpy (bcast) and every\n"
+               "algorithm (barrier).\n");
 }
 
 static int in_list(const char *list, const char *name)
@@ -106,6 +132,7 @@ static int run_once(int barrier, const variant_t *v, int root)
 {
     if (barrier) {
         if (v->kind == 0) return PMPI_Barrier(g_comm);
+        if (v->kind == 4) return PMPI_Barrier(g_comm_sm);
         if (v->kind == 1) return MPI_Barrier(g_comm);
         if (v->kind == 3)
             return numacoll_barrier(g_team) == NUMACOLL_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
@@ -113,11 +140,36 @@ static int run_once(int barrier, const variant_t *v, int root)
     }
     if (v->kind == 0) return PMPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm);
     if (v->kind == 1) return MPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm);
+    if (v->kind == 4) return PMPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm_sm);
+    if (v->kind == 5) {
+        if (g_rank == root) {
+            memcpy(g_copy, g_buf, g_bytes);
+            __asm__ __volatile__("" ::"r"(g_copy) : "memory"); /* the copy is not dead */
+        }
+        return MPI_SUCCESS;
+    }
+    if (v->kind == 6) {
+        /* the least any broadcast can cost here: the root stores a sequence number into
+         * each receiver's flag line, a receiver waits for it; no payload, no acks */
+        uint64_t seq = ++g_sig_seq;
+        if (g_rank == root) {
+            for (int r = 0; r < g_size; r++)
+                if (r != root) atomic_store_explicit(g_sig_all[r], seq, memory_order_release);
+        } else {
+            /* Wait loop: only the root writes this flag (seq of its latest call); after
+             * seeing seq the receiver may assume the root has entered this call. Ranks
+             * <= CPUs (checked when the variant is added), so a pure spin. */
+            while (atomic_load_explicit(g_sig_mine, memory_order_acquire) < seq)
+                __builtin_ia32_pause();
+        }
+        return MPI_SUCCESS;
+    }
     return numacoll_mpi_bcast_with(g_buf, g_bytes, root, g_comm, v->alg);
 }
 
-/* Mean seconds per call of @p iters calls, the slowest rank's. Collective. */
-static double timed_run(int barrier, const variant_t *v, long iters, int *err)
+/* Mean seconds per call of @p iters calls: the slowest rank's in *slow, and the mean over
+ * the ranks (bcast; barrier: the slowest rank's) as the result. Collective. */
+static double timed_run(int barrier, const variant_t *v, long iters, int *err, double *slow)
 {
     PMPI_Barrier(g_comm);
     /* untimed warm-up calls of the variant itself: the ranks leave the native barrier
@@ -153,33 +205,68 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err)
      * yielding) rather than in the reduction below (an oversubscribed MPICH busy-polls
      * there and would take the CPU from the ranks still timing their last calls) */
     if (run_once(barrier, v, 0) != MPI_SUCCESS) *err = 1;
-    PMPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, g_comm);
-    return mx;
+    double red[2] = {dt, -dt}, out[2];
+    PMPI_Allreduce(red, out, 2, MPI_DOUBLE, MPI_MAX, g_comm); /* max and -min */
+    PMPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_SUM, g_comm);
+    double mean = mx / g_size;
+    if (slow) *slow = out[0];
+    /* limit:memcpy: only rank 0 copies (the others' 0 would halve the mean) */
+    if (v->kind == 5) {
+        if (slow) *slow = out[0];
+        return out[0];
+    }
+    return barrier ? out[0] : mean;
 }
 
-static FILE *g_csv;
+static FILE *g_csv, *g_csv_slow;
+
+/* median, min, max of @p n samples (sorted in place) */
+static void stats(double *x, int n, double *med, double *mn, double *mx)
+{
+    qsort(x, (size_t)n, sizeof(double), cmp_d);
+    *med = n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    *mn = x[0];
+    *mx = x[n - 1];
+}
+
+/* open @p path for appending (NULL: none), with the header when it is new */
+static FILE *csv_open(const char *path)
+{
+    if (!path) return NULL;
+    FILE *f = fopen(path, "a");
+    if (!f)
+        perror(path);
+    else if (ftell(f) == 0)
+        fprintf(f, "collective,algorithm,procs,bytes,latency_us_median,latency_us_min,"
+                   "latency_us_max,mpi\n");
+    return f;
+}
+
+static void csv_row(FILE *f, const opts_t *o, const variant_t *v, double med, double mn, double mx)
+{
+    fprintf(f, "%s,%s,%d,%zu,%.4f,%.4f,%.4f,%s\n", o->barrier ? "barrier" : "bcast", v->name,
+            g_size, o->barrier ? 0 : g_bytes, med * 1e6, mn * 1e6, mx * 1e6, NC_MPI_NAME);
+}
 
 static void report(const opts_t *o, variant_t *vs, int nv)
 {
     for (int i = 0; i < nv; i++) {
         variant_t *v = &vs[i];
-        qsort(v->samples, (size_t)v->n, sizeof(double), cmp_d);
-        double med = v->n % 2 ? v->samples[v->n / 2]
-                              : 0.5 * (v->samples[v->n / 2 - 1] + v->samples[v->n / 2]);
-        double mn = v->samples[0], mx = v->samples[v->n - 1];
+        double med, mn, mx, smed, smn, smx;
+        stats(v->samples, v->n, &med, &mn, &mx);
+        stats(v->samples_slow, v->n, &smed, &smn, &smx);
         if (g_rank != 0) continue;
         if (!o->quiet)
-            printf("%-8s %-28s %5d %10zu %12.3f %12.3f %12.3f %8ld %s\n",
+            printf("%-8s %-28s %5d %10zu %12.3f %12.3f %12.3f %12.3f %8ld %s\n",
                    o->barrier ? "barrier" : "bcast", v->name, g_size, o->barrier ? 0 : g_bytes,
-                   med * 1e6, mn * 1e6, mx * 1e6, v->iters, NC_MPI_NAME);
-        if (g_csv)
-            fprintf(g_csv, "%s,%s,%d,%zu,%.4f,%.4f,%.4f,%s\n", o->barrier ? "barrier" : "bcast",
-                    v->name, g_size, o->barrier ? 0 : g_bytes, med * 1e6, mn * 1e6, mx * 1e6,
-                    NC_MPI_NAME);
+                   med * 1e6, mn * 1e6, mx * 1e6, smed * 1e6, v->iters, NC_MPI_NAME);
+        if (g_csv) csv_row(g_csv, o, v, med, mn, mx);
+        if (g_csv_slow) csv_row(g_csv_slow, o, v, smed, smn, smx);
     }
     if (g_rank == 0) {
         fflush(stdout);
         if (g_csv) fflush(g_csv);
+        if (g_csv_slow) fflush(g_csv_slow);
     }
 }
 
@@ -189,14 +276,14 @@ static int measure(const opts_t *o, variant_t *vs, int nv)
     int err = 0;
     for (int i = 0; i < nv; i++) {
         /* warm-up (also creates the team) and calibration */
-        timed_run(o->barrier, &vs[i], 3, &err);
+        timed_run(o->barrier, &vs[i], 3, &err, NULL);
         /* calibration: grow the run until it lasts a quarter of the target, so that the
          * per-call estimate is not dominated by the start/stop skew of a short run */
         long n = 5;
-        double t = timed_run(o->barrier, &vs[i], n, &err);
+        double t = timed_run(o->barrier, &vs[i], n, &err, NULL);
         while (t * (double)n < o->target_ms * 0.25e-3 && n < o->iters) {
             n = n * 4 < o->iters ? n * 4 : o->iters;
-            t = timed_run(o->barrier, &vs[i], n, &err);
+            t = timed_run(o->barrier, &vs[i], n, &err, NULL);
         }
         if (!o->barrier) t += 2e-6; /* the barrier between calls */
         long it = t > 0 ? (long)(o->target_ms * 1e-3 / t) : o->iters;
@@ -209,7 +296,9 @@ static int measure(const opts_t *o, variant_t *vs, int nv)
     for (int r = 0; r < o->reps; r++) {
         for (int k = 0; k < nv; k++) {
             int i = r % 2 ? nv - 1 - k : k;
-            vs[i].samples[vs[i].n++] = timed_run(o->barrier, &vs[i], vs[i].iters, &err);
+            double slow = 0;
+            vs[i].samples[vs[i].n] = timed_run(o->barrier, &vs[i], vs[i].iters, &err, &slow);
+            vs[i].samples_slow[vs[i].n++] = slow;
         }
     }
     report(o, vs, nv);
@@ -246,6 +335,8 @@ int main(int argc, char **argv)
             bad = 1;
         else if (!strcmp(a, "--csv"))
             o.csv = v, i++;
+        else if (!strcmp(a, "--csv-slowest"))
+            o.csv_slowest = v, i++;
         else if (!strcmp(a, "--variants"))
             o.variants = v, i++;
         else if (!strcmp(a, "--native-label"))
@@ -281,6 +372,50 @@ int main(int argc, char **argv)
     if (in_list(o.variants, "native") || in_list(o.variants, o.native_label))
         vs[nv++] = (variant_t){.name = o.native_label, .kind = 0};
     if (in_list(o.variants, "default")) vs[nv++] = (variant_t){.name = "default", .kind = 1};
+#ifdef OPEN_MPI
+    if (in_list(o.variants, "native-sm")) {
+        /* a duplicate whose collectives come from coll/sm (tuned underneath for those
+         * coll/sm lacks): Open MPI honours the preference list at communicator creation */
+        MPI_Info info;
+        PMPI_Info_create(&info);
+        PMPI_Info_set(info, "ompi_comm_coll_preference", "sm,tuned");
+        if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, info, &g_comm_sm) ==
+                MPI_SUCCESS &&
+            g_comm_sm != MPI_COMM_NULL) {
+            int n = 0;
+            PMPI_Comm_size(g_comm_sm, &n);
+            if (n == g_size)
+                vs[nv++] = (variant_t){.name = "native-sm", .kind = 4};
+            else
+                PMPI_Comm_free(&g_comm_sm);
+        }
+        PMPI_Info_free(&info);
+    }
+#endif
+    if (!o.barrier && in_list(o.variants, "limit:memcpy"))
+        vs[nv++] = (variant_t){.name = "limit:memcpy", .kind = 5};
+        /* limit:signal spins: only without oversubscription (and on x86, for the pause) */
+#if defined(__x86_64__) || defined(__i386__)
+    int spin_ok = g_size <= (int)sysconf(_SC_NPROCESSORS_ONLN), all_ok = 0;
+    PMPI_Allreduce(&spin_ok, &all_ok, 1, MPI_INT, MPI_MIN, g_comm);
+    if (!o.barrier && all_ok && in_list(o.variants, "limit:signal")) {
+        void *base = NULL;
+        g_sig_all = calloc((size_t)g_size, sizeof *g_sig_all);
+        if (g_sig_all && PMPI_Win_allocate_shared(128, 1, MPI_INFO_NULL, g_comm, &base,
+                                                  &g_sig_win) == MPI_SUCCESS) {
+            g_sig_mine = base;
+            atomic_store_explicit(g_sig_mine, 0, memory_order_relaxed);
+            for (int r = 0; r < g_size; r++) {
+                MPI_Aint sz;
+                int du;
+                PMPI_Win_shared_query(g_sig_win, r, &sz, &du, &base);
+                g_sig_all[r] = base;
+            }
+            PMPI_Barrier(g_comm); /* every flag zeroed before anyone's first store */
+            vs[nv++] = (variant_t){.name = "limit:signal", .kind = 6};
+        }
+    }
+#endif
     int mode = numacoll_mpi_comm_mode(g_comm);
     if (!o.barrier && mode == 1) {
         const char *vn;
@@ -304,35 +439,41 @@ int main(int argc, char **argv)
         if (mode == 0)
             fprintf(stderr, "numacoll-bench --mpi: numacoll is not active on this communicator "
                             "(NUMACOLL_DISABLE, size 1 or set-up failure): 'default' is native\n");
-        if (o.csv) {
-            g_csv = fopen(o.csv, "a");
-            if (!g_csv)
-                perror(o.csv);
-            else if (ftell(g_csv) == 0)
-                fprintf(g_csv, "collective,algorithm,procs,bytes,latency_us_median,"
-                               "latency_us_min,latency_us_max,mpi\n");
-        }
+        g_csv = csv_open(o.csv);
+        if (!o.barrier) g_csv_slow = csv_open(o.csv_slowest);
         if (!o.quiet)
-            printf("%-8s %-28s %5s %10s %12s %12s %12s %8s %s\n", "coll", "algorithm", "procs",
-                   "bytes", "median_us", "min_us", "max_us", "iters", "mpi");
+            printf("%-8s %-28s %5s %10s %12s %12s %12s %12s %8s %s\n", "coll", "algorithm", "procs",
+                   "bytes", o.barrier ? "median_us" : "mean_med_us", "min_us", "max_us",
+                   "slowest_med", "iters", "mpi");
     }
     int err = 0;
     if (o.barrier) {
         err = measure(&o, vs, nv);
     } else {
         g_buf = malloc(o.max_bytes ? o.max_bytes : 1);
+        g_copy = malloc(o.max_bytes ? o.max_bytes : 1);
+        if (!g_buf || !g_copy) {
+            fprintf(stderr, "numacoll-bench --mpi: cannot allocate 2 x %zu bytes\n", o.max_bytes);
+            PMPI_Abort(MPI_COMM_WORLD, 2);
+        }
         memset(g_buf, 1, o.max_bytes ? o.max_bytes : 1);
+        memset(g_copy, 2, o.max_bytes ? o.max_bytes : 1);
         for (size_t b = o.min_bytes; b <= o.max_bytes; b = b ? b * 2 : 1) {
             g_bytes = b;
             err |= measure(&o, vs, nv);
             if (b == 0 && o.max_bytes == 0) break;
         }
         free(g_buf);
+        free(g_copy);
     }
     int any = 0;
     PMPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any && g_rank == 0) fprintf(stderr, "numacoll-bench --mpi: some calls returned errors\n");
     if (g_csv) fclose(g_csv);
+    if (g_csv_slow) fclose(g_csv_slow);
+    if (g_comm_sm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm_sm);
+    if (g_sig_win != MPI_WIN_NULL) PMPI_Win_free(&g_sig_win);
+    free(g_sig_all);
     free(vs);
     PMPI_Comm_free(&g_comm);
     MPI_Finalize();
