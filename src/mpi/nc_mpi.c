@@ -971,10 +971,16 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
 
 /* ---- broadcast variants (benchmarks) ------------------------------------------------ */
 
+/* the copy modes of the queue path (nc_bcast_opts_t.nt), forced for every queue message */
+static const char *const copy_modes[] = {"copy:plain", "copy:stream-root", "copy:stream-recv",
+                                         "copy:stream"};
+enum { NCOPY = 4 };
+
 const char *numacoll_mpi_bcast_variant_name(int i)
 {
     static char names[NC_BTREE_COUNT + 1][32];
-    if (i < 0 || i > NC_BTREE_COUNT) return NULL;
+    if (i < 0 || i > NC_BTREE_COUNT + NCOPY) return NULL;
+    if (i > NC_BTREE_COUNT) return copy_modes[i - NC_BTREE_COUNT - 1];
     if (!names[i][0]) {
         if (i < NC_BTREE_COUNT)
             snprintf(names[i], sizeof names[i], "tree:%s", nc_bcast_tree_names[i]);
@@ -994,13 +1000,16 @@ int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, co
         return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
     nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
     int i = 0;
-    while (i <= NC_BTREE_COUNT && strcmp(numacoll_mpi_bcast_variant_name(i), variant) != 0)
+    const char *vn;
+    while ((vn = numacoll_mpi_bcast_variant_name(i)) && strcmp(vn, variant) != 0)
         i++;
-    if (i > NC_BTREE_COUNT) return MPI_ERR_ARG;
+    if (!vn) return MPI_ERR_ARG;
     if (i < NC_BTREE_COUNT)
         o.tree = i;
-    else
+    else if (i == NC_BTREE_COUNT)
         o.cma_min = 1;
+    else
+        o.nt = i - NC_BTREE_COUNT - 1; /* bit 0 root streams, bit 1 receivers stream */
     nc_team_op_enter(s->team, "bcast");
     int rc = nc_bcast_run_opts(s->team, buf, bytes, root, &o);
     if (rc != NUMACOLL_OK) {

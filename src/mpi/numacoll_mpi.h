@@ -62,8 +62,11 @@ int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm);
 
 /**
  * Names of the broadcast variants numacoll_mpi_bcast_with() accepts, i = 0, 1, ... until
- * NULL: "tree:<name>" for every notification tree of the core broadcast, and "cma"
- * (receivers read the root's buffer with process_vm_readv whatever the size).
+ * NULL: "tree:<name>" for every notification tree of the core broadcast, "cma"
+ * (receivers read the root's buffer with process_vm_readv whatever the size), and the queue
+ * path's copy modes forced for every size above the inline limit: "copy:plain",
+ * "copy:stream-root" (the root writes its queue with non-temporal stores),
+ * "copy:stream-recv" (the receivers copy out with non-temporal stores), "copy:stream" (both).
  */
 const char *numacoll_mpi_bcast_variant_name(int i);
 

@@ -805,12 +805,19 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
  * lines) times some of its broadcasts (the members' mean time in the call: its own, and its
  * start to each receiver's ack) and
  * keeps, per log2 size class, the last 4 times per byte of each candidate mode: every mode is
- * tried 3 times (round robin), then each 16th call of the class tries another candidate and each
- * 16th call (offset 8) re-times the current best; the lowest minimum of the last 4 wins. Local
+ * tried 3 times (round robin), then each 64th call of the class tries another candidate and each
+ * 64th call (offset 32) re-times the current best; the lowest minimum of the last 4 wins. Local
  * state only. Candidates: the four modes (nt bits 0..3) from NUMACOLL_BCAST_STREAM_MIN on; the
  * thresholds only decide which is tried first. A candidate more than twice as slow as the best is
- * tried only every 4th time, which bounds the cost of exploring to a few per cent. */
-#define SEL_PERIOD 16
+ * tried only every 16th time. The cost of exploring: a timed call makes the root wait for every
+ * receiver, and a candidate can be 7x slower than the best (streamed receivers at 64 KiB), so
+ * with a period of 16 and 1 in 4 for the slow ones the default ran 15-25 % behind the best fixed
+ * mode at 64 KiB - 2 MiB (np = 2, interleaved); a period of 64 and 1 in 16 bound it to about
+ * 2 % (a mode 1.5x slower every 64th call: 0.8 %, one 7x slower every 1024th: 0.6 %, the
+ * root's waits in 2 of 64 calls: under 1 %), and a regime change of the VM (tens of seconds)
+ * still shows after a few hundred calls of the class. */
+#define SEL_PERIOD 64
+#define SEL_RARE 16 /* a candidate > 2x slower than the best: every SEL_RARE-th exploration */
 #define SEL_FIRST 3
 
 static int sel_cands(const bst_t *b, size_t bytes, int *c)
@@ -858,7 +865,7 @@ static int sel_choose(bst_t *b, size_t bytes, int deflt, int *probe)
             if (S->n[c[i]] < round) return *probe = 1, c[i];
     if (k % SEL_PERIOD == 0) { /* explore the next candidate that is not the best; one
                                 * more than twice as slow only every 4th time */
-        int rare = (k / SEL_PERIOD) % 4 != 0;
+        int rare = (k / SEL_PERIOD) % SEL_RARE != 0;
         for (int j = 0; j < nc; j++) {
             int m = c[S->next++ % nc];
             if (m == S->best || (rare && sel_est(S, m) > 2 * sel_est(S, S->best))) continue;

@@ -12,7 +12,8 @@
  * MPI_Barrier / MPI_Bcast as an application sees them) and, for the barrier, every
  * registered algorithm by name, and `core` when named in --variants (numacoll_barrier on
  * the communicator's team directly: MPI_Barrier minus the interposition layer); for the broadcast,
- * the variants tree:<name> and cma when named in --variants (numacoll_mpi_bcast_variant_name).
+ * the variants tree:<name>, cma and copy:<mode> when named in --variants
+ * (numacoll_mpi_bcast_variant_name).
  * Two more references: `native-sm` (Open MPI only: the native call on a duplicate of the
  * communicator whose collectives Open MPI's coll/sm provides, selected with the communicator
  * info key ompi_comm_coll_preference = "sm,tuned", so coll/sm is measured in the same run,
