@@ -5,8 +5,9 @@
  *                        [--mode size|slots|fragment] [--root R] [--variants A,B,...]
  *
  * Method (as OSU's osu_bcast): for every iteration the root writes new content into its
- * buffer (untimed; like IMB -off_cache the buffers rotate through a pool of up to 64 MiB,
- * the same pool for every variant, so caches do not flatter us), all members pass a barrier,
+ * buffer (untimed; like IMB -off_cache a size-n measurement rotates through min(64,
+ * 64 MiB / n) buffers of one 64 MiB region, the same for every variant, so from 512 KiB on
+ * caches do not flatter us), all members pass a barrier,
  * and each member times its own broadcast call (after an untimed warm-up of iters/10 + 2
  * calls, at most 50). One measurement = the mean over the members of their mean time per
  * call. Every (variant, size) is measured R times, variants interleaved (A B C A B C ...);
@@ -252,27 +253,31 @@ static int child(bench_t *B, int rank)
     int rc = numacoll_team_create(&p, &t);
     if (rc) goto fail_noteam;
     size_t maxn = B->sizes[B->nsizes - 1];
-    int npool = maxn ? (int)(POOL_BYTES / (maxn + 64)) : 1;
-    if (npool < 2) npool = 2;
-    if (npool > 64) npool = 64;
-    unsigned char **pool = calloc((size_t)npool, sizeof *pool);
+    /* the buffer pool: one region of POOL_BYTES (twice the reference VM's 32 MB L3), or two
+     * of the largest messages if more; a size-n measurement rotates through
+     * min(64, region / n) page-aligned buffers of that region, so from 512 KiB on the
+     * buffers of successive calls span more than the L3 whatever the largest size of the
+     * run (cutting the pool by the largest size left 1 MiB messages rotating through 4 MiB
+     * of L3-resident buffers in a 16 MiB run: a memcpy reference twice as fast) */
+    size_t region = 2 * nc_round_up(maxn + 64, 4096);
+    if (region < POOL_BYTES) region = POOL_BYTES;
+    unsigned char *pool_base = mmap(NULL, region, PROT_READ | PROT_WRITE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *pool[64];
     unsigned char *src = malloc(maxn + 64);
-    if (!pool || !src) {
-        rc = nc_error(NUMACOLL_ERR_NOMEM, "bench: out of memory");
+    if (pool_base == MAP_FAILED || !src) {
+        rc = nc_error(NUMACOLL_ERR_NOMEM, "bench: out of memory for the buffer pool");
         goto fail;
     }
-    for (int i = 0; i < npool; i++) {
-        pool[i] = malloc(maxn + 64);
-        if (!pool[i]) {
-            rc = nc_error(NUMACOLL_ERR_NOMEM, "bench: out of memory for the buffer pool");
-            goto fail;
-        }
-        memset(pool[i], 0, maxn + 64);
-    }
+    memset(pool_base, 0, region);
     unsigned key = 1;
     int np = 0;
     for (int si = 0; si < B->nsizes; si++) {
         size_t n = B->sizes[si];
+        size_t stride = nc_round_up(n + 64, 4096);
+        int npool = region / stride > 64 ? 64 : (int)(region / stride);
+        for (int i = 0; i < npool; i++)
+            pool[i] = pool_base + (size_t)i * stride;
         long iters = B->iters ? B->iters : auto_iters(n);
         for (int v = 0; v < B->nvar; v++) { /* warm-up per variant (creates state) */
             if (B->var[v].kind == 3) continue;
