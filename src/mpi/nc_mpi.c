@@ -820,10 +820,20 @@ int numacoll_mpi_comm_mode(MPI_Comm comm)
 
 /* ---- broadcast ---------------------------------------------------------------------- */
 
-static int node_bcast(nc_comm_t *s, void *p, size_t bytes, int root)
+/* Broadcast on the node part: the team's core broadcast (arguments already validated by
+ * the callers, so straight into the core's default call), or PMPI_Bcast in bytes when the
+ * node has no team or the core cannot broadcast on it. */
+static inline int node_bcast(nc_comm_t *s, void *p, size_t bytes, int root)
 {
     if (s->team && !s->bcast_native) {
-        int rc = numacoll_bcast(s->team, p, bytes, root);
+        numacoll_team_t *t = s->team;
+        if (NC_UNLIKELY(!p && bytes)) return numacoll_bcast(t, p, bytes, root); /* its error */
+        nc_team_op_enter(t, "bcast");
+        int rc = nc_bcast_run(t, p, bytes, root);
+        if (NC_LIKELY(rc == NUMACOLL_OK)) {
+            nc_team_op_leave(t);
+            return rc;
+        }
         if (rc != NUMACOLL_ERR_UNSUPPORTED) return rc;
         s->bcast_native = 1; /* every member gets the same answer from the core */
     }
@@ -896,9 +906,9 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     /* fast path, as MPI_Barrier's: this thread's cached state of @p comm is one flat team
-     * broadcasting through numacoll, the datatype a predefined contiguous one: straight
-     * into the core's default call (same ops as the general path, so members may take
-     * different paths in one broadcast), counters without a locked add */
+     * broadcasting through numacoll, the datatype a predefined contiguous one: no datatype
+     * queries, straight to node_bcast (as the general path, so members may take different
+     * paths in one broadcast), counters without a locked add */
     nc_comm_t *s = tl_last.state;
     size_t esz;
     if (NC_LIKELY(s && tl_last.comm == comm &&
@@ -907,17 +917,10 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
                   (unsigned)root < (unsigned)s->size && buf != MPI_IN_PLACE &&
                   (esz = predef_size(dt)) != 0 && (size_t)count * esz <= INT_MAX)) {
         BUMP(s->st_bcast_calls);
-        numacoll_team_t *t = s->team;
-        nc_team_op_enter(t, "bcast");
-        int rc = nc_bcast_run(t, buf, (size_t)count * esz, root);
+        int rc = node_bcast(s, buf, (size_t)count * esz, root);
         if (NC_LIKELY(rc == NUMACOLL_OK)) {
-            nc_team_op_leave(t);
-            BUMP(s->st_bcast_numacoll);
+            if (NC_LIKELY(!s->bcast_native)) BUMP(s->st_bcast_numacoll);
             return MPI_SUCCESS;
-        }
-        if (rc == NUMACOLL_ERR_UNSUPPORTED) {
-            s->bcast_native = 1;
-            return PMPI_Bcast(buf, count, dt, root, comm);
         }
         return bcast_result(s, comm, rc);
     }

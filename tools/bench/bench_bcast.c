@@ -261,8 +261,8 @@ static int child(bench_t *B, int rank)
      * of L3-resident buffers in a 16 MiB run: a memcpy reference twice as fast) */
     size_t region = 2 * nc_round_up(maxn + 64, 4096);
     if (region < POOL_BYTES) region = POOL_BYTES;
-    unsigned char *pool_base = mmap(NULL, region, PROT_READ | PROT_WRITE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *pool_base =
+        mmap(NULL, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     unsigned char *pool[64];
     unsigned char *src = malloc(maxn + 64);
     if (pool_base == MAP_FAILED || !src) {

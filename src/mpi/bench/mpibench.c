@@ -206,17 +206,12 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err, d
      * yielding) rather than in the reduction below (an oversubscribed MPICH busy-polls
      * there and would take the CPU from the ranks still timing their last calls) */
     if (run_once(barrier, v, 0) != MPI_SUCCESS) *err = 1;
-    double red[2] = {dt, -dt}, out[2];
-    PMPI_Allreduce(red, out, 2, MPI_DOUBLE, MPI_MAX, g_comm); /* max and -min */
-    PMPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_SUM, g_comm);
-    double mean = mx / g_size;
-    if (slow) *slow = out[0];
+    double sum = 0;
+    PMPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, g_comm);
+    PMPI_Allreduce(&dt, &sum, 1, MPI_DOUBLE, MPI_SUM, g_comm);
+    if (slow) *slow = mx;
     /* limit:memcpy: only rank 0 copies (the others' 0 would halve the mean) */
-    if (v->kind == 5) {
-        if (slow) *slow = out[0];
-        return out[0];
-    }
-    return barrier ? out[0] : mean;
+    return barrier || v->kind == 5 ? mx : sum / g_size;
 }
 
 static FILE *g_csv, *g_csv_slow;
