@@ -148,9 +148,9 @@ static const nc_cfg_def_t table[] = {
     {"NUMACOLL_BCAST_ADAPT", NC_CFG_BOOL, "1", "0|1",
      "from STREAM_MIN on, the root picks the copy mode (streamed or plain stores on each side) "
      "per log2 size class from the members' mean time in a few of its broadcasts (each mode 3 "
-     "times, "
-     "then one call in 16 tries another, one more than 2x slower only every 4th time, and one "
-     "re-times the best; best = lowest minimum of its last 4 times); the thresholds give the "
+     "times, then one call in 64 tries another, one more than 2x slower only every 16th time, "
+     "and one in 64 re-times the best; best = lowest minimum of its last 4 times); the "
+     "thresholds give the "
      "first choice and decide alone when this is off or the team is oversubscribed",
      NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
