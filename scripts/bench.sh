@@ -111,11 +111,11 @@ for mpi in openmpi mpich; do
     # native (and Open MPI's coll/sm), numacoll's default, the physical references
     # limit:signal (a bare flag store and wait) and limit:memcpy (one local copy); numacoll's
     # broadcast variants (notification trees, CMA) once, with Open MPI
-    bv=(--variants native,native-sm,default,limit:signal,limit:memcpy)
+    bv=native,native-sm,default,limit:signal,limit:memcpy
     if [ "$mpi" = openmpi ]; then
-        bv=(--variants native,native-sm,default,limit:signal,limit:memcpy,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma)
+        bv="$bv,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma"
     fi
-    run "MPI bcast, $mpi, np=2" mpi_bench "$mpi" 2 bcast --max-bytes "$BMAX" "${bv[@]}"
+    run "MPI bcast, $mpi, np=2" mpi_bench "$mpi" 2 bcast --max-bytes "$BMAX" --variants "$bv"
     if [ "$mpi" = openmpi ]; then
         run "MPI bcast, openmpi, np=8 (oversubscribed)" mpi_bench openmpi 8 bcast \
             --max-bytes "$BMAX" --variants native,native-sm,default,limit:memcpy
