@@ -18,8 +18,15 @@
  * communicator whose collectives Open MPI's coll/sm provides, selected with the communicator
  * info key ompi_comm_coll_preference = "sm,tuned", so coll/sm is measured in the same run,
  * interleaved with the others) and, for the broadcast, `limit:memcpy` (rank 0 alone copies
- * the message between two buffers of its own, the source given new content the same way
- * as the root's buffer: the physical reference of the large-message target).
+ * the message from a source just given new content into the call's pool buffer: the
+ * physical reference of the large-message target, measured like the core harness's) and
+ * `limit:signal` (a bare flag from the root to each receiver: the small-message floor).
+ *
+ * Broadcast buffers (like IMB -off_cache and the core harness): every call uses the next
+ * buffer of a pool of min(64, region / n) page-aligned buffers in one region of at least
+ * 64 MiB per rank, the same for every variant; before each timed call the root writes new
+ * content into the whole message (untimed), and after it every receiver checks the first
+ * and last byte (untimed; a wrong byte is reported and fails the run).
  *
  * One barrier sample = the slowest rank's mean time per call over a run of iterations. One
  * broadcast sample is two figures of the same run: the mean over the ranks of their mean
@@ -40,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #ifndef NC_MPI_NAME
@@ -74,15 +82,24 @@ typedef struct variant {
 static int g_rank, g_size;
 static MPI_Comm g_comm;
 static MPI_Comm g_comm_sm = MPI_COMM_NULL; /* Open MPI: a duplicate served by coll/sm */
-static unsigned char *g_copy;              /* limit:memcpy destination */
+static unsigned char *g_src;               /* limit:memcpy source (new content before every copy) */
 /* limit:signal: one 64-bit flag per rank, each on its own 128-byte line of a shared window */
 static MPI_Win g_sig_win = MPI_WIN_NULL;
 static _Atomic uint64_t *g_sig_mine; /* this rank's flag */
 static _Atomic uint64_t **g_sig_all; /* every rank's flag (root writes them) */
 static uint64_t g_sig_seq;
 static numacoll_team_t *g_team; /* the flat team behind g_comm (variant "core") */
-static unsigned char *g_buf;
+static unsigned char *g_buf;    /* this call's buffer: g_pool[i % g_npool] */
 static size_t g_bytes;
+/* the off-cache pool (as in the core harness and IMB -off_cache): a size-n run rotates
+ * through min(64, region / n) page-aligned buffers of one region of at least 64 MiB, twice
+ * the reference VM's 32 MB L3; the same on every rank and for every variant */
+#define POOL_MIN ((size_t)64 << 20)
+static unsigned char *g_pool_base, *g_pool[64];
+static size_t g_pool_bytes;
+static int g_npool;
+static unsigned char g_key; /* content of the current iteration (same on all ranks) */
+static long g_bad;          /* receptions with wrong content (native and numacoll) */
 
 static void usage(FILE *f)
 {
@@ -144,8 +161,8 @@ static int run_once(int barrier, const variant_t *v, int root)
     if (v->kind == 4) return PMPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm_sm);
     if (v->kind == 5) {
         if (g_rank == root) {
-            memcpy(g_copy, g_buf, g_bytes);
-            __asm__ __volatile__("" ::"r"(g_copy) : "memory"); /* the copy is not dead */
+            memcpy(g_buf, g_src, g_bytes);
+            __asm__ __volatile__("" ::"r"(g_buf) : "memory"); /* the copy is not dead */
         }
         return MPI_SUCCESS;
     }
@@ -190,14 +207,20 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err, d
          * region, the same for every variant) between calls, so that a root cannot run
          * ahead into its queues and a receiver cannot find the data already there */
         for (long i = 0; i < iters; i++) {
-            if (g_rank == 0 && g_bytes) {
-                /* new content every iteration (one store per page) */
-                for (size_t o = 0; o < g_bytes; o += 4096)
-                    g_buf[o] = (unsigned char)(i + o);
-            }
+            /* the next buffer of the pool, and new content in the root's (in limit:memcpy's
+             * source): written untimed, so the root's data are hot in its cache as an
+             * application's just computed data would be, while the receivers' buffer (the
+             * copy's destination) was last touched 64 calls or 64 MiB ago */
+            g_buf = g_pool[i % g_npool];
+            g_key++;
+            if (g_rank == 0 && g_bytes) memset(v->kind == 5 ? g_src : g_buf, g_key, g_bytes);
             double t0 = PMPI_Wtime();
             if (run_once(barrier, v, 0) != MPI_SUCCESS) *err = 1;
             dt += PMPI_Wtime() - t0;
+            /* every receiver checks the first and last byte (untimed) */
+            if (g_rank != 0 && g_bytes && v->kind <= 4 &&
+                (g_buf[0] != g_key || g_buf[g_bytes - 1] != g_key))
+                g_bad++;
             MPI_Barrier(g_comm);
         }
         dt /= (double)iters;
@@ -446,25 +469,40 @@ int main(int argc, char **argv)
     if (o.barrier) {
         err = measure(&o, vs, nv);
     } else {
-        g_buf = malloc(o.max_bytes ? o.max_bytes : 1);
-        g_copy = malloc(o.max_bytes ? o.max_bytes : 1);
-        if (!g_buf || !g_copy) {
-            fprintf(stderr, "numacoll-bench --mpi: cannot allocate 2 x %zu bytes\n", o.max_bytes);
+        size_t page = 4096, maxb = o.max_bytes ? o.max_bytes : 1;
+        g_pool_bytes = (maxb + page - 1) / page * page;
+        if (g_pool_bytes < POOL_MIN) g_pool_bytes = POOL_MIN;
+        g_pool_base =
+            mmap(NULL, g_pool_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        g_src = malloc(maxb);
+        if (g_pool_base == MAP_FAILED || !g_src) {
+            fprintf(stderr, "numacoll-bench --mpi: cannot allocate %zu + %zu bytes of buffers\n",
+                    g_pool_bytes, maxb);
             PMPI_Abort(MPI_COMM_WORLD, 2);
         }
-        memset(g_buf, 1, o.max_bytes ? o.max_bytes : 1);
-        memset(g_copy, 2, o.max_bytes ? o.max_bytes : 1);
+        memset(g_pool_base, 1, g_pool_bytes); /* fault every page in before timing */
+        memset(g_src, 2, maxb);
         for (size_t b = o.min_bytes; b <= o.max_bytes; b = b ? b * 2 : 1) {
             g_bytes = b;
+            size_t stride = b ? (b + page - 1) / page * page : page;
+            g_npool = g_pool_bytes / stride > 64 ? 64 : (int)(g_pool_bytes / stride);
+            for (int i = 0; i < g_npool; i++)
+                g_pool[i] = g_pool_base + (size_t)i * stride;
+            g_buf = g_pool[0];
             err |= measure(&o, vs, nv);
             if (b == 0 && o.max_bytes == 0) break;
         }
-        free(g_buf);
-        free(g_copy);
+        munmap(g_pool_base, g_pool_bytes);
+        free(g_src);
     }
     int any = 0;
+    long nbad = 0;
     PMPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(&g_bad, &nbad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (any && g_rank == 0) fprintf(stderr, "numacoll-bench --mpi: some calls returned errors\n");
+    if (nbad && g_rank == 0)
+        fprintf(stderr, "numacoll-bench --mpi: %ld receptions had wrong content\n", nbad);
+    any |= nbad != 0;
     if (g_csv) fclose(g_csv);
     if (g_csv_slow) fclose(g_csv_slow);
     if (g_comm_sm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm_sm);
