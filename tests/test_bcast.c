@@ -487,6 +487,64 @@ static void test_oversubscribed_p8(void **state)
     run_team(8, &a, 90);
 }
 
+/* The copy-mode selector learns from the receivers' reports: root 0 broadcasts 256 KiB
+ * (above both streaming thresholds: four candidate modes) 400 times with a barrier between
+ * calls, as a benchmark does. Each receiver checks every byte; afterwards the root must
+ * hold samples of every mode (each is run 3 times first; a sample exists only if every
+ * receiver's report of that call arrived and carried the call's tag), finite positive
+ * estimates, and use the mode with the lowest estimate. */
+static int sel_worker(nc_forkctx_t *ctx)
+{
+    numacoll_team_t *t = ctx->team;
+    size_t n = 256 * 1024;
+    unsigned char *buf = malloc(n), *want = malloc(n + 16);
+    if (!buf || !want) return 90;
+    for (int i = 0; i < 400; i++) {
+        fill(want, n, 0x5e1ull + (uint64_t)i);
+        if (ctx->rank == 0)
+            memcpy(buf, want, n);
+        else
+            memset(buf, 0, n);
+        if (numacoll_bcast(t, buf, n, 0) != NUMACOLL_OK) return 91;
+        if (memcmp(buf, want, n) != 0) return 92;
+        if (numacoll_barrier(t) != NUMACOLL_OK) return 93;
+    }
+    int rc = 0;
+    if (ctx->rank == 0) {
+        uint32_t cnt[4];
+        double est[4];
+        int best, adapt;
+        if (nc_bcast_debug_sel(t, n, cnt, est, &best, &adapt) != NUMACOLL_OK) return 94;
+        printf("selector: adapt %d, best mode %d; samples/estimate (ns/B) per mode: "
+               "%u/%.3f %u/%.3f %u/%.3f %u/%.3f\n",
+               adapt, best, cnt[0], est[0], cnt[1], est[1], cnt[2], est[2], cnt[3], est[3]);
+        if (!adapt) {
+            printf("selection is off (oversubscribed team): nothing to check\n");
+        } else {
+            for (int m = 0; m < 4; m++) {
+                if (cnt[m] < 3) rc = 95;                      /* reports lost */
+                if (!(est[m] > 0 && est[m] < 100)) rc = 96;   /* nonsense times */
+                if (cnt[best] && est[m] < est[best]) rc = 97; /* not using the best */
+            }
+        }
+    }
+    free(buf);
+    free(want);
+    return rc;
+}
+
+static void test_copy_mode_selection(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("NUMACOLL_BCAST_CMA_MIN", "0", 1); /* the queue path (test_bcast_cma's base) */
+    env_reload();
+    nc_forkresult_t res;
+    int failed = nc_forkrun(2, NC_FORK_BIND, sel_worker, NULL, 0, 60, &res);
+    assert_int_equal(res.timed_out, 0);
+    assert_int_equal(failed, 0);
+}
+
 /* Bad geometry fails on every member with a message, no hang. */
 static void test_bad_config(void **state)
 {
@@ -523,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_relay),
         cmocka_unit_test(test_synthetic_numa),
         cmocka_unit_test(test_oversubscribed_p8),
+        cmocka_unit_test(test_copy_mode_selection),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -147,11 +147,12 @@ static const nc_cfg_def_t table[] = {
      NULL},
     {"NUMACOLL_BCAST_ADAPT", NC_CFG_BOOL, "1", "0|1",
      "from STREAM_MIN on, the root picks the copy mode (streamed or plain stores on each side) "
-     "per log2 size class from the members' mean time in a few of its broadcasts (each mode 3 "
-     "times, then one call in 64 tries another, one more than 2x slower only every 16th time, "
-     "and one in 64 re-times the best; best = lowest minimum of its last 4 times); the "
-     "thresholds give the "
-     "first choice and decide alone when this is off or the team is oversubscribed",
+     "per log2 size class from the members' mean time in some of its broadcasts, each member "
+     "reporting its own time without making the root wait (runs of 2 calls of one mode, the "
+     "second measured: each mode 3 times, then one call in 64 starts a run of another, one "
+     "more than 2x slower only every 16th time, and one in 64 a run of the best; best = lowest "
+     "minimum of its last 4 times); the thresholds give the first choice and decide alone when "
+     "this is off or the team is oversubscribed",
      NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
      "NUMA relay: the first receiver of each NUMA node copies fragments into its own queue and "

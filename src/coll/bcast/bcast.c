@@ -9,7 +9,9 @@
  *       q pages, one per set: the set's `op` line (op + 1 of the last op started on it,
  *       written by that op's root; diagnostic, nobody waits on it)
  *   per process r (first-touched by r, bound to its NUMA node):
- *       ack line                 (op + 1 of the last op r has finished; single writer r)
+ *       ack line                 (word 0: op + 1 of the last op r has finished; word 1: r's
+ *                                time in the last broadcast the root asked it to report, for
+ *                                the copy-mode selection; single writer r)
  *       s control lines          (one per queue slot: {stamp, size})
  *       8 inline blocks          (one per op mod 8: {stamp, size, payload[room]})
  *       (rounded up to a page)
@@ -102,11 +104,19 @@ struct nc_bcast_team {
     int rotate;        /* rotate an op's data through its set (frag_buf) */
     int adapt;         /* choose the copy mode per size class from timed probes (sel) */
     struct sel {       /* per log2 size class, on the root side only (local state) */
-        double last[4][4]; /* last 4 end-to-end samples (ns per byte) of each mode (nt bits) */
+        double last[4][4]; /* last 4 samples (ns per byte) of each mode (nt bits) */
         uint32_t n[4];     /* samples per mode */
+        uint32_t tries[4]; /* measured runs started per mode */
         uint64_t calls;
         int best, next;
+        int run_mode, run_left; /* a measured run: its mode, calls left after this one */
     } sel[48];
+    struct { /* the last measured call, until every receiver's report is in */
+        int valid, mode;
+        size_t bytes;
+        uint64_t tag;   /* the op count after the call (identical on every member) */
+        double root_ns; /* the root's own time in the call */
+    } pend;
     int nlev;
     int *groups; /* [nlev * P] for the topology tree */
     tree_cache_t trees[NC_BTREE_COUNT];
@@ -130,6 +140,19 @@ static inline char *proc_base(bst_t *b, int r)
 static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
 {
     return (_Atomic uint64_t *)proc_base(b, r);
+}
+/* word 1 of r's ack line: (ns << REP_TAG_BITS) | (tag & REP_TAG_MASK), one atomic word so
+ * that the root never pairs a time with another call's tag */
+#define REP_TAG_BITS 24
+#define REP_TAG_MASK ((1ull << REP_TAG_BITS) - 1)
+#define NT_REPORT 4 /* mode bit: receivers report their time in this call (word 1) */
+static inline uint64_t rep_tag(uint64_t op) /* never 0, the word's initial value */
+{
+    return op % REP_TAG_MASK + 1;
+}
+static inline _Atomic uint64_t *rep_of(bst_t *b, int r)
+{
+    return (_Atomic uint64_t *)proc_base(b, r) + 1;
 }
 static inline ctl_line_t *ctl_of(bst_t *b, numacoll_team_t *t, int r, size_t slot)
 {
@@ -559,6 +582,7 @@ typedef struct call {
     int root, me, P, relay, nt, rotate;
     const int *kids;
     int nkids;
+    uint64_t t_in; /* when this member entered the call (0: not timed) */
 } call_t;
 
 /* memcpy for the inline path: up to 16 bytes as two possibly overlapping fixed-size moves
@@ -797,31 +821,48 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
         }
         ack(b, x->me, op);
     }
+    if (!is_root && (x->nt & NT_REPORT) && x->t_in) {
+        /* the root asked for our time in this call (copy-mode selection): it reads this
+         * word later, without waiting, and uses it only if the tag is this call's */
+        uint64_t ns = nc_now_ns() - x->t_in;
+        atomic_store_explicit(rep_of(b, x->me), (ns << REP_TAG_BITS) | rep_tag(b->op),
+                              memory_order_relaxed);
+    }
     return rc;
 }
 
 /* ---- copy-mode selection ------------------------------------------------------------
  * Which copy is fastest depends on the machine and, on the reference VM, on the host's
  * current vCPU placement (it changes every few tens of seconds): measured at np = 2, 1 MiB,
- * plain copies 32 us vs streamed root copy 212 us in one regime, 306 vs 150 in the other.
+ * plain copies 32 us vs streamed root copy 212 us in one regime, 306 vs 150 in the other;
+ * and on where the receivers' buffers are (streamed receivers won 2x at 256 KiB - 1 MiB with
+ * off-cache destinations and lost with cache-resident ones).
  * So the root (the only one who chooses; the mode travels to the receivers in the control
- * lines) times some of its broadcasts (the members' mean time in the call: its own, and its
- * start to each receiver's ack) and
- * keeps, per log2 size class, the last 4 times per byte of each candidate mode: every mode is
- * tried 3 times (round robin), then each 64th call of the class tries another candidate and each
- * 64th call (offset 32) re-times the current best; the lowest minimum of the last 4 wins. Local
- * state only. Candidates: the four modes (nt bits 0..3) from NUMACOLL_BCAST_STREAM_MIN on; the
- * thresholds only decide which is tried first. A candidate more than twice as slow as the best is
- * tried only every 16th time. The cost of exploring: a timed call makes the root wait for every
- * receiver, and a candidate can be 7x slower than the best (streamed receivers at 64 KiB), so
- * with a period of 16 and 1 in 4 for the slow ones the default ran 15-25 % behind the best fixed
- * mode at 64 KiB - 2 MiB (np = 2, interleaved); a period of 64 and 1 in 16 bound it to about
- * 2 % (a mode 1.5x slower every 64th call: 0.8 %, one 7x slower every 1024th: 0.6 %, the
- * root's waits in 2 of 64 calls: under 1 %), and a regime change of the VM (tens of seconds)
- * still shows after a few hundred calls of the class. */
+ * lines) measures some of its broadcasts: the members' mean time in the call, as the
+ * benchmark reports it, from its own time and each receiver's own time, which a receiver
+ * writes into word 1 of its ack line when the call's mode carries NT_REPORT. The root reads
+ * those words at a later call (sel_harvest), so a measured call costs the root no wait. (The
+ * first version made the root wait for every receiver's ack in a measured call and charged
+ * it the time until it saw each: a call of plain stores then looked cheap, because the cost
+ * of the dirty lines it left behind came later; at 1 MiB with off-cache buffers the selector
+ * settled on plain copies, 72-95 us, while streamed receivers took 59 us.)
+ * Per log2 size class the root keeps the last 4 samples (ns per byte) of each candidate
+ * mode. A measured run is SEL_RUN calls of one mode of which the last is measured (its
+ * predecessor in the run has cleaned up after the previous mode). Every mode is run
+ * SEL_FIRST times (round robin) first; then every SEL_PERIOD-th call of the class starts a
+ * run of another candidate and every SEL_PERIOD-th call (offset half a period) a run of the
+ * current best; the lowest minimum of the last 4 wins. A candidate more than twice as slow
+ * as the best is run only every SEL_RARE-th exploration. Local state only. Candidates: the
+ * four modes (nt bits 0..1) from NUMACOLL_BCAST_STREAM_MIN on; the thresholds only decide
+ * which is tried first. The cost of exploring: a candidate can be 7x slower than the best
+ * (streamed receivers at 64 KiB with cache-resident buffers), so exploration is rare: two
+ * calls in 64 in another mode, one 1.5x slower costs about 1.6 %, a 7x slower one (two calls
+ * every 1024) about 1.2 %; a regime change of the VM (tens of seconds) still shows after a
+ * few hundred calls of the class. */
 #define SEL_PERIOD 64
 #define SEL_RARE 16 /* a candidate > 2x slower than the best: every SEL_RARE-th exploration */
 #define SEL_FIRST 3
+#define SEL_RUN 2
 
 static int sel_cands(const bst_t *b, size_t bytes, int *c)
 {
@@ -854,29 +895,39 @@ static double sel_est(const struct sel *S, int mode)
     return m;
 }
 
-/* Mode for this call (the static default first); *probe = 1 if the call is to be timed. */
-static int sel_choose(bst_t *b, size_t bytes, int deflt, int *probe)
+/* Mode for this call (the static default first); *measure = 1 if the call is measured. */
+static int sel_choose(bst_t *b, size_t bytes, int deflt, int *measure)
 {
     int c[4], nc = sel_cands(b, bytes, c);
-    *probe = 0;
+    *measure = 0;
     if (nc == 0) return deflt;
     struct sel *S = sel_of(b, bytes);
     if (S->calls == 0) S->best = deflt;
     uint64_t k = S->calls++;
-    for (uint32_t round = 1; round <= SEL_FIRST; round++) /* SEL_FIRST samples of each first */
-        for (int i = 0; i < nc; i++)
-            if (S->n[c[i]] < round) return *probe = 1, c[i];
-    if (k % SEL_PERIOD == 0) { /* explore the next candidate that is not the best; one
-                                * more than twice as slow only every 4th time */
+    if (S->run_left > 0) { /* inside a measured run: its last call is the measured one */
+        *measure = --S->run_left == 0;
+        return S->run_mode;
+    }
+    int m = -1;
+    for (uint32_t round = 1; round <= SEL_FIRST && m < 0; round++) /* each mode first */
+        for (int i = 0; i < nc && m < 0; i++)
+            if (S->tries[c[i]] < round) m = c[i];
+    if (m < 0 && k % SEL_PERIOD == 0) { /* explore the next candidate that is not the best;
+                                         * one more than twice as slow only rarely */
         int rare = (k / SEL_PERIOD) % SEL_RARE != 0;
-        for (int j = 0; j < nc; j++) {
-            int m = c[S->next++ % nc];
-            if (m == S->best || (rare && sel_est(S, m) > 2 * sel_est(S, S->best))) continue;
-            return *probe = 1, m;
+        for (int j = 0; j < nc && m < 0; j++) {
+            int x = c[S->next++ % nc];
+            if (x == S->best || (rare && sel_est(S, x) > 2 * sel_est(S, S->best))) continue;
+            m = x;
         }
     }
-    if (k % SEL_PERIOD == SEL_PERIOD / 2) *probe = 1;
-    return S->best;
+    if (m < 0 && k % SEL_PERIOD == SEL_PERIOD / 2) m = S->best; /* re-measure the best */
+    if (m < 0) return S->best;
+    S->tries[m]++;
+    S->run_mode = m;
+    S->run_left = SEL_RUN - 1;
+    *measure = S->run_left == 0;
+    return m;
 }
 
 static void sel_record(numacoll_team_t *t, bst_t *b, size_t bytes, int mode, double ns)
@@ -892,6 +943,39 @@ static void sel_record(numacoll_team_t *t, bst_t *b, size_t bytes, int mode, dou
                        c[i], sel_est(S, c[i]), S->best);
             S->best = c[i];
         }
+}
+
+/* Complete the pending measurement if every receiver has reported it: their words carry
+ * the measured call's tag until they report another call, which only a later measured
+ * call of ours asks for (it replaces the pending one). Reads only, never waits. */
+static void sel_harvest(numacoll_team_t *t, bst_t *b)
+{
+    double sum = b->pend.root_ns;
+    for (int r = 0; r < t->size; r++) {
+        if (r == t->rank) continue;
+        /* relaxed: the word is self-contained (time and tag in one store) */
+        uint64_t w = atomic_load_explicit(rep_of(b, r), memory_order_relaxed);
+        if ((w & REP_TAG_MASK) != rep_tag(b->pend.tag)) return; /* not yet */
+        sum += (double)(w >> REP_TAG_BITS);
+    }
+    b->pend.valid = 0;
+    sel_record(t, b, b->pend.bytes, b->pend.mode, sum / t->size);
+}
+
+int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[4], double est[4],
+                       int *best, int *adapt)
+{
+    bst_t *b = t->bcast;
+    if (!b || bytes == 0)
+        return nc_error(NUMACOLL_ERR_STATE, "bcast: no broadcast state yet (or zero bytes)");
+    struct sel *S = sel_of(b, bytes);
+    for (int m = 0; m < 4; m++) {
+        samples[m] = S->n[m];
+        est[m] = S->n[m] ? sel_est(S, m) : 0;
+    }
+    *best = S->best;
+    *adapt = b->adapt;
+    return NUMACOLL_OK;
 }
 
 int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
@@ -931,22 +1015,21 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                x.nkids);
     if (bytes <= inl) return run_inline(&x, buf, bytes);
     if (b->cma_ok && cma_min && bytes >= cma_min) return run_cma(&x, buf, bytes);
-    int probe = 0;
-    if (x.me == root && b->adapt && !(o && o->nt >= 0)) x.nt = sel_choose(b, bytes, x.nt, &probe);
-    if (!probe) return run_queue(&x, buf, bytes);
-    int mode = x.nt;
-    /* the cost of a mode: the members' mean time in the call (as the benchmark reports it),
-     * the root's own plus, for each receiver, the time until we saw its ack (an upper bound
-     * of its finish; receivers that came late to the call inflate all modes alike) */
-    uint64_t t0 = nc_now_ns();
-    rc = run_queue(&x, buf, bytes);
-    double sum = (double)(nc_now_ns() - t0);
-    for (int r = 0; r < t->size && rc == NUMACOLL_OK; r++) {
-        if (r == t->rank) continue;
-        rc = wait_acks_upto(t, b, b->op, r + 1); /* r done with the message */
-        sum += (double)(nc_now_ns() - t0);
+    int measure = 0;
+    if (b->adapt && !(o && o->nt >= 0) && sel_cands(b, bytes, (int[4]){0}) > 0) {
+        if (b->pend.valid) sel_harvest(t, b);
+        x.t_in = nc_now_ns();
+        if (x.me == root) x.nt = sel_choose(b, bytes, x.nt, &measure);
     }
-    if (rc == NUMACOLL_OK) sel_record(t, b, bytes, mode, sum / t->size);
+    if (!measure) return run_queue(&x, buf, bytes);
+    x.nt |= NT_REPORT;
+    rc = run_queue(&x, buf, bytes);
+    if (rc == NUMACOLL_OK)
+        b->pend = (__typeof__(b->pend)){.valid = 1,
+                                        .mode = x.nt & 3,
+                                        .bytes = bytes,
+                                        .tag = b->op,
+                                        .root_ns = (double)(nc_now_ns() - x.t_in)};
     return rc;
 }
 

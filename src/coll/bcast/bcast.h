@@ -96,4 +96,11 @@ int nc_bcast_info(numacoll_team_t *t, nc_bcast_info_t *info);
  *  one-node machine). Creates the state if needed; local; all members must call it. */
 int nc_bcast_debug_set_numa(numacoll_team_t *t, const int *numa);
 
+/** Test hook: the copy-mode selector's state for the size class of @p bytes on this member
+ *  (local): samples recorded per mode (nt bits 0..3), each mode's estimate in ns per byte
+ *  (0 without samples), the mode it uses now, and whether selection is on for the team.
+ *  NUMACOLL_ERR_STATE if the team has not broadcast yet. */
+int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[4], double est[4],
+                       int *best, int *adapt);
+
 #endif
