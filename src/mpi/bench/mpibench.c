@@ -185,6 +185,17 @@ static int run_once(int barrier, const variant_t *v, int root)
     return numacoll_mpi_bcast_with(g_buf, g_bytes, root, g_comm, v->alg);
 }
 
+/* Before broadcast call @p i (untimed): the next buffer of the pool, and new content in
+ * the root's (in limit:memcpy's source), so that the root's data are hot in its cache as an
+ * application's just computed data would be, while the receivers' buffer (the copy's
+ * destination) was last touched 64 calls or 64 MiB ago. */
+static void prepare_call(const variant_t *v, long i)
+{
+    g_buf = g_pool[i % g_npool];
+    g_key++;
+    if (g_rank == 0 && g_bytes) memset(v->kind == 5 ? g_src : g_buf, g_key, g_bytes);
+}
+
 /* Mean seconds per call of @p iters calls: the slowest rank's in *slow, and the mean over
  * the ranks (bcast; barrier: the slowest rank's) as the result. Collective. */
 static double timed_run(int barrier, const variant_t *v, long iters, int *err, double *slow)
@@ -206,14 +217,9 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err, d
         /* as OSU: time each broadcast alone, a barrier (numacoll's, outside the timed
          * region, the same for every variant) between calls, so that a root cannot run
          * ahead into its queues and a receiver cannot find the data already there */
+        prepare_call(v, 0);
+        MPI_Barrier(g_comm);
         for (long i = 0; i < iters; i++) {
-            /* the next buffer of the pool, and new content in the root's (in limit:memcpy's
-             * source): written untimed, so the root's data are hot in its cache as an
-             * application's just computed data would be, while the receivers' buffer (the
-             * copy's destination) was last touched 64 calls or 64 MiB ago */
-            g_buf = g_pool[i % g_npool];
-            g_key++;
-            if (g_rank == 0 && g_bytes) memset(v->kind == 5 ? g_src : g_buf, g_key, g_bytes);
             double t0 = PMPI_Wtime();
             if (run_once(barrier, v, 0) != MPI_SUCCESS) *err = 1;
             dt += PMPI_Wtime() - t0;
@@ -221,6 +227,9 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err, d
             if (g_rank != 0 && g_bytes && v->kind <= 4 &&
                 (g_buf[0] != g_key || g_buf[g_bytes - 1] != g_key))
                 g_bad++;
+            /* the next call's buffer and content, before the barrier: a receiver's timed
+             * call must not include the root's writing of the message */
+            prepare_call(v, i + 1);
             MPI_Barrier(g_comm);
         }
         dt /= (double)iters;
