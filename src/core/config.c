@@ -151,7 +151,7 @@ static const nc_cfg_def_t table[] = {
      "reporting its own time without making the root wait (runs of 2 calls of one mode, the "
      "second measured: each mode 3 times, then one call in 64 starts a run of another, one "
      "more than 2x slower only every 16th time, and one in 64 a run of the best; best = lowest "
-     "minimum of its last 4 times); the thresholds give the first choice and decide alone when "
+     "median of its last 4 times); the thresholds give the first choice and decide alone when "
      "this is off or the team is oversubscribed",
      NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",

@@ -851,14 +851,18 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
  * predecessor in the run has cleaned up after the previous mode). Every mode is run
  * SEL_FIRST times (round robin) first; then every SEL_PERIOD-th call of the class starts a
  * run of another candidate and every SEL_PERIOD-th call (offset half a period) a run of the
- * current best; the lowest minimum of the last 4 wins. A candidate more than twice as slow
+ * current best; the lowest median of the last 4 wins. A candidate more than twice as slow
  * as the best is run only every SEL_RARE-th exploration. Local state only. Candidates: the
  * four modes (nt bits 0..1) from NUMACOLL_BCAST_STREAM_MIN on; the thresholds only decide
  * which is tried first. The cost of exploring: a candidate can be 7x slower than the best
  * (streamed receivers at 64 KiB with cache-resident buffers), so exploration is rare: two
  * calls in 64 in another mode, one 1.5x slower costs about 1.6 %, a 7x slower one (two calls
  * every 1024) about 1.2 %; a regime change of the VM (tens of seconds) still shows after a
- * few hundred calls of the class. */
+ * few hundred calls of the class.
+ * Known limit: plain receiver stores into buffers that are not in cache leave dirty lines
+ * that the L3 (32 MB here) writes back only some 30 calls of 1 MiB later, so a 2-call run
+ * does not see that cost; with such buffers (the off-cache benchmarks) the selector rates
+ * plain receiver stores a little too well and lands 5-15 % above the best fixed mode. */
 #define SEL_PERIOD 64
 #define SEL_RARE 16 /* a candidate > 2x slower than the best: every SEL_RARE-th exploration */
 #define SEL_FIRST 3
@@ -884,15 +888,23 @@ static struct sel *sel_of(bst_t *b, size_t bytes)
     return &b->sel[l < 48 ? l : 47];
 }
 
-/* A mode's estimate: the minimum of its last 4 samples (a preempted or page-faulting
- * sample does not count; a regime change shows after at most 4 samples). */
+/* A mode's estimate: the median of its last 4 samples (the mean of the middle two; of
+ * fewer, their median): one preempted or page-faulting sample does not count, nor does one
+ * lucky one (with the minimum, a mode could stay the best on a single low sample until it
+ * aged out); a regime change shows after 2-3 samples. */
 static double sel_est(const struct sel *S, int mode)
 {
     uint32_t k = S->n[mode] < 4 ? S->n[mode] : 4;
-    double m = S->last[mode][0];
-    for (uint32_t i = 1; i < k; i++)
-        m = S->last[mode][i] < m ? S->last[mode][i] : m;
-    return m;
+    double v[4];
+    for (uint32_t i = 0; i < k; i++) { /* insertion sort of at most 4 */
+        double x = S->last[mode][i];
+        uint32_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+    if (k == 0) return 0;
+    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
 }
 
 /* Mode for this call (the static default first); *measure = 1 if the call is measured. */
