@@ -490,9 +490,10 @@ static void test_oversubscribed_p8(void **state)
 /* The copy-mode selector learns from the receivers' reports: root 0 broadcasts 256 KiB
  * (above both streaming thresholds: four candidate modes) 400 times with a barrier between
  * calls, as a benchmark does. Each receiver checks every byte; afterwards the root must
- * hold samples of every mode (each is run 3 times first; a sample exists only if every
- * receiver's report of that call arrived and carried the call's tag), finite positive
- * estimates, and use the mode with the lowest estimate. */
+ * hold samples of every mode and at least 3 of the one it uses (each mode is run once
+ * first, those within 2x of the best twice more; a sample exists only if every receiver's
+ * report of that call arrived and carried the call's tag), finite positive estimates, and
+ * use the mode with the lowest estimate. */
 static int sel_worker(nc_forkctx_t *ctx)
 {
     numacoll_team_t *t = ctx->team;
@@ -522,7 +523,7 @@ static int sel_worker(nc_forkctx_t *ctx)
             printf("selection is off (oversubscribed team): nothing to check\n");
         } else {
             for (int m = 0; m < 4; m++) {
-                if (cnt[m] < 3) rc = 95;                      /* reports lost */
+                if (cnt[m] < 1 || cnt[best] < 3) rc = 95;     /* reports lost */
                 if (!(est[m] > 0 && est[m] < 100)) rc = 96;   /* nonsense times */
                 if (cnt[best] && est[m] < est[best]) rc = 97; /* not using the best */
             }

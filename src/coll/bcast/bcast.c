@@ -848,13 +848,13 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
  * settled on plain copies, 72-95 us, while streamed receivers took 59 us.)
  * Per log2 size class the root keeps the last 4 samples (ns per byte) of each candidate
  * mode. A measured run is SEL_RUN calls of one mode of which the last is measured (its
- * predecessor in the run has cleaned up after the previous mode). Every mode is run
- * SEL_FIRST times (round robin) first; then every SEL_PERIOD-th call of the class starts a
- * run of another candidate and every SEL_PERIOD-th call (offset half a period) a run of the
- * current best; the lowest median of the last 4 wins. A candidate more than twice as slow
- * as the best is run only every SEL_RARE-th exploration. Local state only. Candidates: the
- * four modes (nt bits 0..1) from NUMACOLL_BCAST_STREAM_MIN on; the thresholds only decide
- * which is tried first. The cost of exploring: a candidate can be 7x slower than the best
+ * predecessor in the run has cleaned up after the previous mode). Every mode is run once,
+ * then those within 2x of the best SEL_FIRST - 1 more times (round robin); then every SEL_PERIOD-th
+ * call of the class starts a run of another candidate and every SEL_PERIOD-th call (offset half a
+ * period) a run of the current best; the lowest median of the last 4 wins. A candidate more than
+ * twice as slow as the best is run only every SEL_RARE-th exploration. Local state only.
+ * Candidates: the four modes (nt bits 0..1) from NUMACOLL_BCAST_STREAM_MIN on; the thresholds only
+ * decide which is tried first. The cost of exploring: a candidate can be 7x slower than the best
  * (streamed receivers at 64 KiB with cache-resident buffers), so exploration is rare: two
  * calls in 64 in another mode, one 1.5x slower costs about 1.6 %, a 7x slower one (two calls
  * every 1024) about 1.2 %; a regime change of the VM (tens of seconds) still shows after a
@@ -921,9 +921,14 @@ static int sel_choose(bst_t *b, size_t bytes, int deflt, int *measure)
         return S->run_mode;
     }
     int m = -1;
-    for (uint32_t round = 1; round <= SEL_FIRST && m < 0; round++) /* each mode first */
+    /* each mode once first, then SEL_FIRST - 1 more runs of those not twice as slow as the
+     * best (the others wait for the rare explorations: up to 7x slower, their first runs
+     * took a third of the calls of a 4 MiB benchmark measurement) */
+    for (uint32_t round = 1; round <= SEL_FIRST && m < 0; round++)
         for (int i = 0; i < nc && m < 0; i++)
-            if (S->tries[c[i]] < round) m = c[i];
+            if (S->tries[c[i]] < round && (round == 1 || !S->n[c[i]] || !S->n[S->best] ||
+                                           sel_est(S, c[i]) <= 2 * sel_est(S, S->best)))
+                m = c[i];
     if (m < 0 && k % SEL_PERIOD == 0) { /* explore the next candidate that is not the best;
                                          * one more than twice as slow only rarely */
         int rare = (k / SEL_PERIOD) % SEL_RARE != 0;
