@@ -973,7 +973,8 @@ static void sel_record(numacoll_team_t *t, bst_t *b, size_t bytes, int mode, dou
 
 /* Complete the pending measurement if every receiver has reported it: their words carry
  * the measured call's tag until they report another call, which only a later measured
- * call of ours asks for (it replaces the pending one). Reads only, never waits. */
+ * call asks for (of ours, which replaces the pending one, or of another root, after which
+ * the pending one never completes and is replaced by our next). Reads only, never waits. */
 static void sel_harvest(numacoll_team_t *t, bst_t *b)
 {
     double sum = b->pend.root_ns;
