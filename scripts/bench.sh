@@ -113,7 +113,7 @@ for mpi in openmpi mpich; do
     # broadcast variants (notification trees, CMA) once, with Open MPI
     bv=native,native-sm,default,limit:signal,limit:memcpy
     if [ "$mpi" = openmpi ]; then
-        bv="$bv,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma"
+        bv="$bv,core,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma"
     fi
     run "MPI bcast, $mpi, np=2" mpi_bench "$mpi" 2 bcast --max-bytes "$BMAX" --variants "$bv"
     if [ "$mpi" = openmpi ]; then

@@ -10,10 +10,10 @@
  * Variants (measured alternately inside every repetition, order reversed every other
  * repetition, because the machine's speed drifts): `native` (PMPI), `default` (numacoll's
  * MPI_Barrier / MPI_Bcast as an application sees them) and, for the barrier, every
- * registered algorithm by name, and `core` when named in --variants (numacoll_barrier on
- * the communicator's team directly: MPI_Barrier minus the interposition layer); for the broadcast,
- * the variants tree:<name>, cma and copy:<mode> when named in --variants
- * (numacoll_mpi_bcast_variant_name).
+ * registered algorithm by name; `core` when named in --variants (numacoll_barrier or
+ * numacoll_bcast on the communicator's team directly: the MPI call minus the interposition
+ * layer); for the broadcast, the variants tree:<name>, cma and copy:<mode> when named in
+ * --variants (numacoll_mpi_bcast_variant_name).
  * Two more references: `native-sm` (Open MPI only: the native call on a duplicate of the
  * communicator whose collectives Open MPI's coll/sm provides, selected with the communicator
  * info key ompi_comm_coll_preference = "sm,tuned", so coll/sm is measured in the same run,
@@ -159,6 +159,9 @@ static int run_once(int barrier, const variant_t *v, int root)
     if (v->kind == 0) return PMPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm);
     if (v->kind == 1) return MPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm);
     if (v->kind == 4) return PMPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm_sm);
+    if (v->kind == 3)
+        return numacoll_bcast(g_team, g_buf, g_bytes, root) == NUMACOLL_OK ? MPI_SUCCESS
+                                                                           : MPI_ERR_OTHER;
     if (v->kind == 5) {
         if (g_rank == root) {
             memcpy(g_buf, g_src, g_bytes);
@@ -452,9 +455,9 @@ int main(int argc, char **argv)
                 vs[nv++] = (variant_t){.name = vn, .kind = 2, .alg = vn};
     }
     g_team = mode == 1 ? numacoll_mpi_comm_team(g_comm) : NULL;
-    /* "core": numacoll_barrier on the communicator's team, without MPI_Barrier's
+    /* "core": numacoll_barrier / numacoll_bcast on the communicator's team, without the
      * interposition layer (only when named: it measures the wrapper's cost) */
-    if (o.barrier && g_team && o.variants && in_list(o.variants, "core"))
+    if (g_team && o.variants && in_list(o.variants, "core"))
         vs[nv++] = (variant_t){.name = "core", .kind = 3};
     if (o.barrier && mode != 0) {
         int na = 0;
