@@ -546,6 +546,77 @@ static void test_copy_mode_selection(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* The model's constants behind f and s: configured, measured (rank 0's on every member) or
+ * the fallback of an oversubscribed team; f and s follow the model from them. */
+typedef struct {
+    int want_t, want_tw; /* expected t_measured / tw_measured (-1: measured, or the fallback
+                          * if the team turns out oversubscribed on this machine) */
+    double t, tw;        /* expected values in seconds (sources 0 and 2) */
+} model_args_t;
+
+static int model_worker(nc_forkctx_t *ctx)
+{
+    const model_args_t *a = ctx->arg;
+    numacoll_team_t *t = ctx->team;
+    char msg[100];
+    memset(msg, ctx->rank == 0 ? 7 : 0, sizeof msg);
+    if (numacoll_bcast(t, msg, sizeof msg, 0) != NUMACOLL_OK || msg[99] != 7) return 80;
+    nc_bcast_info_t in;
+    if (nc_bcast_info(t, &in) != NUMACOLL_OK) return 81;
+    int meas = t->oversubscribed ? 2 : 1;
+    int want_t = a->want_t >= 0 ? a->want_t : meas, want_tw = a->want_tw >= 0 ? a->want_tw : meas;
+    if (in.t_measured != want_t || in.tw_measured != want_tw) return 82;
+    double tt = in.model.t, tw = in.model.t_w;
+    if (want_t != 1 && fabs(tt - a->t) > 1e-15) return 83;
+    if (want_tw != 1 && fabs(tw - a->tw) > 1e-12) return 83;
+    if (!(tt > 0 && tt < 1e-6 && tw > 0 && tw < 1)) return 84;
+    if (fabs(in.model.t_wo - 2 * tw) > 1e-15 || fabs(in.model.t_a - 0.2 * tw) > 1e-15) return 85;
+    /* every member holds rank 0's constants */
+    double r0[2] = {tt, tw};
+    if (numacoll_bcast(t, r0, sizeof r0, 0) != NUMACOLL_OK) return 86;
+    if (r0[0] != tt || r0[1] != tw) return 87;
+    /* the geometry is the model's (4 MiB budget, q = 2; /dev/shm large enough here) */
+    size_t f = nc_bcast_model_fragment(&in.model, 4 * MiB, nc_page_size());
+    if (in.f != f || in.s != nc_bcast_model_slots(4 * MiB, f, 4)) return 88;
+    if (ctx->rank == 0)
+        printf("model: t = %.4f ns/byte (source %d), t_W = %.1f ns (source %d) -> f = %zu, "
+               "s = %zu\n",
+               tt * 1e9, want_t, tw * 1e9, want_tw, in.f, in.s);
+    return 0;
+}
+
+static void test_model_constants(void **state)
+{
+    (void)state;
+    nc_forkresult_t res;
+    clear_env(); /* configured: f = sqrt(4 MiB * 1 us / 0.25 ns) = 129528 -> 128 KiB, s = 32 */
+    setenv("NUMACOLL_BCAST_MODEL_T", "0.25", 1);
+    setenv("NUMACOLL_BCAST_MODEL_TW", "1000", 1);
+    env_reload();
+    model_args_t cfg = {.want_t = 0, .want_tw = 0, .t = 0.25e-9, .tw = 1e-6};
+    assert_int_equal(nc_forkrun(2, NC_FORK_BIND, model_worker, &cfg, 0, 60, &res), 0);
+    assert_int_equal(res.timed_out, 0);
+    assert_int_equal(nc_bcast_model_fragment(&(nc_bcast_model_t){.t = 0.25e-9, .t_w = 1e-6},
+                                             4 * MiB, 4096),
+                     131072);
+    clear_env(); /* measured, at P = 2 and 3 */
+    env_reload();
+    model_args_t meas = {.want_t = -1, .want_tw = -1, .t = 1e-10, .tw = 2e-7};
+    for (int P = 2; P <= 3; P++) {
+        assert_int_equal(nc_forkrun(P, NC_FORK_BIND, model_worker, &meas, 0, 60, &res), 0);
+        assert_int_equal(res.timed_out, 0);
+    }
+    clear_env(); /* oversubscribed: the fallback constants, t_W alone configured */
+    setenv("NUMACOLL_OVERSUBSCRIBED", "yes", 1);
+    setenv("NUMACOLL_BCAST_MODEL_TW", "300", 1);
+    env_reload();
+    model_args_t over = {.want_t = 2, .want_tw = 0, .t = 1e-10, .tw = 3e-7};
+    assert_int_equal(nc_forkrun(3, NC_FORK_BIND, model_worker, &over, 0, 60, &res), 0);
+    assert_int_equal(res.timed_out, 0);
+    clear_env();
+    env_reload();
+}
+
 /* Bad geometry fails on every member with a message, no hang. */
 static void test_bad_config(void **state)
 {
@@ -572,6 +643,7 @@ int main(void)
     if (cma) snprintf(base_cma, sizeof base_cma, "%s", cma);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model),
+        cmocka_unit_test(test_model_constants),
         cmocka_unit_test(test_tree_shapes),
         cmocka_unit_test(test_default_many),
         cmocka_unit_test(test_every_tree),

@@ -92,10 +92,22 @@ static const nc_cfg_def_t table[] = {
      "count is cut so that all P queues take at most half of the free /dev/shm",
      NULL},
     {"NUMACOLL_BCAST_FRAGMENT", NC_CFG_SIZE, "0", "0..67108864",
-     "fragment (slot) size f, rounded up to a page; 0 = the paper's model with documented "
-     "constants (not measured at run time): t = 0.1 ns/byte (memcpy ~10 GB/s), t_W = 0.2 us "
-     "(one cache-line hand-over plus the loop), f* = sqrt(b t_W / t) rounded up to a page, and "
-     "a message m < b is cut into fragments of sqrt(m t_W / t); a set f is used as is",
+     "fragment (slot) size f, rounded up to a page; 0 = the paper's model: f* = sqrt(b t_W / t) "
+     "rounded up to a page, and a message m < b is cut into fragments of sqrt(m t_W / t), with "
+     "t and t_W from NUMACOLL_BCAST_MODEL_T / _TW; a set f is used as is",
+     NULL},
+    {"NUMACOLL_BCAST_MODEL_T", NC_CFG_DOUBLE, "0", "0..1000",
+     "the model's t in nanoseconds per byte copied; 0 = measured once per process at its first "
+     "broadcast (best of 3 memcpy runs of 1 MiB, in cache like the queue's fragments); every "
+     "member of a team uses rank 0's value; oversubscribed teams use 0.1 unless set",
+     NULL},
+    {"NUMACOLL_BCAST_MODEL_TW", NC_CFG_DOUBLE, "0", "0..100000000",
+     "the model's t_W, nanoseconds a receiver waits for one notification; 0 = measured at each "
+     "team's first broadcast: the mean of 16 team barriers divided by ceil(log2 P), the "
+     "notification rounds of a barrier; every member uses rank 0's value. Oversubscribed "
+     "teams use 200 unless set (a barrier there measures the scheduler: t_W = 2.2 us at P = 8 "
+     "on 2 CPUs, whose fragments of 644 KiB made 64-128 KiB broadcasts 2x slower). t_WO = "
+     "2 t_W and t_A = 0.2 t_W (the paper's ratios)",
      NULL},
     {"NUMACOLL_BCAST_SLOTS", NC_CFG_INT, "0", "0..65536",
      "buffers s per process queue; 0 = model: s* = b / f (at least 2*q)", NULL},

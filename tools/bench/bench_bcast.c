@@ -39,7 +39,7 @@
  * s at f = 8 KiB, q = 1 (algorithm queue:s=N) and the same normalised to s = 1 (algorithm norm:s=N;
  * the latency columns then hold ratios) (Fig. 7) fragment  time vs f at fixed s = 16, q = 1
  * (algorithm queue:f=N) with the model's prediction beside it (algorithm model:f=N; t from the
- * memcpy reference, the other constants the documented defaults) (Fig. 8/9) Processes are bound to
+ * memcpy reference, t_W the team's, measured at its first broadcast) (Fig. 8/9) Processes are bound to
  * the allowed CPUs round-robin.
  */
 #define _GNU_SOURCE 1
@@ -79,6 +79,7 @@ typedef struct point {
 typedef struct shared {
     volatile double rank_mean[MAXP];
     volatile int failed;
+    volatile double model_tw; /* the team's t_W (rank 0's bcast state), for the model curve */
     char err[512];
     double res[]; /* [npoints][reps] */
 } shared_t;
@@ -302,6 +303,9 @@ static int child(bench_t *B, int rank)
                     }
                     rc = measure(B, t, v, n, iters, src, pool, npool, &key, &lat);
                     if (rc) goto fail;
+                    nc_bcast_info_t in; /* the state exists: local, no collective init */
+                    if (rank == 0 && t->bcast && nc_bcast_info(t, &in) == NUMACOLL_OK)
+                        B->sh->model_tw = in.model.t_w;
                 }
                 if (rank == 0) B->sh->res[(size_t)(si * B->nvar + v) * B->reps + r] = lat;
             }
@@ -565,6 +569,7 @@ int bench_bcast_main(int argc, char **argv)
             if (B.mode == MODE_FRAG && B.var[v].kind == 1 && t_byte > 0) {
                 nc_bcast_model_t m2 = md;
                 m2.t = t_byte;
+                if (B.sh->model_tw > 0) m2 = nc_bcast_model_from(t_byte, B.sh->model_tw);
                 double mt = nc_bcast_model_time(&m2, (double)B.sizes[si], (double)B.var[v].f,
                                                 (double)B.var[v].s) *
                             1e6;

@@ -49,6 +49,9 @@ typedef struct nc_bcast_model {
     double t_w;  /* wait for one notification */
 } nc_bcast_model_t;
 
+/** The paper's ratios around a notification wait @p t_w and a time per byte @p t:
+ *  t_WO = 2 t_W, t_A = 0.2 t_W. */
+nc_bcast_model_t nc_bcast_model_from(double t, double t_w);
 /** Paper's constants: t = 1e-9, t_WO = 100 t, t_A = 10 t, t_W = 50 t. */
 nc_bcast_model_t nc_bcast_model_paper(void);
 /** Modelled time of one broadcast of @p m bytes with fragment @p f and @p s buffers
@@ -58,7 +61,7 @@ double nc_bcast_model_time(const nc_bcast_model_t *md, double m, double f, doubl
 size_t nc_bcast_model_fragment(const nc_bcast_model_t *md, size_t b, size_t page);
 /** s* = b / f (at least @p min_s). */
 size_t nc_bcast_model_slots(size_t b, size_t f, size_t min_s);
-/** The documented constants used for the defaults (t = 0.1 ns/B, t_W = 0.5 us). */
+/** Fallback constants when a measurement fails (t = 0.1 ns/B, t_W = 0.2 us). */
 nc_bcast_model_t nc_bcast_model_default(void);
 
 /* ---- per-call options (benchmarks, tests) --------------------------------------------- */
@@ -89,6 +92,9 @@ typedef struct nc_bcast_info {
     size_t f, s, q, b, inline_room, seg_size, paper_size;
     int tree, k, relay, cma_ok;
     size_t cma_min;
+    nc_bcast_model_t model; /* the constants f and s were derived from (rank 0's) */
+    int t_measured, tw_measured; /* 1: measured at run time, 0: configured, 2: fallback
+                                  * constants (oversubscribed team, or not measurable) */
 } nc_bcast_info_t;
 int nc_bcast_info(numacoll_team_t *t, nc_bcast_info_t *info);
 

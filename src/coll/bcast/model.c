@@ -16,14 +16,18 @@ nc_bcast_model_t nc_bcast_model_paper(void)
     return md;
 }
 
-/* Constants for the defaults (documented in the NUMACOLL_BCAST_FRAGMENT row): memcpy at
- * about 10 GB/s (t = 0.1 ns/byte) and a notification wait (one cache-line transfer between
- * cores plus the loop) of about 0.2 us on the reference machine; t_WO and t_A as ratios of
- * t_W taken from the paper. */
+nc_bcast_model_t nc_bcast_model_from(double t, double t_w)
+{
+    nc_bcast_model_t md = {.t = t, .t_wo = 2 * t_w, .t_a = 0.2 * t_w, .t_w = t_w};
+    return md;
+}
+
+/* Fallback constants when a measurement fails: memcpy at about 10 GB/s (t = 0.1 ns/byte)
+ * and a notification wait (one cache-line transfer between cores plus the loop) of about
+ * 0.2 us; t_WO and t_A as ratios of t_W taken from the paper. */
 nc_bcast_model_t nc_bcast_model_default(void)
 {
-    nc_bcast_model_t md = {.t = 1e-10, .t_wo = 4e-7, .t_a = 4e-8, .t_w = 2e-7};
-    return md;
+    return nc_bcast_model_from(1e-10, 2e-7);
 }
 
 double nc_bcast_model_time(const nc_bcast_model_t *md, double m, double f, double s)
