@@ -575,9 +575,11 @@ static int model_worker(nc_forkctx_t *ctx)
     double r0[2] = {tt, tw};
     if (numacoll_bcast(t, r0, sizeof r0, 0) != NUMACOLL_OK) return 86;
     if (r0[0] != tt || r0[1] != tw) return 87;
-    /* the geometry is the model's (4 MiB budget, q = 2; /dev/shm large enough here) */
-    size_t f = nc_bcast_model_fragment(&in.model, 4 * MiB, nc_page_size());
-    if (in.f != f || in.s != nc_bcast_model_slots(4 * MiB, f, 4)) return 88;
+    /* the geometry is the model's (auto budget: 4 MiB, oversubscribed 8 MiB; q = 2;
+     * /dev/shm large enough here) */
+    size_t budget = (t->oversubscribed ? 8 : 4) * MiB;
+    size_t f = nc_bcast_model_fragment(&in.model, budget, nc_page_size());
+    if (in.f != f || in.s != nc_bcast_model_slots(budget, f, 4)) return 88;
     if (ctx->rank == 0)
         printf("model: t = %.4f ns/byte (source %d), t_W = %.1f ns (source %d) -> f = %zu, "
                "s = %zu\n",

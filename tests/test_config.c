@@ -75,6 +75,15 @@ static void test_rejections(void **state)
     expect_rejected("NUMACOLL_BARRIER", "no-such-barrier", "sense-reversing");
     expect_rejected("NUMACOLL_OVERSUBSCRIBED", "maybe", "auto, yes, no");
     expect_rejected("NUMACOLL_NUMA_BIND", "2", "allowed");
+    /* "0|64K..256M": 0 (auto) or a size in the range, nothing in between */
+    expect_rejected("NUMACOLL_BCAST_QUEUE_BYTES", "4K", "0|65536..268435456");
+    expect_rejected("NUMACOLL_BCAST_QUEUE_BYTES", "512M", "allowed");
+    clear_env();
+    setenv("NUMACOLL_BCAST_QUEUE_BYTES", "0", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    setenv("NUMACOLL_BCAST_QUEUE_BYTES", "64K", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    unsetenv("NUMACOLL_BCAST_QUEUE_BYTES");
     expect_rejected("NUMACOLL_BARRIER_TOPO_LEVELS", "numa,l4", "'l4'");
     expect_rejected("NUMACOLL_BARRIER_TOPO_LEVELS", "numa,numa", "repeated");
     expect_rejected("NUMACOLL_BARRIER_TOPO_LEVELS", "", "empty");

@@ -494,6 +494,10 @@ static int bcast_init(numacoll_team_t *t)
 
     /* parameters from the configuration */
     size_t budget = nc_cfg_size("NUMACOLL_BCAST_QUEUE_BYTES");
+    /* auto: oversubscribed receivers fall a scheduling quantum behind, and with a 4 MiB
+     * queue a 4 MiB message fills both sets, so the root's next call waits on every reader
+     * of the last one (see the row) */
+    if (budget == 0) budget = (t->oversubscribed ? 8u : 4u) << 20;
     size_t f = nc_cfg_size("NUMACOLL_BCAST_FRAGMENT");
     b->fixed_f = f != 0;
     if (f == 0) f = nc_bcast_model_fragment(&b->model, budget, ps);
