@@ -552,6 +552,7 @@ typedef struct {
     int want_t, want_tw; /* expected t_measured / tw_measured (-1: measured, or the fallback
                           * if the team turns out oversubscribed on this machine) */
     double t, tw;        /* expected values in seconds (sources 0 and 2) */
+    int mismatch;        /* rank 1 alone sets NUMACOLL_BCAST_MODEL_TW: an error on all */
 } model_args_t;
 
 static int model_worker(nc_forkctx_t *ctx)
@@ -560,6 +561,15 @@ static int model_worker(nc_forkctx_t *ctx)
     numacoll_team_t *t = ctx->team;
     char msg[100];
     memset(msg, ctx->rank == 0 ? 7 : 0, sizeof msg);
+    if (a->mismatch) {
+        if (ctx->rank == 1) {
+            setenv("NUMACOLL_BCAST_MODEL_TW", "500", 1);
+            if (numacoll_config_reload() != NUMACOLL_OK) return 89;
+        }
+        int rc = numacoll_bcast(t, msg, sizeof msg, 0);
+        if (rc != NUMACOLL_ERR_CONFIG || !strstr(numacoll_last_error(), "differ")) return 79;
+        return 0;
+    }
     if (numacoll_bcast(t, msg, sizeof msg, 0) != NUMACOLL_OK || msg[99] != 7) return 80;
     nc_bcast_info_t in;
     if (nc_bcast_info(t, &in) != NUMACOLL_OK) return 81;
@@ -614,6 +624,11 @@ static void test_model_constants(void **state)
     env_reload();
     model_args_t over = {.want_t = 2, .want_tw = 0, .t = 1e-10, .tw = 3e-7};
     assert_int_equal(nc_forkrun(3, NC_FORK_BIND, model_worker, &over, 0, 60, &res), 0);
+    assert_int_equal(res.timed_out, 0);
+    clear_env(); /* one member configured differently: an error on every member, no hang */
+    env_reload();
+    model_args_t mis = {.mismatch = 1};
+    assert_int_equal(nc_forkrun(3, NC_FORK_BIND, model_worker, &mis, 0, 60, &res), 0);
     assert_int_equal(res.timed_out, 0);
     clear_env();
     env_reload();

@@ -429,7 +429,30 @@ static int model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int
     double t_cfg = nc_cfg_double("NUMACOLL_BCAST_MODEL_T") * 1e-9;
     double tw_cfg = nc_cfg_double("NUMACOLL_BCAST_MODEL_TW") * 1e-9;
     nc_bcast_model_t fb = nc_bcast_model_default();
+    /* the branches below (barriers, an allgather) must be the same on every member: first
+     * check that every member has the same settings, so that a mismatch is an error on all
+     * of them instead of a hang */
+    int P = t->size;
+    double *all = malloc((size_t)P * 3 * sizeof(double));
+    if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory measuring the bcast model");
+    double mine[3] = {t_cfg, tw_cfg, t->oversubscribed};
+    if (t->allgather(mine, all, sizeof mine, t->oob_ctx) != 0) {
+        free(all);
+        return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather failed setting up the broadcast");
+    }
+    for (int r = 1; r < P; r++)
+        if (memcmp(&all[3 * r], &all[0], sizeof mine) != 0) {
+            int rc = nc_error(NUMACOLL_ERR_CONFIG,
+                              "broadcast model settings differ between ranks 0 and %d "
+                              "(NUMACOLL_BCAST_MODEL_T %g/%g ns, NUMACOLL_BCAST_MODEL_TW %g/%g "
+                              "ns, oversubscribed %g/%g); every member must see the same",
+                              r, all[0] * 1e9, all[3 * r] * 1e9, all[1] * 1e9,
+                              all[3 * r + 1] * 1e9, all[2], all[3 * r + 2]);
+            free(all);
+            return rc;
+        }
     if (t->oversubscribed) {
+        free(all);
         /* the paper's model assumes a core per process. Oversubscribed, a barrier measures
          * the scheduler, not a notification: at P = 8 on 2 CPUs it gave t_W = 2.2 us, hence
          * fragments of 644 KiB, and 64-128 KiB broadcasts took 1.07x Open MPI's time
@@ -439,15 +462,14 @@ static int model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int
         return NUMACOLL_OK;
     }
     double v[2] = {t_cfg, tw_cfg};
-    /* the configuration is the same on every member (checked with the geometry below),
-     * so every member takes the same branches here */
     if (tw_cfg <= 0) {
         int rc = measure_tw(t, &v[1]);
-        if (rc) return rc;
+        if (rc) {
+            free(all);
+            return rc;
+        }
     }
     if (t_cfg <= 0 && t->rank == 0) v[0] = measure_t();
-    double *all = malloc((size_t)t->size * sizeof v);
-    if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory measuring the bcast model");
     if (t->allgather(v, all, sizeof v, t->oob_ctx) != 0) {
         free(all);
         return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather failed setting up the broadcast");
@@ -1210,7 +1232,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
 
 /* Cache the default tree's children of @p root in the hot line; 0 if they do not fit (or
  * the tree is not built yet: the general path builds it). */
-static int hot_fill(numacoll_team_t *t, bst_t *b, int root)
+static int hot_fill(bst_t *b, int root)
 {
     tree_cache_t *c = &b->trees[b->tree];
     if (!c->built || c->k != b->k) return 0;
@@ -1220,12 +1242,12 @@ static int hot_fill(numacoll_team_t *t, bst_t *b, int root)
         b->hot.kid[i] = proc_base(b, c->child[c->coff[root] + i]) + b->hot.blk_off;
     b->hot.nkids = (int16_t)n;
     b->hot.root = (int16_t)root;
-    (void)t;
     return 1;
 }
 
-/* The root of op @p op of the hot path: wait until every member has finished op - 8 + 1's
- * predecessor uses of the block (see wait_reuse), then lower-bound the acks again. */
+/* Before the hot path's root reuses an inline block: wait until every other member has
+ * acked the block's previous op (ack >= @p need, as wait_reuse), then recompute the lower
+ * bound of all acks from the cache wait_acks keeps. */
 static __attribute__((noinline)) int hot_refresh(numacoll_team_t *t, bst_t *b, uint64_t need)
 {
     int rc = wait_acks(t, b, need);
@@ -1280,7 +1302,7 @@ int nc_bcast_run(numacoll_team_t *t, void *buf, size_t bytes, int root)
 {
     bst_t *b = t->bcast;
     if (NC_LIKELY(b && bytes - 1 < b->hot.fast_max) &&
-        (NC_LIKELY(b->hot.root == root) || hot_fill(t, b, root)))
+        (NC_LIKELY(b->hot.root == root) || hot_fill(b, root)))
         return run_hot(t, b, buf, bytes, root);
     return nc_bcast_run_opts(t, buf, bytes, root, NULL);
 }
