@@ -597,39 +597,41 @@ static int model_worker(nc_forkctx_t *ctx)
     return 0;
 }
 
+/* model_worker on P forked members: every member must pass, none may time out */
+static void run_model(int P, model_args_t *a)
+{
+    nc_forkresult_t res;
+    assert_int_equal(nc_forkrun(P, NC_FORK_BIND, model_worker, a, 0, 60, &res), 0);
+    assert_int_equal(res.timed_out, 0);
+}
+
 static void test_model_constants(void **state)
 {
     (void)state;
-    nc_forkresult_t res;
     clear_env(); /* configured: f = sqrt(4 MiB * 1 us / 0.25 ns) = 129528 -> 128 KiB, s = 32 */
     setenv("NUMACOLL_BCAST_MODEL_T", "0.25", 1);
     setenv("NUMACOLL_BCAST_MODEL_TW", "1000", 1);
     env_reload();
     model_args_t cfg = {.want_t = 0, .want_tw = 0, .t = 0.25e-9, .tw = 1e-6};
-    assert_int_equal(nc_forkrun(2, NC_FORK_BIND, model_worker, &cfg, 0, 60, &res), 0);
-    assert_int_equal(res.timed_out, 0);
+    run_model(2, &cfg);
     assert_int_equal(nc_bcast_model_fragment(&(nc_bcast_model_t){.t = 0.25e-9, .t_w = 1e-6},
                                              4 * MiB, 4096),
                      131072);
     clear_env(); /* measured, at P = 2 and 3 */
     env_reload();
     model_args_t meas = {.want_t = -1, .want_tw = -1, .t = 1e-10, .tw = 2e-7};
-    for (int P = 2; P <= 3; P++) {
-        assert_int_equal(nc_forkrun(P, NC_FORK_BIND, model_worker, &meas, 0, 60, &res), 0);
-        assert_int_equal(res.timed_out, 0);
-    }
+    for (int P = 2; P <= 3; P++)
+        run_model(P, &meas);
     clear_env(); /* oversubscribed: the fallback constants, t_W alone configured */
     setenv("NUMACOLL_OVERSUBSCRIBED", "yes", 1);
     setenv("NUMACOLL_BCAST_MODEL_TW", "300", 1);
     env_reload();
     model_args_t over = {.want_t = 2, .want_tw = 0, .t = 1e-10, .tw = 3e-7};
-    assert_int_equal(nc_forkrun(3, NC_FORK_BIND, model_worker, &over, 0, 60, &res), 0);
-    assert_int_equal(res.timed_out, 0);
+    run_model(3, &over);
     clear_env(); /* one member configured differently: an error on every member, no hang */
     env_reload();
     model_args_t mis = {.mismatch = 1};
-    assert_int_equal(nc_forkrun(3, NC_FORK_BIND, model_worker, &mis, 0, 60, &res), 0);
-    assert_int_equal(res.timed_out, 0);
+    run_model(3, &mis);
     clear_env();
     env_reload();
 }

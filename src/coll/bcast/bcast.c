@@ -814,6 +814,23 @@ static void inl_forward(call_t *x, size_t set, const void *data, size_t n, uint6
         inl_put(inl_of(x->b, x->t, x->kids[i], set), x->b->hot.head, data, n, stamp);
 }
 
+/* A receiver's end of an inline op, after forwarding: copy at most its own size out of
+ * block @p blk, ack op (@p ack_line is its ack line), and report a size different from the
+ * root's @p sent. Shared by run_inline and run_hot. */
+static inline int inl_take(int me, const char *blk, size_t sent, void *buf, size_t bytes,
+                           char *ack_line, uint64_t op)
+{
+    small_copy(buf, blk + INL_HDR, sent < bytes ? sent : bytes);
+    /* release: all our reads of the block happen before a root sees the ack */
+    atomic_store_explicit((_Atomic uint64_t *)ack_line, op + 1, memory_order_release);
+    if (NC_UNLIKELY(sent != bytes))
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "bcast: rank %d expected %zu bytes and the root sent %zu: members "
+                        "passed different sizes",
+                        me, bytes, sent);
+    return NUMACOLL_OK;
+}
+
 static int run_inline(call_t *x, void *buf, size_t bytes)
 {
     bst_t *b = x->b;
@@ -834,14 +851,7 @@ static int run_inline(call_t *x, void *buf, size_t bytes)
      * subtree stays in step, copy at most our own size, report a difference */
     size_t sent = (size_t)((uint64_t *)blk)[1];
     inl_forward(x, set, blk + INL_HDR, sent <= b->room ? sent : b->room, op + 1);
-    small_copy(buf, blk + INL_HDR, sent < bytes ? sent : bytes);
-    ack(b, x->me, op);
-    if (sent != bytes)
-        return nc_error(NUMACOLL_ERR_ARG,
-                        "bcast: rank %d expected %zu bytes and the root sent %zu: members "
-                        "passed different sizes",
-                        x->me, bytes, sent);
-    return NUMACOLL_OK;
+    return inl_take(x->me, blk, sent, buf, bytes, (char *)ack_of(b, x->me), op);
 }
 
 static int run_cma(call_t *x, void *buf, size_t bytes)
@@ -1284,15 +1294,7 @@ static int run_hot(numacoll_team_t *t, bst_t *b, void *buf, size_t bytes, int ro
     size_t sent = (size_t)((uint64_t *)blk)[1], room = h->blk - INL_HDR;
     for (int i = 0; i < h->nkids; i++)
         inl_put(h->kid[i] + off, h->head, blk + INL_HDR, sent <= room ? sent : room, op + 1);
-    small_copy(buf, blk + INL_HDR, sent < bytes ? sent : bytes);
-    /* release: all our reads of the block happen before the root sees the ack */
-    atomic_store_explicit((_Atomic uint64_t *)h->mine, op + 1, memory_order_release);
-    if (NC_UNLIKELY(sent != bytes))
-        return nc_error(NUMACOLL_ERR_ARG,
-                        "bcast: rank %d expected %zu bytes and the root sent %zu: members "
-                        "passed different sizes",
-                        t->rank, bytes, sent);
-    return NUMACOLL_OK;
+    return inl_take(t->rank, blk, sent, buf, bytes, h->mine, op);
 }
 
 /* The default call. Small messages (1 .. fast_max bytes) with the default tree's children
