@@ -109,9 +109,10 @@ for mpi in openmpi mpich; do
         run "MPI barrier, $mpi, np=$np" mpi_bench "$mpi" "$np" barrier "${extra[@]+"${extra[@]}"}"
     done
     # native (and Open MPI's coll/sm), numacoll's default, the physical references
-    # limit:signal (a bare flag store and wait) and limit:memcpy (one local copy); numacoll's
-    # broadcast variants (notification trees, CMA) once, with Open MPI
-    bv=native,native-sm,default,limit:signal,limit:memcpy
+    # limit:signal (a bare flag store and wait), limit:inline (a minimal inline broadcast with
+    # its payload, up to 1 KiB) and limit:memcpy (one local copy); numacoll's broadcast
+    # variants (notification trees, CMA) once, with Open MPI
+    bv=native,native-sm,default,limit:signal,limit:inline,limit:memcpy
     if [ "$mpi" = openmpi ]; then
         bv="$bv,core,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma"
     fi

@@ -50,6 +50,15 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
   nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)
   nc_mpi_test(mpi_${f}_bcast_truncate ${f} 3 -- ${P} truncate)
+  # the MPI benchmark's broadcast references: limit:inline carries the payload (every
+  # receiver checks it; a wrong byte fails the run) at each size up to its 1 KiB blocks
+  # and is left out above them (11 rows for 1 B .. 1 KiB, none at 2 KiB)
+  if(TARGET numacoll-bench-mpi-${f})
+    nc_mpi_test(mpi_${f}_bench_bcast_limits ${f} 2 --count "^bcast +limit:inline " 11
+                --count "^bcast +limit:signal " 12 --reject "limit:inline +2 +2048 "
+                -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --reps 2 --iters 50
+                --target-ms 1 --max-bytes 2048 --variants default,limit:signal,limit:inline)
+  endif()
   # hierarchical path on one machine: pseudo-nodes
   foreach(k 2 3)
     nc_mpi_test(mpi_${f}_fake${k}_barrier ${f} 5 --env NUMACOLL_FAKE_NODES=${k}

@@ -19,8 +19,12 @@
  * info key ompi_comm_coll_preference = "sm,tuned", so coll/sm is measured in the same run,
  * interleaved with the others) and, for the broadcast, `limit:memcpy` (rank 0 alone copies
  * the message from a source just given new content into the call's pool buffer: the
- * physical reference of the large-message target, measured like the core harness's) and
- * `limit:signal` (a bare flag from the root to each receiver: the small-message floor).
+ * physical reference of the large-message target, measured like the core harness's),
+ * `limit:signal` (a bare flag from the root to each receiver: the small-message floor) and
+ * `limit:inline` (up to INL_LIMIT_MAX bytes: the least an inline broadcast with its payload
+ * can cost, a stamp and the payload stored straight into each receiver's block, one ack
+ * line written per call and read only when a block comes round again; the floor of every
+ * size the default sends inline, where the payload's extra lines add their transfers).
  *
  * Broadcast buffers (like IMB -off_cache and the core harness): every call uses the next
  * buffer of a pool of min(64, region / n) page-aligned buffers in one region of at least
@@ -71,12 +75,13 @@ typedef struct opts {
 typedef struct variant {
     const char *name; /* CSV algorithm column */
     int kind;         /* 0 native, 1 default, 2 named algorithm, 3 core (no wrapper), 4 native-sm,
-                       * 5 limit:memcpy, 6 limit:signal */
+                       * 5 limit:memcpy, 6 limit:signal, 7 limit:inline */
     const char *alg;
     double samples[MAXREPS];      /* bcast: mean over the ranks; barrier: slowest rank */
     double samples_slow[MAXREPS]; /* slowest rank */
     int n;
     long iters;
+    int skip; /* not measured at this size (limit:inline beyond INL_LIMIT_MAX) */
 } variant_t;
 
 static int g_rank, g_size;
@@ -88,6 +93,15 @@ static MPI_Win g_sig_win = MPI_WIN_NULL;
 static _Atomic uint64_t *g_sig_mine; /* this rank's flag */
 static _Atomic uint64_t **g_sig_all; /* every rank's flag (root writes them) */
 static uint64_t g_sig_seq;
+/* limit:inline: per rank an ack line and INL_LIMIT_BLKS blocks (stamp + payload) of a shared
+ * window; the root keeps the last ack it saw of every rank */
+#define INL_LIMIT_MAX 1024
+#define INL_LIMIT_BLKS 8
+#define INL_LIMIT_STRIDE 1152 /* 8-byte stamp + INL_LIMIT_MAX, rounded up to 128 */
+static MPI_Win g_inl_win = MPI_WIN_NULL;
+static unsigned char **g_inl_all; /* every rank's region: ack line, then the blocks */
+static uint64_t *g_inl_seen;      /* root side: last ack seen per rank */
+static uint64_t g_inl_seq;
 static numacoll_team_t *g_team; /* the flat team behind g_comm (variant "core") */
 static unsigned char *g_buf;    /* this call's buffer: g_pool[i % g_npool] */
 static size_t g_bytes;
@@ -185,6 +199,38 @@ static int run_once(int barrier, const variant_t *v, int root)
         }
         return MPI_SUCCESS;
     }
+    if (v->kind == 7) {
+        uint64_t seq = ++g_inl_seq;
+        size_t off = 128 + (size_t)(seq % INL_LIMIT_BLKS) * INL_LIMIT_STRIDE;
+        if (g_rank == root) {
+            for (int r = 0; r < g_size; r++) {
+                if (r == root) continue;
+                /* Wait loop: only rank r writes its ack line (the seq of the last call it
+                 * copied out); after seeing ack >= seq - BLKS the root may assume r has read
+                 * this block's previous content and may overwrite it. */
+                while (seq > INL_LIMIT_BLKS && g_inl_seen[r] < seq - INL_LIMIT_BLKS) {
+                    g_inl_seen[r] = atomic_load_explicit((_Atomic uint64_t *)g_inl_all[r],
+                                                         memory_order_acquire);
+                    if (g_inl_seen[r] < seq - INL_LIMIT_BLKS) __builtin_ia32_pause();
+                }
+                unsigned char *blk = g_inl_all[r] + off;
+                memcpy(blk + 8, g_buf, g_bytes);
+                /* release: the payload before the stamp the receiver waits for */
+                atomic_store_explicit((_Atomic uint64_t *)blk, seq, memory_order_release);
+            }
+        } else {
+            unsigned char *blk = g_inl_all[g_rank] + off;
+            /* Wait loop: only the root writes this stamp (after the payload, release); after
+             * seeing seq the receiver may read the payload of this call. Ranks <= CPUs, as
+             * limit:signal, so a pure spin. */
+            while (atomic_load_explicit((_Atomic uint64_t *)blk, memory_order_acquire) < seq)
+                __builtin_ia32_pause();
+            memcpy(g_buf, blk + 8, g_bytes);
+            /* release: the block read before the root may reuse it */
+            atomic_store_explicit((_Atomic uint64_t *)g_inl_all[g_rank], seq, memory_order_release);
+        }
+        return MPI_SUCCESS;
+    }
     return numacoll_mpi_bcast_with(g_buf, g_bytes, root, g_comm, v->alg);
 }
 
@@ -227,7 +273,7 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err, d
             if (run_once(barrier, v, 0) != MPI_SUCCESS) *err = 1;
             dt += PMPI_Wtime() - t0;
             /* every receiver checks the first and last byte (untimed) */
-            if (g_rank != 0 && g_bytes && v->kind <= 4 &&
+            if (g_rank != 0 && g_bytes && (v->kind <= 4 || v->kind == 7) &&
                 (g_buf[0] != g_key || g_buf[g_bytes - 1] != g_key))
                 g_bad++;
             /* the next call's buffer and content, before the barrier: a receiver's timed
@@ -284,6 +330,7 @@ static void report(const opts_t *o, variant_t *vs, int nv)
     for (int i = 0; i < nv; i++) {
         variant_t *v = &vs[i];
         double med, mn, mx, smed, smn, smx;
+        if (v->skip) continue;
         stats(v->samples, v->n, &med, &mn, &mx);
         stats(v->samples_slow, v->n, &smed, &smn, &smx);
         if (g_rank != 0) continue;
@@ -306,6 +353,8 @@ static int measure(const opts_t *o, variant_t *vs, int nv)
 {
     int err = 0;
     for (int i = 0; i < nv; i++) {
+        vs[i].skip = vs[i].kind == 7 && g_bytes > INL_LIMIT_MAX; /* beyond its blocks */
+        if (vs[i].skip) continue;
         /* warm-up (also creates the team) and calibration */
         timed_run(o->barrier, &vs[i], 3, &err, NULL);
         /* calibration: grow the run until it lasts a quarter of the target, so that the
@@ -328,6 +377,7 @@ static int measure(const opts_t *o, variant_t *vs, int nv)
         for (int k = 0; k < nv; k++) {
             int i = r % 2 ? nv - 1 - k : k;
             double slow = 0;
+            if (vs[i].skip) continue;
             vs[i].samples[vs[i].n] = timed_run(o->barrier, &vs[i], vs[i].iters, &err, &slow);
             vs[i].samples_slow[vs[i].n++] = slow;
         }
@@ -446,6 +496,25 @@ int main(int argc, char **argv)
             vs[nv++] = (variant_t){.name = "limit:signal", .kind = 6};
         }
     }
+    if (!o.barrier && all_ok && in_list(o.variants, "limit:inline")) {
+        size_t region = 128 + (size_t)INL_LIMIT_BLKS * INL_LIMIT_STRIDE;
+        void *base = NULL;
+        g_inl_all = calloc((size_t)g_size, sizeof *g_inl_all);
+        g_inl_seen = calloc((size_t)g_size, sizeof *g_inl_seen);
+        if (g_inl_all && g_inl_seen &&
+            PMPI_Win_allocate_shared((MPI_Aint)region, 128, MPI_INFO_NULL, g_comm, &base,
+                                     &g_inl_win) == MPI_SUCCESS) {
+            memset(base, 0, region);
+            for (int r = 0; r < g_size; r++) {
+                MPI_Aint sz;
+                int du;
+                PMPI_Win_shared_query(g_inl_win, r, &sz, &du, &base);
+                g_inl_all[r] = base;
+            }
+            PMPI_Barrier(g_comm); /* every stamp and ack zeroed before the first call */
+            vs[nv++] = (variant_t){.name = "limit:inline", .kind = 7};
+        }
+    }
 #endif
     int mode = numacoll_mpi_comm_mode(g_comm);
     if (!o.barrier && mode == 1) {
@@ -519,7 +588,10 @@ int main(int argc, char **argv)
     if (g_csv_slow) fclose(g_csv_slow);
     if (g_comm_sm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm_sm);
     if (g_sig_win != MPI_WIN_NULL) PMPI_Win_free(&g_sig_win);
+    if (g_inl_win != MPI_WIN_NULL) PMPI_Win_free(&g_inl_win);
     free(g_sig_all);
+    free(g_inl_all);
+    free(g_inl_seen);
     free(vs);
     PMPI_Comm_free(&g_comm);
     MPI_Finalize();
