@@ -91,7 +91,7 @@ static unsigned char *g_src;               /* limit:memcpy source (new content b
 /* limit:signal: one 64-bit flag per rank, each on its own 128-byte line of a shared window */
 static MPI_Win g_sig_win = MPI_WIN_NULL;
 static _Atomic uint64_t *g_sig_mine; /* this rank's flag */
-static _Atomic uint64_t **g_sig_all; /* every rank's flag (root writes them) */
+static unsigned char **g_sig_all;    /* every rank's flag (root writes them) */
 static uint64_t g_sig_seq;
 /* limit:inline: per rank an ack line and INL_LIMIT_BLKS blocks (stamp + payload) of a shared
  * window; the root keeps the last ack it saw of every rank */
@@ -160,6 +160,37 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static void oom(const char *what)
+{
+    fprintf(stderr, "numacoll-bench --mpi: out of memory setting up %s\n", what);
+    PMPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* A shared window of @p bytes per rank, zeroed, for the limit:* references: every rank's
+ * region (calloc'd array, indexed by rank). Collective; every region is zeroed before any
+ * rank returns. */
+static unsigned char **shared_regions(size_t bytes, MPI_Win *win)
+{
+    void *base = NULL;
+    if (PMPI_Win_allocate_shared((MPI_Aint)bytes, 128, MPI_INFO_NULL, g_comm, &base, win) !=
+        MPI_SUCCESS) {
+        fprintf(stderr, "numacoll-bench --mpi: MPI_Win_allocate_shared of %zu bytes failed\n",
+                bytes);
+        PMPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(base, 0, bytes);
+    unsigned char **all = calloc((size_t)g_size, sizeof *all);
+    if (!all) oom("a shared window");
+    for (int r = 0; r < g_size; r++) {
+        MPI_Aint sz;
+        int du;
+        PMPI_Win_shared_query(*win, r, &sz, &du, &base);
+        all[r] = base;
+    }
+    PMPI_Barrier(g_comm); /* zeroed everywhere before anyone's first store */
+    return all;
+}
+
 static int run_once(int barrier, const variant_t *v, int root)
 {
     if (barrier) {
@@ -189,7 +220,9 @@ static int run_once(int barrier, const variant_t *v, int root)
         uint64_t seq = ++g_sig_seq;
         if (g_rank == root) {
             for (int r = 0; r < g_size; r++)
-                if (r != root) atomic_store_explicit(g_sig_all[r], seq, memory_order_release);
+                if (r != root)
+                    atomic_store_explicit((_Atomic uint64_t *)g_sig_all[r], seq,
+                                          memory_order_release);
         } else {
             /* Wait loop: only the root writes this flag (seq of its latest call); after
              * seeing seq the receiver may assume the root has entered this call. Ranks
@@ -480,40 +513,15 @@ int main(int argc, char **argv)
     int spin_ok = g_size <= (int)sysconf(_SC_NPROCESSORS_ONLN), all_ok = 0;
     PMPI_Allreduce(&spin_ok, &all_ok, 1, MPI_INT, MPI_MIN, g_comm);
     if (!o.barrier && all_ok && in_list(o.variants, "limit:signal")) {
-        void *base = NULL;
-        g_sig_all = calloc((size_t)g_size, sizeof *g_sig_all);
-        if (g_sig_all && PMPI_Win_allocate_shared(128, 1, MPI_INFO_NULL, g_comm, &base,
-                                                  &g_sig_win) == MPI_SUCCESS) {
-            g_sig_mine = base;
-            atomic_store_explicit(g_sig_mine, 0, memory_order_relaxed);
-            for (int r = 0; r < g_size; r++) {
-                MPI_Aint sz;
-                int du;
-                PMPI_Win_shared_query(g_sig_win, r, &sz, &du, &base);
-                g_sig_all[r] = base;
-            }
-            PMPI_Barrier(g_comm); /* every flag zeroed before anyone's first store */
-            vs[nv++] = (variant_t){.name = "limit:signal", .kind = 6};
-        }
+        g_sig_all = shared_regions(128, &g_sig_win);
+        g_sig_mine = (_Atomic uint64_t *)g_sig_all[g_rank];
+        vs[nv++] = (variant_t){.name = "limit:signal", .kind = 6};
     }
     if (!o.barrier && all_ok && in_list(o.variants, "limit:inline")) {
-        size_t region = 128 + (size_t)INL_LIMIT_BLKS * INL_LIMIT_STRIDE;
-        void *base = NULL;
-        g_inl_all = calloc((size_t)g_size, sizeof *g_inl_all);
+        g_inl_all = shared_regions(128 + (size_t)INL_LIMIT_BLKS * INL_LIMIT_STRIDE, &g_inl_win);
         g_inl_seen = calloc((size_t)g_size, sizeof *g_inl_seen);
-        if (g_inl_all && g_inl_seen &&
-            PMPI_Win_allocate_shared((MPI_Aint)region, 128, MPI_INFO_NULL, g_comm, &base,
-                                     &g_inl_win) == MPI_SUCCESS) {
-            memset(base, 0, region);
-            for (int r = 0; r < g_size; r++) {
-                MPI_Aint sz;
-                int du;
-                PMPI_Win_shared_query(g_inl_win, r, &sz, &du, &base);
-                g_inl_all[r] = base;
-            }
-            PMPI_Barrier(g_comm); /* every stamp and ack zeroed before the first call */
-            vs[nv++] = (variant_t){.name = "limit:inline", .kind = 7};
-        }
+        if (!g_inl_seen) oom("limit:inline");
+        vs[nv++] = (variant_t){.name = "limit:inline", .kind = 7};
     }
 #endif
     int mode = numacoll_mpi_comm_mode(g_comm);
