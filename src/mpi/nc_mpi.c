@@ -927,6 +927,33 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     return bcast_general(buf, count, dt, root, comm);
 }
 
+/* PMPI_Pack (@p unpack 0) of (buf, count, dt) into @p stage, or PMPI_Unpack from it.
+ * buf == MPI_BOTTOM (a datatype of absolute addresses) goes through a one-block hindexed
+ * copy of dt displaced by -tlb from the base address tlb (its lowest byte), the same
+ * addresses: MPICH 4.0's MPI_Pack and MPI_Unpack reject a NULL buffer ("Null pointer in
+ * parameter inbuf") although MPI_BOTTOM is NULL there. */
+static int pack_io(int unpack, void *buf, int count, MPI_Datatype dt, MPI_Aint tlb, char *stage,
+                   int cap, MPI_Comm comm)
+{
+    MPI_Datatype t = dt;
+    int n = count, own = 0, pos = 0, rc;
+    if (buf == MPI_BOTTOM && count > 0 && tlb != 0) {
+        MPI_Aint disp = -tlb;
+        if (PMPI_Type_create_hindexed(1, &n, &disp, dt, &t) != MPI_SUCCESS) return MPI_ERR_TYPE;
+        own = 1;
+        if (PMPI_Type_commit(&t) != MPI_SUCCESS) {
+            PMPI_Type_free(&t);
+            return MPI_ERR_TYPE;
+        }
+        buf = (void *)tlb;
+        n = 1;
+    }
+    rc = unpack ? PMPI_Unpack(stage, cap, &pos, buf, n, t, comm)
+                : PMPI_Pack(buf, n, t, stage, cap, &pos, comm);
+    if (own) PMPI_Type_free(&t);
+    return rc;
+}
+
 static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     COUNT(bcast_calls);
@@ -958,15 +985,19 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
             cap = (int)bytes;
         char *stage = malloc(cap ? (size_t)cap : 1);
         if (!stage) return raise_error(comm, "MPI_Bcast", NUMACOLL_ERR_NOMEM);
-        int pos = 0;
-        if (s->rank == root) PMPI_Pack(buf, count, dt, stage, cap, &pos, comm);
-        rc = bcast_bytes(s, stage, bytes, root);
-        if (rc == NUMACOLL_OK && s->rank != root) {
-            pos = 0;
-            PMPI_Unpack(stage, (int)bytes, &pos, buf, count, dt, comm);
+        int prc = MPI_SUCCESS;
+        if (s->rank == root) {
+            prc = pack_io(0, buf, count, dt, tlb, stage, cap, comm);
+            /* a root whose pack failed (its MPI has called the error handler) still takes
+             * part, with zeros, so that the others do not wait for it forever */
+            if (prc != MPI_SUCCESS) memset(stage, 0, (size_t)cap);
         }
+        rc = bcast_bytes(s, stage, bytes, root);
+        if (rc == NUMACOLL_OK && s->rank != root)
+            prc = pack_io(1, buf, count, dt, tlb, stage, (int)bytes, comm);
         free(stage);
         COUNT(bcast_staged);
+        if (rc == NUMACOLL_OK && prc != MPI_SUCCESS) return prc;
     }
     if (rc == NUMACOLL_OK && s->team && !s->bcast_native) COUNT(bcast_numacoll);
     return bcast_result(s, comm, rc);
@@ -1024,8 +1055,9 @@ int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, co
 }
 
 /* ---- Fortran entry points ------------------------------------------------------------
- * mpif.h / `use mpi` call these names directly; Open MPI's and MPICH's own versions call
- * PMPI_* and would bypass the C wrappers, so they are interposed themselves. Open MPI's
+ * mpif.h / `use mpi` call these names directly; Open MPI's own versions call PMPI_* and
+ * would bypass the C wrappers, so they are interposed themselves (MPICH 4.0's call the C
+ * MPI_Bcast, but that is not a documented promise, so its names are interposed too). Open MPI's
  * mpi_f08 module goes through ompi_barrier_f / ompi_bcast_f; MPICH's mpi_f08 barrier is
  * mpi_barrier_f08_. */
 
@@ -1036,22 +1068,59 @@ static void f_barrier(MPI_Fint *comm, MPI_Fint *ierr)
     if (ierr) *ierr = (MPI_Fint)rc;
 }
 
+/* Fortran's MPI_BOTTOM and MPI_IN_PLACE arrive as the addresses of variables in the MPI's
+ * Fortran library; the C call needs C's constants (an MPI_BOTTOM left as an address makes
+ * every absolute displacement of the datatype point elsewhere: a crash or silent
+ * corruption). The symbols are weak: a C program has no Fortran library loaded. */
 #if defined(OPEN_MPI) && OPEN_MPI
-/* Fortran MPI_BOTTOM / MPI_IN_PLACE are addresses of common blocks in Open MPI */
 extern int mpi_fortran_bottom_ __attribute__((weak));
-#define F_BUF(b)                                                                                   \
-    ((&mpi_fortran_bottom_ && (void *)(b) == (void *)&mpi_fortran_bottom_) ? MPI_BOTTOM            \
-                                                                           : (void *)(b))
+extern int mpi_fortran_in_place_ __attribute__((weak));
+static void *f_buf(void *b)
+{
+    if (&mpi_fortran_bottom_ && b == (void *)&mpi_fortran_bottom_) return MPI_BOTTOM;
+    if (&mpi_fortran_in_place_ && b == (void *)&mpi_fortran_in_place_) return MPI_IN_PLACE;
+    return b;
+}
+static int f_delegate_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root,
+                            MPI_Fint *comm, MPI_Fint *ierr)
+{
+    (void)buf, (void)count, (void)dt, (void)root, (void)comm, (void)ierr;
+    return 0;
+}
 #else
-#define F_BUF(b) ((void *)(b))
+/* MPICH: pointers to the Fortran constants, filled by its Fortran runtime on first use
+ * (MPIR_F_NeedInit != 0 until then). Before that, the call goes to MPICH's own binding,
+ * which initialises them, maps the constants and calls MPI_Bcast (so ours) itself. */
+extern void *MPIR_F_MPI_BOTTOM __attribute__((weak));
+extern void *MPIR_F_MPI_IN_PLACE __attribute__((weak));
+extern int MPIR_F_NeedInit __attribute__((weak));
+extern void pmpi_bcast_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *)
+    __attribute__((weak));
+static void *f_buf(void *b)
+{
+    if (&MPIR_F_MPI_BOTTOM && MPIR_F_MPI_BOTTOM && b == MPIR_F_MPI_BOTTOM) return MPI_BOTTOM;
+    if (&MPIR_F_MPI_IN_PLACE && MPIR_F_MPI_IN_PLACE && b == MPIR_F_MPI_IN_PLACE)
+        return MPI_IN_PLACE;
+    return b;
+}
+static int f_delegate_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root,
+                            MPI_Fint *comm, MPI_Fint *ierr)
+{
+    if (!(&MPIR_F_NeedInit && MPIR_F_NeedInit && pmpi_bcast_)) return 0;
+    MPI_Fint rc = MPI_SUCCESS;
+    pmpi_bcast_(buf, count, dt, root, comm, &rc);
+    if (ierr) *ierr = rc;
+    return 1;
+}
 #endif
 
 static void f_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,
                     MPI_Fint *ierr)
 {
     COUNT(fortran_calls);
+    if (f_delegate_bcast(buf, count, dt, root, comm, ierr)) return;
     int rc =
-        MPI_Bcast(F_BUF(buf), (int)*count, PMPI_Type_f2c(*dt), (int)*root, PMPI_Comm_f2c(*comm));
+        MPI_Bcast(f_buf(buf), (int)*count, PMPI_Type_f2c(*dt), (int)*root, PMPI_Comm_f2c(*comm));
     if (ierr) *ierr = (MPI_Fint)rc;
 }
 

@@ -523,6 +523,38 @@ static void test_bcast_types(MPI_Comm comm)
     for (int i = 0; i < 8; i++)
         wrong += a8[i] != i * i;
     CHECK(wrong == 0, "contiguous(4) x2 -> int x8: %d wrong", wrong);
+    /* MPI_BOTTOM with a struct of absolute addresses (two separate objects) on one side,
+     * a plain int[5] buffer on the other, both directions: the staging must pack and
+     * unpack at those addresses (MPICH 4.0's MPI_Pack rejects its NULL MPI_BOTTOM) */
+    for (int dir = 0; dir < 2; dir++) {
+        int head[2], tail[3], flat[5];
+        MPI_Aint ab[2];
+        MPI_Get_address(head, &ab[0]);
+        MPI_Get_address(tail, &ab[1]);
+        int abl[2] = {2, 3};
+        MPI_Datatype aty[2] = {MPI_INT, MPI_INT}, abs_t;
+        MPI_Type_create_struct(2, abl, ab, aty, &abs_t);
+        MPI_Type_commit(&abs_t);
+        int bottom_side = dir == 0 ? r == root : r != root; /* who passes MPI_BOTTOM */
+        for (int i = 0; i < 5; i++) {
+            int v = r == root ? 7000 + 10 * dir + i : -1;
+            flat[i] = v;
+            if (i < 2)
+                head[i] = v;
+            else
+                tail[i - 2] = v;
+        }
+        if (bottom_side)
+            MPI_Bcast(MPI_BOTTOM, 1, abs_t, root, comm);
+        else
+            MPI_Bcast(flat, 5, MPI_INT, root, comm);
+        wrong = 0;
+        for (int i = 0; i < 5; i++)
+            wrong += (bottom_side ? (i < 2 ? head[i] : tail[i - 2]) : flat[i]) != 7000 + 10 * dir + i;
+        CHECK(wrong == 0, "MPI_BOTTOM struct bcast (%s on the root): %d wrong",
+              dir == 0 ? "MPI_BOTTOM" : "plain buffer", wrong);
+        MPI_Type_free(&abs_t);
+    }
     MPI_Type_free(&col);
     MPI_Type_free(&idx);
     MPI_Type_free(&st);
