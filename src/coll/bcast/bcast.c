@@ -1321,21 +1321,6 @@ static int run_hot(numacoll_team_t *t, bst_t *b, void *buf, size_t bytes, int ro
     char *blk = h->mine + h->blk_off + off;
     int rc = wait_stamp(t, (_Atomic uint64_t *)blk, op + 1); /* its loop says who writes */
     if (rc) return rc;
-#if EXP == 7
-    if (((uint64_t *)blk)[1] != bytes) return -1;
-    memcpy(buf, blk + INL_HDR, bytes);
-    atomic_store_explicit((_Atomic uint64_t *)h->mine, op + 1, memory_order_release);
-    return 0;
-#endif
-#if EXP == 8
-    return inl_take(t->rank, blk, (size_t)((uint64_t *)blk)[1], buf, bytes, h->mine, op);
-#endif
-#if EXP == 9
-    memcpy(buf, blk + INL_HDR, bytes);
-    atomic_store_explicit((_Atomic uint64_t *)h->mine, op + 1, memory_order_release);
-    if (((uint64_t *)blk)[1] != bytes) return -1;
-    return 0;
-#endif
     size_t sent = (size_t)((uint64_t *)blk)[1];
     if (NC_UNLIKELY(h->nkids)) hot_forward(h, blk, off, sent, bytes, op);
     return inl_take(t->rank, blk, sent, buf, bytes, h->mine, op);
