@@ -636,6 +636,102 @@ static void test_model_constants(void **state)
     env_reload();
 }
 
+/* Queue memory at first use (NUMACOLL_BCAST_POPULATE): a root whose queue set cannot get
+ * its memory (simulated: the next populate fails) fails that call on every member with
+ * NUMACOLL_ERR_UNSUPPORTED, at the message's first op or in the middle of a message, and
+ * the team goes on working; with `creation` nothing is populated later, so the injected
+ * failure is never reached. */
+typedef struct {
+    int creation; /* NUMACOLL_BCAST_POPULATE=creation */
+} pop_args_t;
+
+static int pop_worker(nc_forkctx_t *ctx)
+{
+    const pop_args_t *a = ctx->arg;
+    numacoll_team_t *t = ctx->team;
+    int me = ctx->rank, P = ctx->size;
+    size_t big = 3 * MiB; /* more than one set of the default 4 MiB queue: two ops */
+    unsigned char *buf = malloc(big), *want = malloc(big);
+    if (!buf || !want) return 70;
+    struct {
+        int root;
+        size_t n;
+        int fail; /* the root's next populate fails */
+        int fails_here;
+    } steps[] = {
+        {0, 100, 0, 0},                /* inline: sets the team up, no queue touched */
+        {1, 100 * 1024, 1, 1},         /* root 1's first queue message: its set 0 fails */
+        {1, 100 * 1024, 0, 0},         /* and is populated on the next try */
+        {1, big, 0, 0},                /* set 1 as well */
+        {2, 64 * 1024, 0, 0},          /* root 2: set 0 */
+        {2, big, 1, 1},                /* the second op of this message (set 1) fails */
+        {2, big, 0, 0},                /* all fine again */
+        {P - 1, 200 * 1024, 0, 0},     /* another root, after all that */
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        int root = steps[i].root % P;
+        size_t n = steps[i].n;
+        fill(want, n, 1000 + i);
+        if (me == root) {
+            memcpy(buf, want, n);
+            if (steps[i].fail) nc_seg_debug_fail_populate(1);
+        } else {
+            memset(buf, 0x33, n);
+        }
+        int rc = numacoll_bcast(t, buf, n, root);
+        int expect = steps[i].fails_here && !a->creation ? NUMACOLL_ERR_UNSUPPORTED : NUMACOLL_OK;
+        if (me == root) nc_seg_debug_fail_populate(0);
+        if (rc != expect) {
+            fprintf(stderr, "rank %d, step %zu: expected %s, got %s (%s)\n", me, i,
+                    numacoll_status_name(expect), numacoll_status_name(rc), numacoll_last_error());
+            return 71;
+        }
+        if (rc != NUMACOLL_OK) {
+            const char *m = numacoll_last_error();
+            if (!strstr(m, "could not get the memory of its queue") ||
+                (me == root && !strstr(m, "cannot allocate"))) {
+                fprintf(stderr, "rank %d, step %zu: message: %s\n", me, i, m);
+                return 72;
+            }
+            if (me == 0 && i == 1) printf("expected error: %s\n", m);
+            continue;
+        }
+        if (memcmp(buf, want, n) != 0) {
+            fprintf(stderr, "rank %d, step %zu: wrong content\n", me, i);
+            return 73;
+        }
+    }
+    free(buf);
+    free(want);
+    return 0;
+}
+
+static void test_populate_first_use(void **state)
+{
+    (void)state;
+    for (int creation = 0; creation < 2; creation++) {
+        clear_env();
+        setenv("NUMACOLL_BCAST_CMA_MIN", "0", 1); /* the queues, not CMA (test_bcast_cma) */
+        if (creation) setenv("NUMACOLL_BCAST_POPULATE", "creation", 1);
+        env_reload();
+        pop_args_t a = {.creation = creation};
+        int Ps[] = {2, 4};
+        for (int i = 0; i < 2; i++) {
+            nc_forkresult_t res;
+            int shm_before = nc_count_shm_files();
+            assert_int_equal(nc_forkrun(Ps[i], NC_FORK_BIND, pop_worker, &a, 0, 60, &res), 0);
+            assert_int_equal(res.timed_out, 0);
+            assert_true(nc_count_shm_files() <= shm_before);
+        }
+    }
+    clear_env();
+    setenv("NUMACOLL_BCAST_POPULATE", "lazy", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_ERR_CONFIG);
+    assert_non_null(strstr(numacoll_last_error(), "allowed: first-use, creation"));
+    clear_env();
+    env_reload();
+}
+
 /* Bad geometry fails on every member with a message, no hang. */
 static void test_bad_config(void **state)
 {
@@ -675,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_oversubscribed_p8),
         cmocka_unit_test(test_copy_mode_selection),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_populate_first_use),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

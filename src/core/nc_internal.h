@@ -96,15 +96,27 @@ typedef struct nc_seg {
  * Collective creation of a segment of @p size bytes over the members described by
  * (rank, nprocs, allgather, ctx). Rank 0 creates the file (random name, O_EXCL, 0600),
  * reserves [0, reserve0) itself; everyone attaches; the name is unlinked once all have
- * attached; then each rank reserves and first-touches its own range [own_off, own_off +
- * own_len) (pass own_len = 0 for none) with MADV_RANDOM set and, if @p numa_node >= 0
- * and NUMACOLL_NUMA_BIND allows, the range bound to that node. The outcome is agreed: if
- * any member fails, all return the same error and nothing is left behind.
+ * attached; then each rank binds its own range [own_off, own_off + own_len) (pass
+ * own_len = 0 for none) to @p numa_node if that is >= 0 and NUMACOLL_NUMA_BIND allows, and
+ * reserves and first-touches its first @p own_now bytes (<= own_len; the rest is for the
+ * owner to populate later with nc_seg_populate), with MADV_RANDOM set. The outcome is
+ * agreed: if any member fails, all return the same error and nothing is left behind.
  */
 int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn allgather, void *ctx,
                              size_t size, size_t reserve0, size_t own_off, size_t own_len,
-                             int numa_node, const char *what, nc_seg_t *seg);
+                             size_t own_now, int numa_node, const char *what, nc_seg_t *seg);
 void nc_seg_destroy(nc_seg_t *seg);
+/** 1 if nc_seg_populate works on this kernel (MADV_POPULATE_WRITE, Linux >= 5.14). */
+int nc_seg_populate_supported(void);
+/**
+ * Allocate and map the pages of [addr, addr + len) inside a segment now (the range's
+ * NUMA binding applies): NUMACOLL_OK, or NUMACOLL_ERR_NOMEM with a message naming @p what
+ * when the memory cannot be had (a full /dev/shm, a memory limit), where a plain first
+ * touch would have raised SIGBUS.
+ */
+int nc_seg_populate(void *addr, size_t len, const char *what);
+/** Tests only: make the next @p n calls of nc_seg_populate in this process fail. */
+__attribute__((visibility("hidden"))) void nc_seg_debug_fail_populate(int n);
 
 /**
  * Check with move_pages() on which NUMA node the pages of [addr, addr+len) are.

@@ -17,6 +17,8 @@
 #include "nc_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <numa.h>
 #include <numaif.h>
@@ -157,14 +159,14 @@ static int create_fd(int use_memfd, char *name, size_t namelen, const char *what
 
 int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn allgather, void *ctx,
                              size_t size, size_t reserve0, size_t own_off, size_t own_len,
-                             int numa_node, const char *what, nc_seg_t *seg)
+                             size_t own_now, int numa_node, const char *what, nc_seg_t *seg)
 {
     memset(seg, 0, sizeof *seg);
     int fd = -1, rc = NUMACOLL_OK;
     char name[64] = {0};
     void *base = MAP_FAILED;
 
-    if (size == 0 || own_off + own_len > size || reserve0 > size)
+    if (size == 0 || own_off + own_len > size || reserve0 > size || own_now > own_len)
         return nc_error(NUMACOLL_ERR_ARG, "invalid segment geometry for %s", what);
 
     /* Backends, in order: an anonymous memfd that peers open through /proc/<pid>/fd (no
@@ -257,10 +259,10 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
                            strerror(errno));
             }
         }
-        rc = reserve(fd, own_off, own_len, what);
+        rc = reserve(fd, own_off, own_now, what);
         if (rc == NUMACOLL_OK) {
             size_t ps = nc_page_size();
-            for (size_t o = 0; o < own_len; o += ps)
+            for (size_t o = 0; o < own_now; o += ps)
                 ((volatile char *)own)[o] = 0;
         }
     }
@@ -279,6 +281,59 @@ out:
     if (base != MAP_FAILED) munmap(base, size);
     if (fd >= 0) close(fd);
     return rc;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux >= 5.14 */
+#endif
+
+static _Atomic int populate_fail_next; /* tests: calls left to fail */
+
+void nc_seg_debug_fail_populate(int n)
+{
+    atomic_store_explicit(&populate_fail_next, n, memory_order_relaxed);
+}
+
+int nc_seg_populate_supported(void)
+{
+    static _Atomic int known; /* 0 unknown, 1 yes, 2 no */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (k) return k == 1;
+    size_t ps = nc_page_size();
+    void *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    k = 2;
+    if (p != MAP_FAILED) {
+        if (madvise(p, ps, MADV_POPULATE_WRITE) == 0) k = 1;
+        munmap(p, ps);
+    }
+    atomic_store_explicit(&known, k, memory_order_relaxed);
+    return k == 1;
+}
+
+int nc_seg_populate(void *addr, size_t len, const char *what)
+{
+    size_t ps = nc_page_size();
+    char *a = (char *)((uintptr_t)addr & ~(uintptr_t)(ps - 1));
+    len = nc_round_up(len + (size_t)((char *)addr - a), ps);
+    int err = 0;
+    if (atomic_load_explicit(&populate_fail_next, memory_order_relaxed) > 0) {
+        atomic_fetch_sub_explicit(&populate_fail_next, 1, memory_order_relaxed);
+        err = EFAULT; /* as the kernel reports a page it could not allocate */
+    } else {
+        while (madvise(a, len, MADV_POPULATE_WRITE) != 0) {
+            err = errno;
+            if (err != EINTR && err != EAGAIN) break;
+            err = 0;
+        }
+    }
+    if (err == 0) return NUMACOLL_OK;
+    struct statvfs sv;
+    unsigned long long avail = 0;
+    if (statvfs("/dev/shm", &sv) == 0) avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+    return nc_error(NUMACOLL_ERR_NOMEM,
+                    "cannot allocate %zu bytes of shared memory for %s: %s (/dev/shm has %llu "
+                    "bytes free; a full /dev/shm or a memory limit)",
+                    len, what, strerror(err), avail);
 }
 
 void nc_seg_destroy(nc_seg_t *seg)

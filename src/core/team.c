@@ -220,7 +220,7 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
 
     rc = nc_seg_create_collective(t->rank, t->size, t->allgather, t->oob_ctx, total, t->global_size,
                                   t->global_size + (size_t)t->rank * t->rank_stride, t->rank_stride,
-                                  t->numa_node, "a team", &t->seg);
+                                  t->rank_stride, t->numa_node, "a team", &t->seg);
     if (rc != NUMACOLL_OK) goto fail; /* already agreed */
     t->global = t->seg.base;
     t->ranks = (char *)t->seg.base + t->global_size;

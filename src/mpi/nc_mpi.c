@@ -836,6 +836,7 @@ static inline int node_bcast(nc_comm_t *s, void *p, size_t bytes, int root)
         }
         if (rc != NUMACOLL_ERR_UNSUPPORTED) return rc;
         s->bcast_native = 1; /* every member gets the same answer from the core */
+        warn_fallback(s, "the shared-memory broadcast", numacoll_last_error());
     }
     if (s->node_size > 1)
         return PMPI_Bcast(p, (int)bytes, MPI_BYTE, root, NODE_COMM(s)) == MPI_SUCCESS

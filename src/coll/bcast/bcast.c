@@ -143,6 +143,7 @@ struct nc_bcast_team {
     tree_cache_t trees[NC_BTREE_COUNT];
     nc_bcast_model_t model;
     int t_measured, tw_measured; /* where the model's t / t_W came from (model_src) */
+    unsigned char *populated;    /* [q] 1: my queue's set has its memory (all 1 unless lazy) */
 };
 
 typedef struct nc_bcast_team bst_t;
@@ -168,6 +169,7 @@ static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
 #define REP_TAG_BITS 24
 #define REP_TAG_MASK ((1ull << REP_TAG_BITS) - 1)
 #define NT_REPORT 4 /* mode bit: receivers report their time in this call (word 1) */
+#define NT_NOSPACE 8 /* mode bit: the root could not populate its queue; the call fails */
 static inline uint64_t rep_tag(uint64_t op) /* never 0, the word's initial value */
 {
     return op % REP_TAG_MASK + 1;
@@ -649,12 +651,22 @@ static int bcast_init(numacoll_team_t *t)
             b->cma_ok &= cmas[r] != 0;
     }
     free(all);
+    /* a queue's memory at its owner's first write into each set (first-use), unless
+     * configured otherwise, the kernel cannot populate without the risk of SIGBUS, or
+     * relays write into their queues for other roots (a relay that failed would leave its
+     * node without the data while the rest of the team returns success) */
+    int lazy = strcmp(nc_cfg_str("NUMACOLL_BCAST_POPULATE"), "first-use") == 0 && !b->relay &&
+               nc_seg_populate_supported();
+    b->populated = malloc(q);
+    if (!b->populated && rc == NUMACOLL_OK) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    if (b->populated) memset(b->populated, !lazy, q);
     if (rc == NUMACOLL_OK)
         rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total, b->global_bytes,
                                       b->global_bytes + (size_t)t->rank * b->proc_bytes,
-                                      b->proc_bytes, t->numa_node, "the broadcast queues", &b->seg);
+                                      b->proc_bytes, lazy ? b->ctl_bytes : b->proc_bytes,
+                                      t->numa_node, "the broadcast queues", &b->seg);
     if (rc != NUMACOLL_OK) {
-        free(b->numa), free(b->known_ack), free(b->groups), free(b);
+        free(b->numa), free(b->known_ack), free(b->groups), free(b->populated), free(b);
         return rc;
     }
     b->global = b->seg.base;
@@ -692,12 +704,13 @@ static int bcast_init(numacoll_team_t *t)
                             : "off");
     if (nc_verbose() >= 2) {
         size_t on = 0, off = 0;
-        int node =
-            nc_seg_check_placement(proc_base(b, t->rank), b->proc_bytes, t->numa_node, &on, &off);
+        size_t n = lazy ? b->ctl_bytes : b->proc_bytes;
+        int node = nc_seg_check_placement(proc_base(b, t->rank), n, t->numa_node, &on, &off);
         nc_log(2, t->rank, P,
-               "bcast: my queue (%zu bytes) lies on NUMA node %d (expected %d: %zu pages "
-               "there, %zu elsewhere)",
-               b->proc_bytes, node, t->numa_node, on, off);
+               "bcast: my %s (%zu bytes) lies on NUMA node %d (expected %d: %zu pages "
+               "there, %zu elsewhere)%s",
+               lazy ? "control block" : "queue", n, node, t->numa_node, on, off,
+               lazy ? "; the queue's sets get their memory at first use" : "");
     }
     return NUMACOLL_OK;
 }
@@ -709,7 +722,7 @@ void nc_bcast_team_fini(numacoll_team_t *t)
     for (int i = 0; i < NC_BTREE_COUNT; i++)
         tree_free(&b->trees[i]);
     nc_seg_destroy(&b->seg);
-    free(b->numa), free(b->known_ack), free(b->groups), free(b);
+    free(b->numa), free(b->known_ack), free(b->groups), free(b->populated), free(b);
     t->bcast = NULL;
 }
 
@@ -953,6 +966,45 @@ static void copy_nt(void *dst, const void *src, size_t n)
 }
 #endif
 
+/* Tell the children that op fails for want of the root's queue (forwarded down the
+ * tree), ack op so that nobody waits for us, and fail. Every member of the call reaches
+ * this through the first fragment of op, so all return the same error. */
+static int queue_failed(call_t *x, size_t slot, uint64_t op, const char *why)
+{
+    x->nt = NT_NOSPACE;
+    notify(x, slot, 0, op + 1);
+    ack(x->b, x->me, op);
+    return nc_error(NUMACOLL_ERR_UNSUPPORTED,
+                    "bcast: the root (rank %d) could not get the memory of its queue%s%s; this "
+                    "broadcast did not happen on any member",
+                    x->root, why ? ": " : "", why ? why : "");
+}
+
+/* The root's first write into @p set of its queue: populate the set (NUMACOLL_BCAST_POPULATE
+ * first-use). Failing, the whole call fails on every member (queue_failed), with the
+ * reason in the log. */
+static int populate_set(call_t *x, size_t set, uint64_t op)
+{
+    bst_t *b = x->b;
+    char *p = slot_buf(b, x->me, set * b->nb);
+    int rc = nc_seg_populate(p, b->nb * b->f, "a broadcast queue set");
+    if (rc == NUMACOLL_OK) {
+        b->populated[set] = 1;
+        if (nc_verbose() >= 2) {
+            size_t on = 0, off = 0;
+            int node = nc_seg_check_placement(p, b->nb * b->f, x->t->numa_node, &on, &off);
+            nc_log(2, x->me, x->P,
+                   "bcast: set %zu of my queue (%zu bytes) got its memory on NUMA node %d "
+                   "(expected %d: %zu pages there, %zu elsewhere)",
+                   set, b->nb * b->f, node, x->t->numa_node, on, off);
+        }
+        return NUMACOLL_OK;
+    }
+    char why[256];
+    snprintf(why, sizeof why, "%s", numacoll_last_error());
+    return queue_failed(x, set * b->nb, op, why);
+}
+
 static int run_queue(call_t *x, char *buf, size_t bytes)
 {
     bst_t *b = x->b;
@@ -977,6 +1029,10 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
         if (is_root) {
             rc = wait_reuse(x->t, b, op, b->q);
             if (rc) return rc;
+            if (NC_UNLIKELY(!b->populated[set])) {
+                rc = populate_set(x, set, op);
+                if (rc) return rc;
+            }
             /* diagnostic only (nobody waits on it): last op started on this set */
             atomic_store_explicit(set_op(b, set), op + 1, memory_order_relaxed);
         }
@@ -993,6 +1049,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
                 ctl_line_t *cl = ctl_of(b, x->t, x->me, slot);
                 rc = wait_stamp(x->t, &cl->stamp, op + 1);
                 if (rc) return rc;
+                if (NC_UNLIKELY(cl->mode & NT_NOSPACE)) return queue_failed(x, slot, op, NULL);
                 if (cl->size != n)
                     return nc_error(NUMACOLL_ERR_ARG,
                                     "bcast: rank %d expected a fragment of %zu bytes and got "
