@@ -694,14 +694,16 @@ static int bcast_init(numacoll_team_t *t)
         nc_log(1, t->rank, P,
                "bcast: segment %zu bytes (paper's w + wq + ps(w+f) = %zu), f = %zu%s, s = %zu, "
                "q = %zu, queue b = %zu per process (model: t = %.4f ns/byte %s, t_W = %.1f ns "
-               "%s), inline <= %zu (room %zu), tree %s (k %d), relay %s, CMA %s",
+               "%s), inline <= %zu (room %zu), tree %s (k %d), relay %s, CMA %s, queue memory "
+               "at %s",
                total, b->paper_size, f, b->fixed_f ? "" : " (model)", s, q, b->b,
                b->model.t * 1e9, model_src[b->t_measured], b->model.t_w * 1e9,
                model_src[b->tw_measured], b->inline_max,
                b->room, nc_bcast_tree_names[b->tree], b->k, b->relay ? "on" : "off",
                !b->cma_ok   ? "not permitted"
                : b->cma_min ? "on"
-                            : "off");
+                            : "off",
+               lazy ? "first use" : "creation");
     if (nc_verbose() >= 2) {
         size_t on = 0, off = 0;
         size_t n = lazy ? b->ctl_bytes : b->proc_bytes;
@@ -974,10 +976,15 @@ static int queue_failed(call_t *x, size_t slot, uint64_t op, const char *why)
     x->nt = NT_NOSPACE;
     notify(x, slot, 0, op + 1);
     ack(x->b, x->me, op);
+    if (why)
+        return nc_error(NUMACOLL_ERR_UNSUPPORTED,
+                        "bcast: rank %d (%s) could not get the memory of its queue: %s; this "
+                        "broadcast did not happen on any member",
+                        x->me, x->me == x->root ? "the root" : "a NUMA relay", why);
     return nc_error(NUMACOLL_ERR_UNSUPPORTED,
-                    "bcast: the root (rank %d) could not get the memory of its queue%s%s; this "
-                    "broadcast did not happen on any member",
-                    x->root, why ? ": " : "", why ? why : "");
+                    "bcast: the root (rank %d) or a NUMA relay could not get the memory of its "
+                    "queue; this broadcast did not happen on any member",
+                    x->root);
 }
 
 /* The root's first write into @p set of its queue: populate the set (NUMACOLL_BCAST_POPULATE
@@ -1057,6 +1064,13 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
                                     x->me, n, (unsigned long long)cl->size);
                 x->nt = (int)cl->mode; /* the root's choice, forwarded as is */
                 if (hold) {
+                    /* lazy queues with the relay forced per call (nc_bcast_opts_t; auto
+                     * relay makes the queues eager): a failure here fails only this
+                     * relay's subtree, which the internal callers report */
+                    if (NC_UNLIKELY(!b->populated[set])) {
+                        rc = populate_set(x, set, op);
+                        if (rc) return rc;
+                    }
                     memcpy(frag_buf(b, x->rotate, x->me, set, op, span, fe, i),
                            frag_buf(b, x->rotate, src, set, op, span, fe, i), n);
                     notify(x, slot, n, op + 1);
