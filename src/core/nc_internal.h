@@ -106,6 +106,8 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
                              size_t size, size_t reserve0, size_t own_off, size_t own_len,
                              size_t own_now, int numa_node, const char *what, nc_seg_t *seg);
 void nc_seg_destroy(nc_seg_t *seg);
+/** Bytes free in /dev/shm for an unprivileged writer, SIZE_MAX if that cannot be read. */
+size_t nc_shm_free_bytes(void);
 /** 1 if nc_seg_populate works on this kernel (MADV_POPULATE_WRITE, Linux >= 5.14). */
 int nc_seg_populate_supported(void);
 /**

@@ -90,6 +90,13 @@ static void random_name(char *out, size_t n)
              rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 }
 
+size_t nc_shm_free_bytes(void)
+{
+    struct statvfs sv;
+    if (statvfs("/dev/shm", &sv) != 0) return SIZE_MAX;
+    return (size_t)sv.f_bavail * sv.f_frsize;
+}
+
 static int reserve(int fd, size_t off, size_t len, const char *what)
 {
     if (len == 0) return NUMACOLL_OK;
@@ -98,9 +105,8 @@ static int reserve(int fd, size_t off, size_t len, const char *what)
         err = posix_fallocate(fd, (off_t)off, (off_t)len);
     } while (err == EINTR);
     if (err == 0) return NUMACOLL_OK;
-    struct statvfs sv;
-    unsigned long long avail = 0;
-    if (statvfs("/dev/shm", &sv) == 0) avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+    size_t free_now = nc_shm_free_bytes();
+    unsigned long long avail = free_now == SIZE_MAX ? 0 : (unsigned long long)free_now;
     if (err == ENOSPC || err == ENOMEM)
         return nc_error(NUMACOLL_ERR_NOMEM,
                         "cannot reserve %zu bytes of shared memory for %s in /dev/shm (%llu "
@@ -327,9 +333,8 @@ int nc_seg_populate(void *addr, size_t len, const char *what)
         }
     }
     if (err == 0) return NUMACOLL_OK;
-    struct statvfs sv;
-    unsigned long long avail = 0;
-    if (statvfs("/dev/shm", &sv) == 0) avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+    size_t free_now = nc_shm_free_bytes();
+    unsigned long long avail = free_now == SIZE_MAX ? 0 : (unsigned long long)free_now;
     return nc_error(NUMACOLL_ERR_NOMEM,
                     "cannot allocate %zu bytes of shared memory for %s: %s (/dev/shm has %llu "
                     "bytes free; a full /dev/shm or a memory limit)",

@@ -50,7 +50,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -359,13 +358,6 @@ typedef struct init_msg {
     uint64_t probe_addr;
 } init_msg_t;
 
-static size_t shm_free_bytes(void)
-{
-    struct statvfs sv;
-    if (statvfs("/dev/shm", &sv) != 0) return (size_t)1 << 40;
-    return (size_t)sv.f_bavail * sv.f_frsize;
-}
-
 static int cma_probe(const init_msg_t *peer)
 {
     uint64_t v = 0;
@@ -570,7 +562,7 @@ static int bcast_init(numacoll_team_t *t)
                      .room = b->room,
                      .inline_max = b->inline_max,
                      .cma_min = b->cma_min,
-                     .shm_free = shm_free_bytes(),
+                     .shm_free = nc_shm_free_bytes(),
                      .tree = b->tree,
                      .k = b->k,
                      .relay = b->relay,
