@@ -288,11 +288,13 @@ static int bcast_worker(nc_forkctx_t *ctx)
     return 0;
 }
 
-static void run_team(int P, const bc_args_t *a, double timeout)
+/* @p worker on P forked members: every member must pass, none may time out, and no
+ * segment may be left behind */
+static void run_members(int P, int (*worker)(nc_forkctx_t *), void *arg, double timeout)
 {
     int shm_before = nc_count_shm_files();
     nc_forkresult_t res;
-    int failed = nc_forkrun(P, NC_FORK_BIND, bcast_worker, (void *)a, 0, timeout, &res);
+    int failed = nc_forkrun(P, NC_FORK_BIND, worker, arg, 0, timeout, &res);
     assert_int_equal(res.timed_out, 0);
     assert_int_equal(failed, 0);
     /* no segment left behind; other programs may create theirs meanwhile, so a higher
@@ -303,6 +305,11 @@ static void run_team(int P, const bc_args_t *a, double timeout)
         now = nc_count_shm_files();
     }
     assert_true(now <= shm_before);
+}
+
+static void run_team(int P, const bc_args_t *a, double timeout)
+{
+    run_members(P, bcast_worker, (void *)a, timeout);
 }
 
 static bc_args_t base_args(int iters, unsigned seed)
@@ -716,13 +723,8 @@ static void test_populate_first_use(void **state)
         env_reload();
         pop_args_t a = {.creation = creation};
         int Ps[] = {2, 4};
-        for (int i = 0; i < 2; i++) {
-            nc_forkresult_t res;
-            int shm_before = nc_count_shm_files();
-            assert_int_equal(nc_forkrun(Ps[i], NC_FORK_BIND, pop_worker, &a, 0, 60, &res), 0);
-            assert_int_equal(res.timed_out, 0);
-            assert_true(nc_count_shm_files() <= shm_before);
-        }
+        for (int i = 0; i < 2; i++)
+            run_members(Ps[i], pop_worker, &a, 60);
     }
     clear_env();
     setenv("NUMACOLL_BCAST_POPULATE", "lazy", 1);
