@@ -105,8 +105,10 @@ static const nc_cfg_def_t table[] = {
      NULL},
     {"NUMACOLL_BCAST_MODEL_TW", NC_CFG_DOUBLE, "0", "0..100000000",
      "the model's t_W, nanoseconds a receiver waits for one notification; 0 = measured at each "
-     "team's first broadcast: the mean of 16 team barriers divided by ceil(log2 P), the "
-     "notification rounds of a barrier; every member uses rank 0's value. Oversubscribed "
+     "team's first broadcast: the median of 5 batches of 4 team barriers, per barrier, divided "
+     "by ceil(log2 P), the notification rounds of a barrier (a mean of all of them carried the "
+     "members' arrival skew and preemption: once 12.9 us instead of ~0.24 us); every member "
+     "uses rank 0's value. Oversubscribed "
      "teams use 200 unless set (a barrier there measures the scheduler: t_W = 2.2 us at P = 8 "
      "on 2 CPUs, whose fragments of 644 KiB made 64-128 KiB broadcasts 2x slower). t_WO = "
      "2 t_W and t_A = 0.2 t_W (the paper's ratios)",
