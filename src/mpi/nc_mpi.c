@@ -114,7 +114,7 @@ static __thread __attribute__((tls_model("initial-exec"))) struct {
 static struct {
     _Atomic uint64_t barrier_calls, barrier_numacoll, bcast_calls, bcast_numacoll, bcast_staged,
         fortran_calls, comms_set_up, comms_freed, teams_created, teams_destroyed, team_failures,
-        progress_calls, teams_reused;
+        progress_calls, teams_reused, bcast_states_kept;
 } g_st;
 
 #define COUNT(x) atomic_fetch_add_explicit(&g_st.x, 1, memory_order_relaxed)
@@ -202,6 +202,7 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
     o->team_failures = READ(team_failures);
     o->progress_calls = READ(progress_calls);
     o->teams_reused = READ(teams_reused);
+    o->bcast_states_kept = READ(bcast_states_kept);
     return 0;
 }
 
@@ -258,10 +259,13 @@ static void idle_destroy_all(void)
 /* Put @p t (members @p sig) into the idle cache; returns 1 if it was kept. */
 static int idle_insert(numacoll_team_t *t, uint64_t sig)
 {
-    /* an idle team keeps only its small barrier segment: the broadcast queues are
-     * released now and re-created collectively at the reusing communicator's first
-     * broadcast (every member reusing the team has released them) */
-    nc_bcast_team_fini(t);
+    /* An idle team keeps its barrier segment, and its broadcast state too while that holds
+     * no queue memory (only small messages went through it: the control block, 28 KiB at
+     * np=2): a dup/free loop then pays no segment set-up per communicator. A state with
+     * queue memory is released now (up to b per member per idle team otherwise). Whether
+     * every member kept it is agreed on at reuse (comm_setup): the state's set-up at the
+     * next broadcast is collective, so either all members have it or none. */
+    if (nc_bcast_team_holds_queue(t)) nc_bcast_team_fini(t);
     idle_team_t *e = malloc(sizeof *e), *drop = NULL;
     if (!e) return 0;
     e->team = t;
@@ -411,14 +415,16 @@ static void print_stats(void)
     fprintf(stderr,
             "numacoll-mpi stats [%s rank %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
             "(numacoll %llu, staged %llu), fortran %llu, comms %llu set up / %llu freed, teams "
-            "%llu created / %llu destroyed / %llu failed / %llu reused, progress %llu\n",
+            "%llu created / %llu destroyed / %llu failed / %llu reused (%llu with their broadcast "
+            "state), progress %llu\n",
             NC_FLAVOR, r, (unsigned long long)READ(barrier_calls),
             (unsigned long long)READ(barrier_numacoll), (unsigned long long)READ(bcast_calls),
             (unsigned long long)READ(bcast_numacoll), (unsigned long long)READ(bcast_staged),
             (unsigned long long)READ(fortran_calls), (unsigned long long)READ(comms_set_up),
             (unsigned long long)READ(comms_freed), (unsigned long long)READ(teams_created),
             (unsigned long long)READ(teams_destroyed), (unsigned long long)READ(team_failures),
-            (unsigned long long)READ(teams_reused), (unsigned long long)READ(progress_calls));
+            (unsigned long long)READ(teams_reused), (unsigned long long)READ(bcast_states_kept),
+            (unsigned long long)READ(progress_calls));
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first: release every communicator
@@ -526,6 +532,8 @@ typedef struct agree_rec {
     uint64_t idle; /* id of an idle team with the same members, 0 = none */
     int32_t active;
     int32_t fake;
+    int32_t bcast; /* the reserved idle team still has its broadcast state */
+    int32_t pad;
 } agree_rec_t;
 
 /* Collective over comm (its first numacoll collective): build the state. */
@@ -550,7 +558,11 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
     if (!all) return s; /* cannot happen in practice; the others would hang: abort-free */
     uint64_t cand_id = 0;
     numacoll_team_t *cand = sig ? idle_reserve(sig, &cand_id) : NULL;
-    agree_rec_t me = {.key = g_node_key, .idle = cand_id, .active = 1, .fake = g_fake_nodes};
+    agree_rec_t me = {.key = g_node_key,
+                      .idle = cand_id,
+                      .active = 1,
+                      .fake = g_fake_nodes,
+                      .bcast = cand && cand->bcast};
     if (PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, comm) !=
         MPI_SUCCESS) {
         free(all);
@@ -560,11 +572,12 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
         }
         return s;
     }
-    int distinct = 1, fake = all[0].fake, agreed = 1;
+    int distinct = 1, fake = all[0].fake, agreed = 1, bcast_all = 1;
     uint64_t idle = all[0].idle;
     for (int r = 0; r < s->size; r++) {
         if (!all[r].active || all[r].fake != fake) agreed = 0;
         if (all[r].idle != idle) idle = 0;
+        if (!all[r].bcast) bcast_all = 0;
         int seen = 0;
         for (int q = 0; q < r && !seen; q++)
             seen = all[q].key == all[r].key;
@@ -588,6 +601,11 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
         s->oob_comm = comm;
         if (reuse) s->team = cand; /* every member reserved this very team (agreed) */
         if (s->team) {
+            /* a kept broadcast state only if every member kept its own (see idle_insert) */
+            if (!bcast_all)
+                nc_bcast_team_fini(s->team);
+            else
+                COUNT(bcast_states_kept);
             /* the team's OOB callbacks now use this communicator */
             s->team->oob_ctx = &s->oob_comm;
             snprintf(s->team->name, sizeof s->team->name, "%s", label);

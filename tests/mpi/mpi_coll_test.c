@@ -32,7 +32,7 @@
 typedef struct stats { /* mirrors numacoll_mpi_stats_t */
     uint64_t barrier_calls, barrier_numacoll, bcast_calls, bcast_numacoll, bcast_staged,
         fortran_calls, comms_set_up, comms_freed, teams_created, teams_destroyed, team_failures,
-        progress_calls, teams_reused;
+        progress_calls, teams_reused, bcast_states_kept;
 } stats_t;
 
 static int g_rank, g_size, g_fail;
@@ -275,7 +275,46 @@ static void test_churn(int n)
         CHECK(v == i, "split churn bcast got %d, expected %d", v, i);
         MPI_Comm_free(&c);
     }
+    /* broadcast churn: a reused team keeps its broadcast set-up while no member's queue
+     * holds memory. Every 4th communicator also carries a queue message from one root
+     * (only that member's queue gets memory), so at the next reuse the members disagree
+     * and must all drop their set-up (else the next broadcast's collective set-up would
+     * pair with a member that skips it: a hang or wrong data) */
+    stats_t sb0 = get_stats();
+    int nb = n / 10 < 40 ? 40 : n / 10;
+    size_t big = 65536 + 24;
+    unsigned char *buf = malloc(big);
+    for (int i = 0; i < nb; i++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        int root = i % g_size;
+        long v[2] = {g_rank == root ? i : -1, g_rank == root ? -i : 1};
+        MPI_Bcast(v, 2, MPI_LONG, root, c);
+        CHECK(v[0] == i && v[1] == -i, "bcast churn %d got %ld %ld", i, v[0], v[1]);
+        if (i % 4 == 3 && buf) {
+            int broot = (i / 4) % g_size;
+            for (size_t k = 0; k < big; k++)
+                buf[k] = g_rank == broot ? (unsigned char)(k * 7 + i) : 0;
+            MPI_Bcast(buf, (int)big, MPI_BYTE, broot, c);
+            size_t bad = 0;
+            for (size_t k = 0; k < big; k++)
+                bad += buf[k] != (unsigned char)(k * 7 + i);
+            CHECK(bad == 0, "bcast churn %d: %zu of %zu bytes wrong (root %d)", i, bad, big, broot);
+        }
+        MPI_Comm_free(&c);
+    }
+    free(buf);
     stats_t s1 = get_stats();
+    if (expect_numacoll() && g_size > 1) {
+        /* most reuses keep the set-up (those after a small-only communicator whose team had
+         * no queue message before); the ones after a queue message cannot */
+        uint64_t kept = s1.bcast_states_kept - sb0.bcast_states_kept;
+        uint64_t reused = s1.teams_reused - sb0.teams_reused;
+        CHECK(kept >= (uint64_t)nb / 4 && kept < reused,
+              "broadcast set-ups kept at %llu of %llu team reuses (%d communicators): expected "
+              "at least %d, and fewer than all",
+              (unsigned long long)kept, (unsigned long long)reused, nb, nb / 4);
+    }
     int fd1 = count_fds();
     long rss1 = rss_kb();
     int shm = count_shm();
