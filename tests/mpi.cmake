@@ -50,6 +50,17 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
   nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)
   nc_mpi_test(mpi_${f}_bcast_truncate ${f} 3 -- ${P} truncate)
+  # a broadcast queue that cannot get its memory (/dev/shm filled, in a private mount
+  # namespace with its own small tmpfs; root only, skipped otherwise): the call and the
+  # communicator's later ones go to the MPI's own broadcast, with the right data
+  add_test(NAME mpi_${f}_bcast_nospace
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/small_shm.sh 48m ${NC_MPI_RUN} ${f} 2
+                   --env NUMACOLL_SHM_BACKEND=posix --env NUMACOLL_VERBOSE=1
+                   --expect "could not get the memory of its queue"
+                   --expect "nospace: [0-9]+ bytes were left free; the broadcasts fell back"
+                   -- ${P} nospace)
+  set_tests_properties(mpi_${f}_bcast_nospace PROPERTIES TIMEOUT 240 LABELS "mpi;mpi-${f}"
+                       RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
   # the MPI benchmark's broadcast references: limit:inline carries the payload (every
   # receiver checks it; a wrong byte fails the run) at each size up to its 1 KiB blocks
   # and is left out above them (11 rows for 1 B .. 1 KiB, none at 2 KiB)

@@ -335,10 +335,15 @@ int nc_seg_populate(void *addr, size_t len, const char *what)
     if (err == 0) return NUMACOLL_OK;
     size_t free_now = nc_shm_free_bytes();
     unsigned long long avail = free_now == SIZE_MAX ? 0 : (unsigned long long)free_now;
+    /* MADV_POPULATE_WRITE says EFAULT where a plain store would have raised SIGBUS (no
+     * page to be had: a full tmpfs or the memory cgroup's limit); "Bad address" would
+     * mislead, so name the cause */
     return nc_error(NUMACOLL_ERR_NOMEM,
                     "cannot allocate %zu bytes of shared memory for %s: %s (/dev/shm has %llu "
                     "bytes free; a full /dev/shm or a memory limit)",
-                    len, what, strerror(err), avail);
+                    len, what, err == EFAULT ? "the kernel has no pages for it (EFAULT)"
+                                             : strerror(err),
+                    avail);
 }
 
 void nc_seg_destroy(nc_seg_t *seg)

@@ -10,6 +10,8 @@
  *   mpi_coll_test threads           MPI_THREAD_MULTIPLE, one communicator per thread
  *   mpi_coll_test bcast [iters]     MPI_Bcast: sizes, roots, derived datatypes, type pairs
  *   mpi_coll_test truncate          MPI_Bcast with a receiver expecting more bytes
+ *   mpi_coll_test nospace           a queue that cannot get memory: the native MPI_Bcast
+ *                                   takes over (run by tests/mpi/small_shm.sh)
  *
  * Environment: NC_EXPECT=numacoll (default) | native: whether the counters must show
  * numacoll executing the calls (native: NUMACOLL_DISABLE=1 or no preload).
@@ -19,6 +21,9 @@
 #include <mpi.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/statvfs.h>
 #include <stddef.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -744,6 +749,76 @@ static void test_truncate(void)
     MPI_Comm_free(&c);
 }
 
+/* The broadcast's queue memory comes at first use (NUMACOLL_BCAST_POPULATE=first-use). Run
+ * with NUMACOLL_SHM_BACKEND=posix in a private mount namespace whose /dev/shm is a small
+ * tmpfs (small_shm.sh): after the communicator's first broadcast (control blocks only),
+ * rank 0 fills /dev/shm, so the root's queue cannot get memory for a 1 MiB broadcast. The
+ * call must still succeed with the right data, through the MPI's own broadcast, and so
+ * must the communicator's later ones; nothing of numacoll may stay in /dev/shm. */
+static void test_nospace(void)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    int v = g_rank == 0 ? 42 : 0;
+    MPI_Bcast(&v, 1, MPI_INT, 0, c); /* the team and its broadcast control blocks */
+    CHECK(v == 42, "first broadcast got %d", v);
+    char fill[64];
+    snprintf(fill, sizeof fill, "/dev/shm/nc-test-fill-%d", (int)getpid());
+    long long left = -1;
+    int fd = -1;
+    if (g_rank == 0) {
+        fd = open(fill, O_RDWR | O_CREAT | O_EXCL, 0600);
+        CHECK(fd >= 0, "cannot create %s: %s", fill, strerror(errno));
+        /* take every free block: big steps first, then 64 KiB ones until ENOSPC */
+        off_t at = 0;
+        for (off_t step = 1 << 26; fd >= 0 && step >= 65536; step /= 2)
+            while (posix_fallocate(fd, at, step) == 0)
+                at += step;
+        struct statvfs sv;
+        if (statvfs("/dev/shm", &sv) == 0) left = (long long)sv.f_bavail * (long long)sv.f_frsize;
+        CHECK(left >= 0 && left < (1 << 20), "%lld bytes still free in /dev/shm after filling it",
+              left);
+    }
+    MPI_Barrier(c);
+    stats_t s0 = get_stats();
+    size_t n = (1 << 20) + 3;
+    unsigned char *buf = malloc(n);
+    for (int root = 0; root < 2 && root < g_size && buf; root++) {
+        for (size_t k = 0; k < n; k++)
+            buf[k] = g_rank == root ? (unsigned char)(k * 13 + root) : 0xEE;
+        int rc = MPI_Bcast(buf, (int)n, MPI_BYTE, root, c);
+        CHECK(rc == MPI_SUCCESS, "1 MiB broadcast from root %d with /dev/shm full: rc %d", root,
+              rc);
+        size_t bad = 0;
+        for (size_t k = 0; k < n; k++)
+            bad += buf[k] != (unsigned char)(k * 13 + root);
+        CHECK(bad == 0, "root %d: %zu of %zu bytes wrong", root, bad, n);
+    }
+    v = g_rank == 0 ? 7 : 0; /* a small one on the same communicator: native from now on */
+    MPI_Bcast(&v, 1, MPI_INT, 0, c);
+    CHECK(v == 7, "small broadcast after the fallback got %d", v);
+    stats_t s1 = get_stats();
+    if (expect_numacoll() && g_size > 1)
+        CHECK(s1.bcast_numacoll == s0.bcast_numacoll && s1.bcast_calls == s0.bcast_calls + 3,
+              "numacoll executed %llu of the %llu broadcasts after /dev/shm was filled, "
+              "expected 0 of 3",
+              (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll),
+              (unsigned long long)(s1.bcast_calls - s0.bcast_calls));
+    MPI_Barrier(c);
+    if (fd >= 0) close(fd), unlink(fill);
+    free(buf);
+    MPI_Comm_free(&c);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int shm = 0;
+    DIR *d = g_rank == 0 ? opendir("/dev/shm") : NULL;
+    for (struct dirent *e; d && (e = readdir(d));)
+        shm += strncmp(e->d_name, "numacoll", 8) == 0;
+    if (d) closedir(d);
+    CHECK(shm == 0, "%d numacoll entries in /dev/shm", shm);
+    if (g_rank == 0) printf("nospace: %lld bytes were left free; the broadcasts fell back\n", left);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "barrier";
@@ -771,6 +846,8 @@ int main(int argc, char **argv)
         test_bcast(arg > 0 ? arg : 3);
     else if (!strcmp(mode, "truncate"))
         test_truncate();
+    else if (!strcmp(mode, "nospace"))
+        test_nospace();
     else {
         if (g_rank == 0) fprintf(stderr, "unknown mode '%s'\n", mode);
         g_fail++;
