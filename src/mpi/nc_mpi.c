@@ -94,10 +94,13 @@ typedef struct idle_team {
     numacoll_team_t *team;
     uint64_t sig; /* members (MPI_COMM_WORLD ranks in order) */
     uint64_t id;  /* equal on all members: hash of the segment name */
+    size_t qbytes; /* broadcast queue memory it kept (counted in g_idle_qbytes) */
     struct idle_team *next;
 } idle_team_t;
 static idle_team_t *g_idle;
 static int g_nidle;
+static size_t g_idle_qbytes;  /* sum of the idle teams' qbytes */
+static size_t g_idle_qmax;    /* NUMACOLL_MPI_TEAM_CACHE_QUEUE */
 static _Atomic int g_warned;
 
 /* A per-thread one-entry cache of the last communicator's state in front of the attribute
@@ -162,6 +165,7 @@ static void init_once(void)
     g_fake_nodes = (int)nc_cfg_int("NUMACOLL_FAKE_NODES");
     g_stats_print = nc_cfg_bool("NUMACOLL_MPI_STATS");
     g_cache_max = (int)nc_cfg_int("NUMACOLL_MPI_TEAM_CACHE");
+    g_idle_qmax = nc_cfg_size("NUMACOLL_MPI_TEAM_CACHE_QUEUE");
     g_node_key = node_key();
     /* release: pairs with the acquire in active(); a thread that sees 1 sees the above */
     atomic_store_explicit(&g_inited, 1, memory_order_release);
@@ -246,6 +250,7 @@ static void idle_destroy_all(void)
     idle_team_t *l = g_idle;
     g_idle = NULL;
     g_nidle = 0;
+    g_idle_qbytes = 0;
     pthread_mutex_unlock(&g_lock);
     while (l) {
         idle_team_t *n = l->next;
@@ -259,24 +264,39 @@ static void idle_destroy_all(void)
 /* Put @p t (members @p sig) into the idle cache; returns 1 if it was kept. */
 static int idle_insert(numacoll_team_t *t, uint64_t sig)
 {
-    /* An idle team keeps its barrier segment, and its broadcast state too while that holds
-     * no queue memory (only small messages went through it: the control block, 28 KiB at
-     * np=2): a dup/free loop then pays no segment set-up per communicator. A state with
-     * queue memory is released now (up to b per member per idle team otherwise). Whether
-     * every member kept it is agreed on at reuse (comm_setup): the state's set-up at the
-     * next broadcast is collective, so either all members have it or none. */
-    if (nc_bcast_team_holds_queue(t)) nc_bcast_team_fini(t);
+    /* An idle team keeps its barrier segment, and its broadcast state too: always when that
+     * holds no queue memory (only small messages went through it: the control blocks,
+     * 28 KiB at np=2), and with queue memory while all idle teams of this process together
+     * keep at most NUMACOLL_MPI_TEAM_CACHE_QUEUE bytes of it. A dup/free loop then sets
+     * nothing up again: np=2, dup + barrier + bcast + free took 77-89 us per communicator
+     * for 8 bytes and 2.9-3.2 ms for 1 MiB (its queue set populated again each time, then
+     * unmapped) when every idle team dropped its broadcast state. Members decide alone
+     * (each on its own memory); comm_setup agrees at reuse: the state's set-up at the next
+     * broadcast is collective, so either all members have it or none. */
+    size_t qb = nc_bcast_team_queue_bytes(t);
+    int keep = 1;
+    if (qb) {
+        pthread_mutex_lock(&g_lock);
+        keep = g_idle_qbytes + qb <= g_idle_qmax;
+        if (keep) g_idle_qbytes += qb; /* reserved before the team becomes visible */
+        pthread_mutex_unlock(&g_lock);
+    }
+    if (!keep) {
+        nc_bcast_team_fini(t);
+        qb = 0;
+    }
     idle_team_t *e = malloc(sizeof *e), *drop = NULL;
-    if (!e) return 0;
-    e->team = t;
-    e->sig = sig;
-    e->id = team_id(t);
     pthread_mutex_lock(&g_lock);
-    if (g_finalizing) {
+    if (!e || g_finalizing) {
+        g_idle_qbytes -= qb;
         pthread_mutex_unlock(&g_lock);
         free(e);
         return 0;
     }
+    e->team = t;
+    e->sig = sig;
+    e->id = team_id(t);
+    e->qbytes = qb;
     e->next = g_idle;
     g_idle = e;
     if (++g_nidle > g_cache_max) { /* drop the oldest */
@@ -286,6 +306,7 @@ static int idle_insert(numacoll_team_t *t, uint64_t sig)
         drop = *pp;
         *pp = NULL;
         g_nidle--;
+        g_idle_qbytes -= drop->qbytes;
     }
     pthread_mutex_unlock(&g_lock);
     if (drop) {
@@ -318,6 +339,7 @@ static numacoll_team_t *idle_reserve(uint64_t sig, uint64_t *id)
             idle_team_t *e = *pp;
             *pp = e->next;
             g_nidle--;
+            g_idle_qbytes -= e->qbytes;
             t = e->team;
             *id = e->id;
             free(e);

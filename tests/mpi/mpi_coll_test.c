@@ -311,14 +311,26 @@ static void test_churn(int n)
     free(buf);
     stats_t s1 = get_stats();
     if (expect_numacoll() && g_size > 1) {
-        /* most reuses keep the set-up (those after a small-only communicator whose team had
-         * no queue message before); the ones after a queue message cannot */
+        /* NUMACOLL_MPI_TEAM_CACHE_QUEUE=0: a team whose queue got memory drops its set-up
+         * on the member that was the root, so the reuse after a queue message finds the
+         * members in disagreement and none keeps it; the others keep it. Default (8 MiB):
+         * at np=2 the whole queue (<= 4 MiB) fits, every reuse keeps the set-up but the
+         * first (its team comes from the loop above, which never broadcast) */
+        const char *qe = getenv("NUMACOLL_MPI_TEAM_CACHE_QUEUE");
+        int no_queue = qe && strtoull(qe, NULL, 0) == 0;
         uint64_t kept = s1.bcast_states_kept - sb0.bcast_states_kept;
         uint64_t reused = s1.teams_reused - sb0.teams_reused;
-        CHECK(kept >= (uint64_t)nb / 4 && kept < reused,
+        CHECK(kept >= (uint64_t)nb / 4 && reused >= (uint64_t)nb - 1,
               "broadcast set-ups kept at %llu of %llu team reuses (%d communicators): expected "
-              "at least %d, and fewer than all",
+              "at least %d",
               (unsigned long long)kept, (unsigned long long)reused, nb, nb / 4);
+        if (no_queue)
+            CHECK(kept < reused, "all %llu reuses kept their broadcast set-up with "
+                  "NUMACOLL_MPI_TEAM_CACHE_QUEUE=0", (unsigned long long)reused);
+        else if (!qe && g_size == 2)
+            CHECK(kept + 1 == reused, "%llu of %llu reuses kept their broadcast set-up (np=2, "
+                  "default queue budget: all but the first expected)",
+                  (unsigned long long)kept, (unsigned long long)reused);
     }
     int fd1 = count_fds();
     long rss1 = rss_kb();

@@ -737,13 +737,13 @@ void nc_bcast_team_fini(numacoll_team_t *t)
     t->bcast = NULL;
 }
 
-int nc_bcast_team_holds_queue(const numacoll_team_t *t)
+size_t nc_bcast_team_queue_bytes(const numacoll_team_t *t)
 {
     const bst_t *b = t ? t->bcast : NULL;
-    if (!b) return 0;
-    for (size_t i = 0; i < b->q; i++)
-        if (b->populated[i]) return 1;
-    return 0;
+    size_t n = 0;
+    for (size_t i = 0; b && i < b->q; i++)
+        n += b->populated[i] ? b->nb * b->f : 0;
+    return n;
 }
 
 int nc_bcast_info(numacoll_team_t *t, nc_bcast_info_t *info)

@@ -15,9 +15,10 @@ int nc_bcast_run(numacoll_team_t *t, void *buf, size_t bytes, int root);
 /** Free the team's broadcast state (local). The next broadcast re-creates it (collectively)
  *  from the current configuration. */
 void nc_bcast_team_fini(numacoll_team_t *t);
-/** 1 if this member's broadcast state holds queue memory (a set of its own queue has been
- *  populated, or all of it at creation), 0 if it has none or only its control block. */
-int nc_bcast_team_holds_queue(const numacoll_team_t *t);
+/** Bytes of queue memory this member's broadcast state holds (the sets of its own queue
+ *  that got their memory, all of them when populated at creation); 0 without a broadcast
+ *  state or with only its control block. */
+size_t nc_bcast_team_queue_bytes(const numacoll_team_t *t);
 
 /* ---- trees ---------------------------------------------------------------------------- */
 
