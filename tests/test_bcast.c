@@ -663,7 +663,7 @@ static int pop_worker(nc_forkctx_t *ctx)
     struct {
         int root;
         size_t n;
-        int fail; /* the root's next populate fails */
+        int fail; /* the root's fail-th populate from now fails (0: none) */
         int fails_here;
     } steps[] = {
         {0, 100, 0, 0},                /* inline: sets the team up, no queue touched */
@@ -671,7 +671,7 @@ static int pop_worker(nc_forkctx_t *ctx)
         {1, 100 * 1024, 0, 0},         /* and is populated on the next try */
         {1, big, 0, 0},                /* set 1 as well */
         {2, 64 * 1024, 0, 0},          /* root 2: set 0 */
-        {2, big, 1, 1},                /* the second op of this message (set 1) fails */
+        {2, big, 2, 1},                /* its second op (the other set) fails */
         {2, big, 0, 0},                /* all fine again */
         {P - 1, 200 * 1024, 0, 0},     /* another root, after all that */
     };
@@ -681,7 +681,7 @@ static int pop_worker(nc_forkctx_t *ctx)
         fill(want, n, 1000 + i);
         if (me == root) {
             memcpy(buf, want, n);
-            if (steps[i].fail) nc_seg_debug_fail_populate(1);
+            if (steps[i].fail) nc_seg_debug_fail_populate(steps[i].fail);
         } else {
             memset(buf, 0x33, n);
         }

@@ -117,7 +117,8 @@ int nc_seg_populate_supported(void);
  * touch would have raised SIGBUS.
  */
 int nc_seg_populate(void *addr, size_t len, const char *what);
-/** Tests only: make the next @p n calls of nc_seg_populate in this process fail. */
+/** Tests only: make the @p n-th call of nc_seg_populate from now in this process fail
+ *  (once; 0 = none). */
 __attribute__((visibility("hidden"))) void nc_seg_debug_fail_populate(int n);
 
 /**

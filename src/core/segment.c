@@ -293,7 +293,7 @@ out:
 #define MADV_POPULATE_WRITE 23 /* Linux >= 5.14 */
 #endif
 
-static _Atomic int populate_fail_next; /* tests: calls left to fail */
+static _Atomic int populate_fail_next; /* tests: the call that fails, counting down */
 
 void nc_seg_debug_fail_populate(int n)
 {
@@ -322,8 +322,8 @@ int nc_seg_populate(void *addr, size_t len, const char *what)
     char *a = (char *)((uintptr_t)addr & ~(uintptr_t)(ps - 1));
     len = nc_round_up(len + (size_t)((char *)addr - a), ps);
     int err = 0;
-    if (atomic_load_explicit(&populate_fail_next, memory_order_relaxed) > 0) {
-        atomic_fetch_sub_explicit(&populate_fail_next, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&populate_fail_next, memory_order_relaxed) > 0 &&
+        atomic_fetch_sub_explicit(&populate_fail_next, 1, memory_order_relaxed) == 1) {
         err = EFAULT; /* as the kernel reports a page it could not allocate */
     } else {
         while (madvise(a, len, MADV_POPULATE_WRITE) != 0) {
