@@ -176,8 +176,8 @@ static const nc_cfg_def_t table[] = {
      "its node reads from there; auto = on when the team spans several NUMA nodes",
      NULL},
     {"NUMACOLL_BCAST_POPULATE", NC_CFG_ENUM, "first-use", "first-use|creation",
-     "when a member's broadcast queue gets its memory: first-use = each set of slots when the "
-     "member first writes a message into it (a communicator that broadcasts only small "
+     "when a member's broadcast queue gets its memory: first-use = each set of slots as far as "
+     "the member's messages reach into it, at least 256 KiB more at a time (a communicator that broadcasts only small "
      "messages never pays for its queue; measured np=2, 4 MiB queue: a new communicator's "
      "first small broadcast took 3.4-4.3 ms with creation, see README), creation = all of it "
      "when the queues are set up (the first broadcast). first-use needs Linux >= 5.14 "
