@@ -177,8 +177,9 @@ static const nc_cfg_def_t table[] = {
      NULL},
     {"NUMACOLL_BCAST_POPULATE", NC_CFG_ENUM, "first-use", "first-use|creation",
      "when a member's broadcast queue gets its memory: first-use = each set of slots as far as "
-     "the member's messages reach into it, at least 256 KiB more at a time (a communicator that broadcasts only small "
-     "messages never pays for its queue; measured np=2, 4 MiB queue: a new communicator's "
+     "the member's messages reach into it, at least 256 KiB more at a time (a communicator "
+     "that broadcasts only small messages never pays for its queue; measured np=2, 4 MiB "
+     "queue: a new communicator's "
      "first small broadcast took 3.4-4.3 ms with creation, see README), creation = all of it "
      "when the queues are set up (the first broadcast). first-use needs Linux >= 5.14 "
      "(MADV_POPULATE_WRITE), else creation applies; with the NUMA relay it is creation too. "

@@ -30,8 +30,8 @@ typedef struct numacoll_mpi_stats {
     uint64_t team_failures;    /**< team creations that failed (native fallback) */
     uint64_t progress_calls;   /**< MPI progress pokes from long waits */
     uint64_t teams_reused;     /**< idle teams of freed communicators reused (same members) */
-    uint64_t bcast_states_kept; /**< ... of which kept their broadcast set-up (all members had
-                                     it and it held no queue memory: no segment set-up) */
+    uint64_t bcast_states_kept; /**< ... of which kept their broadcast set-up (every member
+                                     had kept it: no segment set-up, queues ready) */
 } numacoll_mpi_stats_t;
 
 /** Copy the counters; returns 0. The library name is "libnumacoll_mpi" (tests can find

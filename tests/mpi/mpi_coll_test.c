@@ -280,11 +280,12 @@ static void test_churn(int n)
         CHECK(v == i, "split churn bcast got %d, expected %d", v, i);
         MPI_Comm_free(&c);
     }
-    /* broadcast churn: a reused team keeps its broadcast set-up while no member's queue
-     * holds memory. Every 4th communicator also carries a queue message from one root
-     * (only that member's queue gets memory), so at the next reuse the members disagree
-     * and must all drop their set-up (else the next broadcast's collective set-up would
-     * pair with a member that skips it: a hang or wrong data) */
+    /* broadcast churn: a reused team keeps its broadcast set-up, with queue memory up to
+     * NUMACOLL_MPI_TEAM_CACHE_QUEUE. Every 4th communicator also carries a queue message
+     * from one root (only that member's queue gets memory); with a budget of 0 that member
+     * alone drops its set-up, so at the next reuse the members disagree and must all drop
+     * it (else the next broadcast's collective set-up would pair with a member that skips
+     * it: a hang or wrong data) */
     stats_t sb0 = get_stats();
     int nb = n / 10 < 40 ? 40 : n / 10;
     size_t big = 65536 + 24;

@@ -1008,13 +1008,12 @@ static int queue_failed(call_t *x, size_t slot, uint64_t op, const char *why)
                     x->root);
 }
 
-/* The root's first write into @p set of its queue: populate the set (NUMACOLL_BCAST_POPULATE
- * first-use). Failing, the whole call fails on every member (queue_failed), with the
- * reason in the log. */
-/* Give my queue's @p set memory up to @p end bytes from its start (the end of what op
- * @p op uses there), at least POP_MIN more at a time: a message populates what it needs,
- * not the whole set (np=2, a new communicator's first 1 MiB broadcast populated a 2 MiB set,
- * ~0.85 ms per MiB here), and the rotation of later ops grows the mark step by step. */
+/* NUMACOLL_BCAST_POPULATE first-use: before op @p op writes into @p set of my queue, give
+ * the set memory up to @p end bytes from its start (where the op's data end), at least
+ * POP_MIN more at a time: a message populates what it needs, not the whole set (np=2, a
+ * new communicator's first 1 MiB broadcast populated a 2 MiB set, ~0.85 ms per MiB here),
+ * and the rotation of later ops grows the mark step by step. Failing, the whole call fails
+ * on every member (queue_failed), with the reason in the log. */
 #define POP_MIN (256u << 10)
 static int populate_set(call_t *x, size_t set, size_t end, uint64_t op)
 {
