@@ -407,6 +407,21 @@ static double measure_t(void)
     return t;
 }
 
+/* Median of @p n (a handful of) samples, the mean of the middle two for even n, 0 for none;
+ * sorts @p v ascending in place (insertion sort). */
+static double median_small(double *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        double x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+    if (n == 0) return 0;
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /* t_W in seconds: the median of 5 batches of 4 team barriers (after 4 unmeasured ones),
  * per barrier, divided by the ceil(log2 P) notification rounds of a barrier. A mean over
  * all of them (the first version) carried the members' arrival skew after the set-up's
@@ -417,24 +432,20 @@ static int measure_tw(numacoll_team_t *t, double *tw, double spread[2])
 {
     enum { BATCHES = 5, PER_BATCH = 4 };
     int rc = NUMACOLL_OK;
-    double batch[BATCHES];
+    double batch[BATCHES] = {0};
     for (int i = 0; i < 4 && rc == NUMACOLL_OK; i++)
         rc = nc_team_barrier_default(t);
     for (int k = 0; k < BATCHES && rc == NUMACOLL_OK; k++) {
         uint64_t t0 = nc_now_ns();
         for (int i = 0; i < PER_BATCH && rc == NUMACOLL_OK; i++)
             rc = nc_team_barrier_default(t);
-        double v = (double)(nc_now_ns() - t0) * 1e-9 / PER_BATCH;
-        int j = k; /* insertion sort: batch[0..k] ascending */
-        for (; j > 0 && batch[j - 1] > v; j--)
-            batch[j] = batch[j - 1];
-        batch[j] = v;
+        batch[k] = (double)(nc_now_ns() - t0) * 1e-9 / PER_BATCH;
     }
     int rounds = 0;
     while ((1 << rounds) < t->size)
         rounds++;
     if (rounds == 0) rounds = 1;
-    *tw = batch[BATCHES / 2] / rounds;
+    *tw = median_small(batch, BATCHES) / rounds; /* batch now ascending */
     spread[0] = batch[0] / rounds, spread[1] = batch[BATCHES - 1] / rounds;
     return rc;
 }
@@ -1195,15 +1206,8 @@ static double sel_est(const struct sel *S, int mode)
 {
     uint32_t k = S->n[mode] < 4 ? S->n[mode] : 4;
     double v[4];
-    for (uint32_t i = 0; i < k; i++) { /* insertion sort of at most 4 */
-        double x = S->last[mode][i];
-        uint32_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-    if (k == 0) return 0;
-    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+    memcpy(v, S->last[mode], k * sizeof v[0]);
+    return median_small(v, k);
 }
 
 /* Mode for this call (the static default first); *measure = 1 if the call is measured. */
