@@ -46,6 +46,16 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_churn ${f} 2 --expect "churn: 10000 x" -- ${P} churn 10000)
   nc_mpi_test(mpi_${f}_churn_np3 ${f} 3 --env NUMACOLL_MPI_TEAM_CACHE_QUEUE=0 -- ${P} churn 300)
   nc_mpi_test(mpi_${f}_errors ${f} 3 -- ${P} errors)
+  # deferred set-up (NUMACOLL_MPI_SETUP_AFTER): the default threshold at np=2, a small one
+  # oversubscribed and on the hierarchical path (pseudo-nodes)
+  nc_mpi_test(mpi_${f}_lazy ${f} 2 --env NUMACOLL_MPI_SETUP_AFTER=2048
+              --expect "lazy: threshold 2048. barriers from call 2048, 256 KiB broadcasts from call 8. flat"
+              -- ${P} lazy)
+  nc_mpi_test(mpi_${f}_lazy_np3 ${f} 3 --env NUMACOLL_MPI_SETUP_AFTER=100
+              --expect "lazy: threshold 100. barriers from call 128, 256 KiB broadcasts from call 1. flat"
+              -- ${P} lazy)
+  nc_mpi_test(mpi_${f}_lazy_fake2 ${f} 5 --env NUMACOLL_MPI_SETUP_AFTER=40
+              --env NUMACOLL_FAKE_NODES=2 --expect "lazy: threshold 40. .*hierarchical" -- ${P} lazy)
   nc_mpi_test(mpi_${f}_threads ${f} 2 -- ${P} threads)
   nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
   nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)

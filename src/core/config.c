@@ -218,6 +218,13 @@ static const nc_cfg_def_t table[] = {
      "libnumacoll_mpi: route MPI_Bcast through numacoll (0 = MPI_Bcast always native)", NULL},
     {"NUMACOLL_MPI_STATS", NC_CFG_BOOL, "0", "0|1",
      "libnumacoll_mpi: print per-process counters of intercepted calls at MPI_Finalize", NULL},
+    {"NUMACOLL_MPI_SETUP_AFTER", NC_CFG_INT, "2048", "0..1000000000",
+     "libnumacoll_mpi: a communicator with no reusable idle team runs the native MPI_Barrier "
+     "and MPI_Bcast until its calls add up to this many units, then numacoll sets it up (at "
+     "the same call on every member); a call is 1 unit, a broadcast of n bytes 1 + n/1024 "
+     "(about 0.1 us of what numacoll saves each, np=2 here), so 2048 is about the 0.2-0.3 ms "
+     "a new team costs: a short-lived communicator never pays for one; 0 = at the first call",
+     NULL},
     {"NUMACOLL_MPI_TEAM_CACHE", NC_CFG_INT, "8", "0..64",
      "libnumacoll_mpi: idle teams of freed communicators kept per process for reuse by a later "
      "communicator with the same members (dup/free churn); 0 = destroy at MPI_Comm_free",

@@ -39,7 +39,8 @@
 #define NC_FLAVOR "mpi"
 #endif
 
-enum { MODE_PASS = 0, MODE_FLAT = 1, MODE_HIER = 2 };
+/* MODE_DEFER: not set up yet (NUMACOLL_MPI_SETUP_AFTER); native calls, counted */
+enum { MODE_PASS = 0, MODE_FLAT = 1, MODE_HIER = 2, MODE_DEFER = 3 };
 
 typedef struct nc_comm {
     int mode;
@@ -55,6 +56,9 @@ typedef struct nc_comm {
     int bcast_native;      /* core bcast unsupported: MPI_Bcast stays native */
     uint64_t sig;          /* flat: members signature for the idle-team cache */
     int broken;            /* a numacoll call failed here: never reuse the team */
+    /* MODE_DEFER: barrier/bcast calls so far and their units (see defer_step); identical
+     * on every member because every member makes the same collective calls in order */
+    uint64_t defer_calls, defer_units;
     struct nc_comm *prev, *next;
     /* barrier statistics of this communicator, counted without a read-modify-write (a
      * locked add on a shared global costs a measurable part of a 50 ns barrier): the
@@ -74,7 +78,8 @@ static int g_bcast;          /* route MPI_Bcast through numacoll */
 static int g_fake_nodes;     /* NUMACOLL_FAKE_NODES */
 static int g_stats_print;    /* NUMACOLL_MPI_STATS */
 static int g_verbose;
-static int g_cache_max; /* NUMACOLL_MPI_TEAM_CACHE */
+static int g_cache_max;        /* NUMACOLL_MPI_TEAM_CACHE */
+static uint64_t g_setup_after; /* NUMACOLL_MPI_SETUP_AFTER (units) */
 static uint64_t g_node_key;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* keyvals + list */
@@ -92,15 +97,15 @@ static MPI_Group g_world_group = MPI_GROUP_NULL;
  * communicator's last collective is just the ordinary back-to-back case. */
 typedef struct idle_team {
     numacoll_team_t *team;
-    uint64_t sig; /* members (MPI_COMM_WORLD ranks in order) */
-    uint64_t id;  /* equal on all members: hash of the segment name */
+    uint64_t sig;  /* members (MPI_COMM_WORLD ranks in order) */
+    uint64_t id;   /* equal on all members: hash of the segment name */
     size_t qbytes; /* broadcast queue memory it kept (counted in g_idle_qbytes) */
     struct idle_team *next;
 } idle_team_t;
 static idle_team_t *g_idle;
 static int g_nidle;
-static size_t g_idle_qbytes;  /* sum of the idle teams' qbytes */
-static size_t g_idle_qmax;    /* NUMACOLL_MPI_TEAM_CACHE_QUEUE */
+static size_t g_idle_qbytes; /* sum of the idle teams' qbytes */
+static size_t g_idle_qmax;   /* NUMACOLL_MPI_TEAM_CACHE_QUEUE */
 static _Atomic int g_warned;
 
 /* A per-thread one-entry cache of the last communicator's state in front of the attribute
@@ -117,7 +122,7 @@ static __thread __attribute__((tls_model("initial-exec"))) struct {
 static struct {
     _Atomic uint64_t barrier_calls, barrier_numacoll, bcast_calls, bcast_numacoll, bcast_staged,
         fortran_calls, comms_set_up, comms_freed, teams_created, teams_destroyed, team_failures,
-        progress_calls, teams_reused, bcast_states_kept;
+        progress_calls, teams_reused, bcast_states_kept, comms_deferred, comms_promoted;
 } g_st;
 
 #define COUNT(x) atomic_fetch_add_explicit(&g_st.x, 1, memory_order_relaxed)
@@ -166,6 +171,7 @@ static void init_once(void)
     g_stats_print = nc_cfg_bool("NUMACOLL_MPI_STATS");
     g_cache_max = (int)nc_cfg_int("NUMACOLL_MPI_TEAM_CACHE");
     g_idle_qmax = nc_cfg_size("NUMACOLL_MPI_TEAM_CACHE_QUEUE");
+    g_setup_after = (uint64_t)nc_cfg_int("NUMACOLL_MPI_SETUP_AFTER");
     g_node_key = node_key();
     /* release: pairs with the acquire in active(); a thread that sees 1 sees the above */
     atomic_store_explicit(&g_inited, 1, memory_order_release);
@@ -207,6 +213,8 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
     o->progress_calls = READ(progress_calls);
     o->teams_reused = READ(teams_reused);
     o->bcast_states_kept = READ(bcast_states_kept);
+    o->comms_deferred = READ(comms_deferred);
+    o->comms_promoted = READ(comms_promoted);
     return 0;
 }
 
@@ -425,7 +433,7 @@ static int comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
     pthread_mutex_lock(&g_lock);
     list_remove_locked(s);
     pthread_mutex_unlock(&g_lock);
-    if (s->mode != MODE_PASS) COUNT(comms_freed);
+    if (s->mode == MODE_FLAT || s->mode == MODE_HIER) COUNT(comms_freed);
     comm_state_free(s);
     return MPI_SUCCESS;
 }
@@ -438,7 +446,7 @@ static void print_stats(void)
             "numacoll-mpi stats [%s rank %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
             "(numacoll %llu, staged %llu), fortran %llu, comms %llu set up / %llu freed, teams "
             "%llu created / %llu destroyed / %llu failed / %llu reused (%llu with their broadcast "
-            "state), progress %llu\n",
+            "state), %llu deferred / %llu of them set up later, progress %llu\n",
             NC_FLAVOR, r, (unsigned long long)READ(barrier_calls),
             (unsigned long long)READ(barrier_numacoll), (unsigned long long)READ(bcast_calls),
             (unsigned long long)READ(bcast_numacoll), (unsigned long long)READ(bcast_staged),
@@ -446,6 +454,7 @@ static void print_stats(void)
             (unsigned long long)READ(comms_freed), (unsigned long long)READ(teams_created),
             (unsigned long long)READ(teams_destroyed), (unsigned long long)READ(team_failures),
             (unsigned long long)READ(teams_reused), (unsigned long long)READ(bcast_states_kept),
+            (unsigned long long)READ(comms_deferred), (unsigned long long)READ(comms_promoted),
             (unsigned long long)READ(progress_calls));
 }
 
@@ -554,12 +563,16 @@ typedef struct agree_rec {
     uint64_t idle; /* id of an idle team with the same members, 0 = none */
     int32_t active;
     int32_t fake;
-    int32_t bcast; /* the reserved idle team still has its broadcast state */
-    int32_t pad;
+    int32_t bcast;  /* the reserved idle team still has its broadcast state */
+    int32_t force;  /* this member asks for the set-up now (an explicit numacoll call) */
+    uint64_t units; /* this call's units (see defer_step) */
 } agree_rec_t;
 
-/* Collective over comm (its first numacoll collective): build the state. */
-static nc_comm_t *comm_setup(MPI_Comm comm)
+/* Collective over comm (its first numacoll collective, or the call that ends its deferral
+ * with @p force set): build the state. Unless a member forces it or an idle team with the
+ * same members is there to reuse, a first call whose @p units stay below
+ * NUMACOLL_MPI_SETUP_AFTER on every member only defers (MODE_DEFER, see defer_step). */
+static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
 {
     nc_comm_t *s = calloc(1, sizeof *s);
     if (!s) return NULL;
@@ -584,7 +597,9 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
                       .idle = cand_id,
                       .active = 1,
                       .fake = g_fake_nodes,
-                      .bcast = cand && cand->bcast};
+                      .bcast = cand && cand->bcast,
+                      .force = force,
+                      .units = units};
     if (PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, comm) !=
         MPI_SUCCESS) {
         free(all);
@@ -594,12 +609,14 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
         }
         return s;
     }
-    int distinct = 1, fake = all[0].fake, agreed = 1, bcast_all = 1;
-    uint64_t idle = all[0].idle;
+    int distinct = 1, fake = all[0].fake, agreed = 1, bcast_all = 1, forced = 0;
+    uint64_t idle = all[0].idle, most = 0;
     for (int r = 0; r < s->size; r++) {
         if (!all[r].active || all[r].fake != fake) agreed = 0;
         if (all[r].idle != idle) idle = 0;
         if (!all[r].bcast) bcast_all = 0;
+        if (all[r].force) forced = 1;
+        if (all[r].units > most) most = all[r].units;
         int seen = 0;
         for (int q = 0; q < r && !seen; q++)
             seen = all[q].key == all[r].key;
@@ -615,6 +632,19 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
     if (!agreed) {
         warn_fallback(s, "agreement on the numacoll configuration",
                       "members differ in NUMACOLL_FAKE_NODES or NUMACOLL_DISABLE");
+        return s;
+    }
+    if (!reuse && !forced && most < g_setup_after) {
+        /* the same decision on every member: it rests on the allgather's records only */
+        s->mode = MODE_DEFER;
+        s->defer_calls = 1;
+        s->defer_units = most;
+        COUNT(comms_deferred);
+        if (g_verbose >= 2 && s->rank == 0)
+            fprintf(stderr,
+                    "numacoll-mpi[%s]: %s (size %d): native calls until they add up to %llu "
+                    "units (NUMACOLL_MPI_SETUP_AFTER), then numacoll sets it up\n",
+                    NC_FLAVOR, label, s->size, (unsigned long long)g_setup_after);
         return s;
     }
 
@@ -723,23 +753,10 @@ static nc_comm_t *comm_setup(MPI_Comm comm)
     return s;
 }
 
-/* The state of @p comm, set up at its first collective (collective then). */
-static nc_comm_t *comm_get(MPI_Comm comm)
+/* Attach a new state @p s to @p comm (replacing a deferred one: MPI calls the delete
+ * callback on the old value). Returns @p s, or NULL (freed) if MPI refuses the attribute. */
+static nc_comm_t *comm_install(MPI_Comm comm, nc_comm_t *s)
 {
-    uint64_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
-    if (tl_last.gen == gen && tl_last.comm == comm && tl_last.state) return tl_last.state;
-    if (!ensure_keyvals()) return NULL;
-    void *val = NULL;
-    int flag = 0;
-    if (PMPI_Comm_get_attr(comm, g_keyval, &val, &flag) != MPI_SUCCESS) return NULL;
-    if (flag) {
-        tl_last.comm = comm;
-        tl_last.state = val;
-        tl_last.gen = gen;
-        return val;
-    }
-    nc_comm_t *s = comm_setup(comm);
-    if (!s) return NULL;
     if (s->mode == MODE_PASS && (s->team || s->node != MPI_COMM_NULL)) {
         comm_state_free(s); /* half-built: keep nothing */
         s = calloc(1, sizeof *s);
@@ -760,6 +777,60 @@ static nc_comm_t *comm_get(MPI_Comm comm)
         return NULL;
     }
     return s;
+}
+
+/* A call on a deferred communicator: count it (@p units), and at the calls numbered 2, 4,
+ * 8, ... agree (MPI_MAX over the members' unit totals) whether the total has reached
+ * NUMACOLL_MPI_SETUP_AFTER; if so, or if @p force (an explicit numacoll call, which every
+ * member makes at the same point), set the communicator up now. Rent or buy: numacoll
+ * saves about 0.1 us per unit, so a communicator pays for its team only once the native
+ * calls it has made would have paid for it, and one freed before that never does.
+ * Returns the state to use (still deferred: native call). Collective at those calls. */
+static nc_comm_t *defer_step(MPI_Comm comm, nc_comm_t *s, uint64_t units, int force)
+{
+    if (!force) {
+        s->defer_calls++;
+        s->defer_units =
+            s->defer_units + units < s->defer_units ? UINT64_MAX : s->defer_units + units;
+        uint64_t c = s->defer_calls;
+        if (c & (c - 1)) return s; /* not a power of two: no check, no communication */
+        uint64_t most = 0;
+        if (PMPI_Allreduce(&s->defer_units, &most, 1, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+            return s; /* the MPI has reported it; the communicator is unusable anyway */
+        if (most < g_setup_after) return s;
+    }
+    nc_comm_t *n = comm_setup(comm, 0, 1);
+    if (!n) return s;
+    n = comm_install(comm, n); /* the deferred state is freed by the delete callback */
+    if (!n) return NULL;
+    COUNT(comms_promoted);
+    return n;
+}
+
+/* The state of @p comm, set up at its first collective (collective then). @p units: this
+ * call's weight for the deferral (defer_step); @p force: set the communicator up now even
+ * if it would defer (every member passes the same). NULL: native. */
+static nc_comm_t *comm_get(MPI_Comm comm, uint64_t units, int force)
+{
+    uint64_t gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    nc_comm_t *s = NULL;
+    if (tl_last.gen == gen && tl_last.comm == comm && tl_last.state) {
+        s = tl_last.state;
+    } else {
+        if (!ensure_keyvals()) return NULL;
+        void *val = NULL;
+        int flag = 0;
+        if (PMPI_Comm_get_attr(comm, g_keyval, &val, &flag) != MPI_SUCCESS) return NULL;
+        if (flag) {
+            tl_last.comm = comm;
+            tl_last.state = val;
+            tl_last.gen = gen;
+            s = val;
+        }
+    }
+    if (s) return s->mode == MODE_DEFER ? defer_step(comm, s, units, force) : s;
+    s = comm_setup(comm, units, force);
+    return s ? comm_install(comm, s) : NULL;
 }
 
 /* Report a numacoll failure (timeout, dead peer) like the native call would report an
@@ -792,8 +863,8 @@ static int barrier_impl(MPI_Comm comm, const char *alg, int user)
         if (user) COUNT(barrier_calls);
         return PMPI_Barrier(comm);
     }
-    nc_comm_t *s = comm_get(comm);
-    if (!s || s->mode == MODE_PASS) {
+    nc_comm_t *s = comm_get(comm, 1, !user);
+    if (!s || s->mode == MODE_PASS || s->mode == MODE_DEFER) {
         if (user) COUNT(barrier_calls);
         return PMPI_Barrier(comm);
     }
@@ -847,15 +918,15 @@ int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm)
 numacoll_team_t *numacoll_mpi_comm_team(MPI_Comm comm)
 {
     if (!active() || comm == MPI_COMM_NULL) return NULL;
-    nc_comm_t *s = comm_get(comm);
+    nc_comm_t *s = comm_get(comm, 1, 1);
     return s && s->mode == MODE_FLAT ? s->team : NULL;
 }
 
 int numacoll_mpi_comm_mode(MPI_Comm comm)
 {
     if (!active() || comm == MPI_COMM_NULL) return MODE_PASS;
-    nc_comm_t *s = comm_get(comm);
-    return s ? s->mode : MODE_PASS;
+    nc_comm_t *s = comm_get(comm, 1, 1);
+    return s && s->mode != MODE_DEFER ? s->mode : MODE_PASS; /* DEFER: promotion failed */
 }
 
 /* ---- broadcast ---------------------------------------------------------------------- */
@@ -1001,8 +1072,13 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
     if (!active() || !g_bcast || comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL ||
         buf == MPI_IN_PLACE)
         return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
-    nc_comm_t *s = comm_get(comm);
-    if (!s || s->mode == MODE_PASS || root < 0 || root >= s->size)
+    /* the deferral's units: 1 + bytes / 1024 (see defer_step) */
+    int usz = 0;
+    uint64_t units = 1;
+    if (PMPI_Type_size(dt, &usz) == MPI_SUCCESS && usz > 0)
+        units += (uint64_t)count * (uint64_t)usz / 1024;
+    nc_comm_t *s = comm_get(comm, units, 0);
+    if (!s || s->mode == MODE_PASS || s->mode == MODE_DEFER || root < 0 || root >= s->size)
         return PMPI_Bcast(buf, count, dt, root, comm);
     if (s->mode == MODE_FLAT && (!s->team || s->bcast_native))
         return PMPI_Bcast(buf, count, dt, root, comm);
@@ -1070,7 +1146,7 @@ int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, co
     if (!variant || bytes > INT_MAX) return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
     if (!active() || comm == MPI_COMM_NULL)
         return PMPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
-    nc_comm_t *s = comm_get(comm);
+    nc_comm_t *s = comm_get(comm, 1, 1);
     if (!s || s->mode != MODE_FLAT || !s->team || root < 0 || root >= s->size)
         return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
     nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;

@@ -17,21 +17,25 @@ extern "C" {
 
 /** Per-process counters of the layer (monotonic since MPI_Init). */
 typedef struct numacoll_mpi_stats {
-    uint64_t barrier_calls;    /**< MPI_Barrier calls seen (C and Fortran) */
-    uint64_t barrier_numacoll; /**< ... of which numacoll executed */
-    uint64_t bcast_calls;      /**< MPI_Bcast calls seen */
-    uint64_t bcast_numacoll;   /**< ... of which numacoll executed (node part) */
-    uint64_t bcast_staged;     /**< ... of which were packed/unpacked (non-contiguous) */
-    uint64_t fortran_calls;    /**< calls that came through a Fortran entry point */
-    uint64_t comms_set_up;     /**< communicators given numacoll state */
-    uint64_t comms_freed;      /**< ... and released again (MPI_Comm_free, finalize) */
-    uint64_t teams_created;    /**< numacoll teams created */
-    uint64_t teams_destroyed;  /**< numacoll teams destroyed */
-    uint64_t team_failures;    /**< team creations that failed (native fallback) */
-    uint64_t progress_calls;   /**< MPI progress pokes from long waits */
-    uint64_t teams_reused;     /**< idle teams of freed communicators reused (same members) */
+    uint64_t barrier_calls;     /**< MPI_Barrier calls seen (C and Fortran) */
+    uint64_t barrier_numacoll;  /**< ... of which numacoll executed */
+    uint64_t bcast_calls;       /**< MPI_Bcast calls seen */
+    uint64_t bcast_numacoll;    /**< ... of which numacoll executed (node part) */
+    uint64_t bcast_staged;      /**< ... of which were packed/unpacked (non-contiguous) */
+    uint64_t fortran_calls;     /**< calls that came through a Fortran entry point */
+    uint64_t comms_set_up;      /**< communicators given numacoll state */
+    uint64_t comms_freed;       /**< ... and released again (MPI_Comm_free, finalize) */
+    uint64_t teams_created;     /**< numacoll teams created */
+    uint64_t teams_destroyed;   /**< numacoll teams destroyed */
+    uint64_t team_failures;     /**< team creations that failed (native fallback) */
+    uint64_t progress_calls;    /**< MPI progress pokes from long waits */
+    uint64_t teams_reused;      /**< idle teams of freed communicators reused (same members) */
     uint64_t bcast_states_kept; /**< ... of which kept their broadcast set-up (every member
                                      had kept it: no segment set-up, queues ready) */
+    uint64_t comms_deferred;    /**< communicators that began with native calls
+                                     (NUMACOLL_MPI_SETUP_AFTER) */
+    uint64_t comms_promoted;    /**< ... of which numacoll set up later (their calls reached
+                                     the threshold, or an explicit numacoll call) */
 } numacoll_mpi_stats_t;
 
 /** Copy the counters; returns 0. The library name is "libnumacoll_mpi" (tests can find
@@ -42,9 +46,12 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *out);
 const char *numacoll_mpi_flavor(void);
 
 /**
- * How numacoll handles @p comm (sets the communicator up if this is its first collective,
- * so this call is collective the first time): 0 = native pass-through, 1 = one node-level
- * team over the whole communicator, 2 = hierarchical (node teams + leaders' communicator).
+ * How numacoll handles @p comm: 0 = native pass-through, 1 = one node-level team over the
+ * whole communicator, 2 = hierarchical (node teams + leaders' communicator). Sets the
+ * communicator up now if it is not yet (its first collective, or a communicator still
+ * making native calls under NUMACOLL_MPI_SETUP_AFTER), so the call is collective then.
+ * numacoll_mpi_comm_team, numacoll_mpi_barrier_with and numacoll_mpi_bcast_with with a
+ * variant do the same: an explicit numacoll call means "set it up now".
  */
 int numacoll_mpi_comm_mode(MPI_Comm comm);
 

@@ -2,7 +2,10 @@
 # Run one MPI test under numacoll-run with the given MPI.
 #
 #   run_mpi.sh BIN_DIR FLAVOR NP [options] -- PROGRAM [ARGS...]
-#     --env NAME=VALUE    set for the ranks (repeatable)
+#     --env NAME=VALUE    set for the ranks (repeatable). NUMACOLL_MPI_SETUP_AFTER is 0
+#                         (set up at the first call) unless given here: most tests check
+#                         what numacoll does from a communicator's first call on; the
+#                         deferral itself has its own tests
 #     --expect REGEX      the combined output must match (repeatable)
 #     --reject REGEX      the combined output must not match (repeatable)
 #     --count REGEX N     exactly N output lines must match
@@ -11,7 +14,7 @@
 #     --timeout S         per launch (default 120)
 set -u
 bindir="$1"; flavor="$2"; np="$3"; shift 3
-envs=(); expects=(); rejects=(); counts=(); algs=0; tmo=120
+envs=(NUMACOLL_MPI_SETUP_AFTER=0); expects=(); rejects=(); counts=(); algs=0; tmo=120
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     case "$1" in
     --env) envs+=("$2"); shift 2 ;;

@@ -1,6 +1,8 @@
 #!/bin/bash
 # mpi4py's own test suite (PyPI sdist, built against the given MPI) under the preload,
-# np = 2 and 4, spawn tests excluded. Exit 77 (ctest: skipped) with a message when the
+# np = 2 and 4, spawn tests excluded: np = 2 with the default deferred set-up (what an
+# application gets), np = 4 with NUMACOLL_MPI_SETUP_AFTER=0 (every communicator numacoll's
+# from its first call, so every barrier and broadcast test runs through numacoll). Exit 77 (ctest: skipped) with a message when the
 # sdist cannot be fetched or built (offline machine).
 #   test_mpi4py.sh BUILD_DIR FLAVOR
 set -u
@@ -32,7 +34,8 @@ fi
 fail=0
 for np in 2 4; do
     log="$dir/test-np$np.log"
-    NUMACOLL_MPI_STATS=1 timeout 400 "$build/bin/numacoll-run" "${launch[@]}" "$np" \
+    after=$([ $np = 4 ] && echo 0 || echo "${NUMACOLL_MPI_SETUP_AFTER:-2048}")
+    NUMACOLL_MPI_SETUP_AFTER=$after NUMACOLL_MPI_STATS=1 timeout 400 "$build/bin/numacoll-run" "${launch[@]}" "$np" \
         "$dir/venv/bin/python" "$dir/src/test/main.py" --no-builddir -e spawn >"$log" 2>&1
     rc=$?
     ran=$(grep -Eo "Ran [0-9]+ tests" "$log" | head -1 | grep -Eo "[0-9]+")
@@ -41,7 +44,7 @@ for np in 2 4; do
     res="${ran:-?} tests per rank, $(( ${ran:-0} - ${skipped:-0} )) passed, ${skipped:-0} skipped${nfail:+, $nfail}"
     stats=$(grep -c "numacoll-mpi stats \[$flavor rank [0-9]*\]: MPI_Barrier [0-9]* (numacoll [1-9]" "$log")
     bc=$(grep -Eo "MPI_Bcast [0-9]+ \(numacoll [0-9]+" "$log" | head -1)
-    echo "mpi4py np=$np ($flavor): exit $rc; $res; ranks with barriers through numacoll: $stats/$np; rank 0 $bc"
+    echo "mpi4py np=$np ($flavor, NUMACOLL_MPI_SETUP_AFTER=$after): exit $rc; $res; ranks with barriers through numacoll: $stats/$np; rank 0 $bc"
     if [ $rc -ne 0 ] || [ "$stats" != "$np" ]; then
         fail=1
         grep -E "^(FAIL|ERROR):|Error|error" "$log" | head -20
