@@ -92,16 +92,16 @@ typedef struct tree_cache {
  * our lines. The cached child list is the default tree's for one root (the last one). */
 #define HOT_KIDS 2
 typedef struct hot {
-    uint64_t op;            /* ops done so far (identical on all members) */
-    uint64_t acked;         /* every other member's ack is >= acked (a lower bound) */
-    char *mine;             /* this process's area (its ack line first) */
-    char *kid[HOT_KIDS];    /* inline block 0 of each child of `root` in the default tree */
-    uint32_t blk_off;       /* offset of inline block 0 in a process's area */
-    uint32_t blk;           /* bytes per inline block */
-    uint32_t fast_max;      /* largest message of this path (0: the path is off) */
-    int16_t root;           /* root that kid[] belongs to (-1: none cached) */
+    uint64_t op;         /* ops done so far (identical on all members) */
+    uint64_t acked;      /* every other member's ack is >= acked (a lower bound) */
+    char *mine;          /* this process's area (its ack line first) */
+    char *kid[HOT_KIDS]; /* inline block 0 of each child of `root` in the default tree */
+    uint32_t blk_off;    /* offset of inline block 0 in a process's area */
+    uint32_t blk;        /* bytes per inline block */
+    uint32_t fast_max;   /* largest message of this path (0: the path is off) */
+    int16_t root;        /* root that kid[] belongs to (-1: none cached) */
     int16_t nkids;
-    uint16_t head;          /* payload bytes that share the stamp's line */
+    uint16_t head; /* payload bytes that share the stamp's line */
 } hot_t;
 _Static_assert(sizeof(hot_t) <= 64, "the hot state must fit one cache line");
 
@@ -169,7 +169,7 @@ static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
  * that the root never pairs a time with another call's tag */
 #define REP_TAG_BITS 24
 #define REP_TAG_MASK ((1ull << REP_TAG_BITS) - 1)
-#define NT_REPORT 4 /* mode bit: receivers report their time in this call (word 1) */
+#define NT_REPORT 4  /* mode bit: receivers report their time in this call (word 1) */
 #define NT_NOSPACE 8 /* mode bit: the root could not populate its queue; the call fails */
 static inline uint64_t rep_tag(uint64_t op) /* never 0, the word's initial value */
 {
@@ -476,8 +476,8 @@ static int model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int
                               "broadcast model settings differ between ranks 0 and %d "
                               "(NUMACOLL_BCAST_MODEL_T %g/%g ns, NUMACOLL_BCAST_MODEL_TW %g/%g "
                               "ns, oversubscribed %g/%g); every member must see the same",
-                              r, all[0] * 1e9, all[3 * r] * 1e9, all[1] * 1e9,
-                              all[3 * r + 1] * 1e9, all[2], all[3 * r + 2]);
+                              r, all[0] * 1e9, all[3 * r] * 1e9, all[1] * 1e9, all[3 * r + 1] * 1e9,
+                              all[2], all[3 * r + 2]);
             free(all);
             return rc;
         }
@@ -508,15 +508,18 @@ static int model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int
     free(all);
     *t_meas = t_cfg <= 0, *tw_meas = tw_cfg <= 0;
     if (tw_cfg <= 0 && t->rank == 0)
-        nc_log(1, t->rank, t->size, "bcast: t_W batches (per notification) fastest %.1f, median "
-               "%.1f (used), slowest %.1f ns", spread[0] * 1e9, v[1] * 1e9, spread[1] * 1e9);
+        nc_log(1, t->rank, t->size,
+               "bcast: t_W batches (per notification) fastest %.1f, median "
+               "%.1f (used), slowest %.1f ns",
+               spread[0] * 1e9, v[1] * 1e9, spread[1] * 1e9);
     if (!(tt > 0 && tt < 1e-6)) { /* not measurable (or absurd): the fallback */
         nc_log(1, t->rank, t->size, "bcast: t could not be measured; using %.3f ns/byte",
                fb.t * 1e9);
         tt = fb.t, *t_meas = 2;
     }
     if (!(tw > 0 && tw < 1)) {
-        nc_log(1, t->rank, t->size, "bcast: t_W could not be measured; using %.1f ns", fb.t_w * 1e9);
+        nc_log(1, t->rank, t->size, "bcast: t_W could not be measured; using %.1f ns",
+               fb.t_w * 1e9);
         tw = fb.t_w, *tw_meas = 2;
     }
     *md = nc_bcast_model_from(tt, tw);
@@ -719,10 +722,9 @@ static int bcast_init(numacoll_team_t *t)
                "q = %zu, queue b = %zu per process (model: t = %.4f ns/byte %s, t_W = %.1f ns "
                "%s), inline <= %zu (room %zu), tree %s (k %d), relay %s, CMA %s, queue memory "
                "at %s",
-               total, b->paper_size, f, b->fixed_f ? "" : " (model)", s, q, b->b,
-               b->model.t * 1e9, model_src[b->t_measured], b->model.t_w * 1e9,
-               model_src[b->tw_measured], b->inline_max,
-               b->room, nc_bcast_tree_names[b->tree], b->k, b->relay ? "on" : "off",
+               total, b->paper_size, f, b->fixed_f ? "" : " (model)", s, q, b->b, b->model.t * 1e9,
+               model_src[b->t_measured], b->model.t_w * 1e9, model_src[b->tw_measured],
+               b->inline_max, b->room, nc_bcast_tree_names[b->tree], b->k, b->relay ? "on" : "off",
                !b->cma_ok   ? "not permitted"
                : b->cma_min ? "on"
                             : "off",
@@ -1060,6 +1062,20 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
         double opt = sqrt((double)bytes * b->model.t_w / b->model.t);
         size_t o = nc_round_up((size_t)opt + 1, 4096);
         if (o < fe) fe = o;
+        /* up to two pages, at least two fragments of at least 2 KiB: the rule above keeps
+         * such a message whole (its t is a local memcpy's, while the receiver's copy here
+         * pulls every line from the root's cache), so the receiver could not start before
+         * the root had copied it all. Measured at np = 2 (Open MPI, alternating launches):
+         * 4 KiB in two halves 0.55 -> 0.35 us, 8 KiB 0.76 -> 0.53 us; a 2 KiB message in
+         * two halves took 15 % longer, and 64 KiB in 8 KiB fragments 60 % longer than in
+         * the rule's 16 KiB, hence the floor and the bound. Messages of 2 KiB or less keep
+         * the rule's fragment (a smaller one, though still one fragment, moves where ops
+         * rotate through the set: 2 KiB took 12 % longer). */
+        if (bytes > 2048 && bytes <= 2 * 4096) {
+            size_t half = nc_round_up((bytes + 1) / 2, 64);
+            size_t small = half < 2048 ? 2048 : half;
+            if (small < fe) fe = small;
+        }
     }
     size_t per_op = b->nb * fe;
     int is_root = x->me == x->root;
@@ -1075,7 +1091,8 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
         size_t span = nfrag * fe;
         /* where this op's data end in its set (the same on every member) */
         size_t use_end = (size_t)(frag_buf(b, x->rotate, 0, set, op, span, fe, 0) -
-                                  slot_buf(b, 0, set * b->nb)) + span;
+                                  slot_buf(b, 0, set * b->nb)) +
+                         span;
         if (is_root) {
             rc = wait_reuse(x->t, b, op, b->q);
             if (rc) return rc;
@@ -1340,8 +1357,8 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
         nc_log(3, t->rank, t->size,
                "bcast #%llu: %zu bytes from %d, tree %s, parent %d, %d "
                "children",
-               (unsigned long long)b->hot.op, bytes, root, nc_bcast_tree_names[kind], x.c->parent[root],
-               x.nkids);
+               (unsigned long long)b->hot.op, bytes, root, nc_bcast_tree_names[kind],
+               x.c->parent[root], x.nkids);
     if (bytes <= inl) return run_inline(&x, buf, bytes);
     if (b->cma_ok && cma_min && bytes >= cma_min) return run_cma(&x, buf, bytes);
     int measure = 0;
