@@ -1073,19 +1073,18 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
         buf == MPI_IN_PLACE)
         return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
     /* the deferral's units: 1 + bytes / 1024 (see defer_step) */
-    int usz = 0;
+    int tsz = 0;
+    int tsz_ok = PMPI_Type_size(dt, &tsz) == MPI_SUCCESS;
     uint64_t units = 1;
-    if (PMPI_Type_size(dt, &usz) == MPI_SUCCESS && usz > 0)
-        units += (uint64_t)count * (uint64_t)usz / 1024;
+    if (tsz_ok && tsz > 0) units += (uint64_t)count * (uint64_t)tsz / 1024;
     nc_comm_t *s = comm_get(comm, units, 0);
     if (!s || s->mode == MODE_PASS || s->mode == MODE_DEFER || root < 0 || root >= s->size)
         return PMPI_Bcast(buf, count, dt, root, comm);
     if (s->mode == MODE_FLAT && (!s->team || s->bcast_native))
         return PMPI_Bcast(buf, count, dt, root, comm);
 
-    int tsz = 0;
     MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
-    if (PMPI_Type_size(dt, &tsz) != MPI_SUCCESS || PMPI_Type_get_extent(dt, &lb, &ext) ||
+    if (!tsz_ok || PMPI_Type_get_extent(dt, &lb, &ext) ||
         PMPI_Type_get_true_extent(dt, &tlb, &text))
         return PMPI_Bcast(buf, count, dt, root, comm); /* let the MPI report it */
     size_t bytes = (size_t)count * (size_t)tsz;
