@@ -563,9 +563,11 @@ typedef struct agree_rec {
     uint64_t idle; /* id of an idle team with the same members, 0 = none */
     int32_t active;
     int32_t fake;
-    int32_t bcast;  /* the reserved idle team still has its broadcast state */
-    int32_t force;  /* this member asks for the set-up now (an explicit numacoll call) */
-    uint64_t units; /* this call's units (see defer_step) */
+    int32_t bcast;    /* the reserved idle team still has its broadcast state */
+    int32_t force;    /* this member asks for the set-up now (an explicit numacoll call) */
+    uint64_t units;   /* this call's units (see defer_step) */
+    int32_t bcast_on; /* NUMACOLL_MPI_BCAST */
+    int32_t pad;
 } agree_rec_t;
 
 /* Collective over comm (its first numacoll collective, or the call that ends its deferral
@@ -599,7 +601,8 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                       .fake = g_fake_nodes,
                       .bcast = cand && cand->bcast,
                       .force = force,
-                      .units = units};
+                      .units = units,
+                      .bcast_on = g_bcast};
     if (PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, comm) !=
         MPI_SUCCESS) {
         free(all);
@@ -612,7 +615,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     int distinct = 1, fake = all[0].fake, agreed = 1, bcast_all = 1, forced = 0;
     uint64_t idle = all[0].idle, most = 0;
     for (int r = 0; r < s->size; r++) {
-        if (!all[r].active || all[r].fake != fake) agreed = 0;
+        if (!all[r].active || all[r].fake != fake || all[r].bcast_on != all[0].bcast_on) agreed = 0;
         if (all[r].idle != idle) idle = 0;
         if (!all[r].bcast) bcast_all = 0;
         if (all[r].force) forced = 1;
@@ -631,7 +634,8 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     }
     if (!agreed) {
         warn_fallback(s, "agreement on the numacoll configuration",
-                      "members differ in NUMACOLL_FAKE_NODES or NUMACOLL_DISABLE");
+                      "members differ in NUMACOLL_FAKE_NODES, NUMACOLL_MPI_BCAST or "
+                      "NUMACOLL_DISABLE");
         return s;
     }
     if (!reuse && !forced && most < g_setup_after) {
@@ -1069,7 +1073,7 @@ static int pack_io(int unpack, void *buf, int count, MPI_Datatype dt, MPI_Aint t
 static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     COUNT(bcast_calls);
-    if (!active() || !g_bcast || comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL ||
+    if (!active() || comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL ||
         buf == MPI_IN_PLACE)
         return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
     /* the deferral's units: 1 + bytes / 1024 (see defer_step) */
@@ -1077,8 +1081,11 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
     int tsz_ok = PMPI_Type_size(dt, &tsz) == MPI_SUCCESS;
     uint64_t units = 1;
     if (tsz_ok && tsz > 0) units += (uint64_t)count * (uint64_t)tsz / 1024;
+    /* with NUMACOLL_MPI_BCAST=0 too: every member then counts the same calls toward the
+     * deferral, and one that differs from the others in it is found in the agreement */
     nc_comm_t *s = comm_get(comm, units, 0);
-    if (!s || s->mode == MODE_PASS || s->mode == MODE_DEFER || root < 0 || root >= s->size)
+    if (!g_bcast || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER || root < 0 ||
+        root >= s->size)
         return PMPI_Bcast(buf, count, dt, root, comm);
     if (s->mode == MODE_FLAT && (!s->team || s->bcast_native))
         return PMPI_Bcast(buf, count, dt, root, comm);

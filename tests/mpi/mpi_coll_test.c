@@ -1020,6 +1020,36 @@ static void test_lazy(void)
                (unsigned long long)T, c2, c3, flat ? "flat" : "hierarchical");
 }
 
+/* Members that differ in NUMACOLL_MPI_BCAST (the last rank turns it off before its first
+ * collective): the agreement must notice and leave the communicator native, with the
+ * right bytes and no hang, whether its first call is a barrier or a broadcast and across
+ * the deferral's checkpoints. */
+static void test_bcast_env(void)
+{
+    unsigned char buf[300];
+    for (int first = 0; first < 2; first++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        size_t bad = 0;
+        for (int i = 0; i < 40; i++) {
+            if ((i + first) % 3 == 0) {
+                MPI_Barrier(c);
+                continue;
+            }
+            int root = i % g_size;
+            if (g_rank == root)
+                fill(buf, sizeof buf, (unsigned)i);
+            else
+                memset(buf, 0, sizeof buf);
+            MPI_Bcast(buf, (int)sizeof buf, MPI_BYTE, root, c);
+            bad += wrong_bytes(buf, sizeof buf, (unsigned)i);
+        }
+        CHECK(bad == 0, "%zu wrong bytes (first call a %s)", bad, first ? "broadcast" : "barrier");
+        MPI_Comm_free(&c);
+    }
+    if (g_rank == 0) printf("bcastenv: 2 communicators, 80 calls, bytes right\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "barrier";
@@ -1031,6 +1061,8 @@ int main(int argc, char **argv)
         MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    /* before the first intercepted call, which reads the configuration */
+    if (!strcmp(mode, "bcastenv") && g_rank == g_size - 1) setenv("NUMACOLL_MPI_BCAST", "0", 1);
     *(void **)&g_stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
 
     if (!strcmp(mode, "barrier"))
@@ -1051,6 +1083,8 @@ int main(int argc, char **argv)
         test_nospace();
     else if (!strcmp(mode, "lazy"))
         test_lazy();
+    else if (!strcmp(mode, "bcastenv"))
+        test_bcast_env();
     else {
         if (g_rank == 0) fprintf(stderr, "unknown mode '%s'\n", mode);
         g_fail++;
