@@ -209,7 +209,10 @@ static const nc_cfg_def_t table[] = {
      "longest value numacoll_kvdb_put accepts (NUMACOLL_ERR_TOOBIG above)", NULL},
     /* ---- MPI layer (libnumacoll_mpi) ---- */
     {"NUMACOLL_DISABLE", NC_CFG_BOOL, "0", "0|1",
-     "libnumacoll_mpi: 1 = pure pass-through to the MPI library's own collectives", NULL},
+     "libnumacoll_mpi: 1 = pure pass-through to the MPI library's own collectives; set it "
+     "the same on every process (a pass-through process takes no part in a communicator's "
+     "set-up, so the others would wait for it)",
+     NULL},
     {"NUMACOLL_FAKE_NODES", NC_CFG_INT, "0", "0..4096",
      "libnumacoll_mpi: split every node into this many pseudo-nodes (contiguous rank blocks) "
      "to exercise the multi-node path on one machine; 0 or 1 = real nodes only",

@@ -634,8 +634,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     }
     if (!agreed) {
         warn_fallback(s, "agreement on the numacoll configuration",
-                      "members differ in NUMACOLL_FAKE_NODES, NUMACOLL_MPI_BCAST or "
-                      "NUMACOLL_DISABLE");
+                      "members differ in NUMACOLL_FAKE_NODES or NUMACOLL_MPI_BCAST");
         return s;
     }
     if (!reuse && !forced && most < g_setup_after) {
