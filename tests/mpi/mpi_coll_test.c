@@ -875,17 +875,18 @@ static long setup_call(uint64_t T, uint64_t units)
     return c;
 }
 
+/* the bcast tests' pattern() over a whole buffer, and the bytes that differ from it */
 static void fill(unsigned char *b, size_t n, unsigned key)
 {
     for (size_t i = 0; i < n; i++)
-        b[i] = (unsigned char)(key * 131u + i * 7u);
+        b[i] = pattern((long)i, (int)key);
 }
 
 static size_t wrong_bytes(const unsigned char *b, size_t n, unsigned key)
 {
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
-        bad += b[i] != (unsigned char)(key * 131u + i * 7u);
+        bad += b[i] != pattern((long)i, (int)key);
     return bad;
 }
 
