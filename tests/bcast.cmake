@@ -6,3 +6,11 @@ if(TARGET test_bcast)
   set_tests_properties(test_bcast_cma PROPERTIES TIMEOUT 300
     ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout;NUMACOLL_BCAST_CMA_MIN=64K")
 endif()
+# Kill -9 and hung-member tests of the broadcast: once with the default segments and once
+# with POSIX named ones, where a file left in /dev/shm would show.
+if(TEST test_bcast_fault)
+  set_tests_properties(test_bcast_fault PROPERTIES LABELS "bcast" TIMEOUT 240)
+  add_test(NAME test_bcast_fault_posix COMMAND test_bcast_fault)
+  set_tests_properties(test_bcast_fault_posix PROPERTIES LABELS "bcast" TIMEOUT 240
+    ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout;NC_TEST_SHM_BACKEND=posix")
+endif()

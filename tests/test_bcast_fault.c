@@ -1,0 +1,246 @@
+/*
+ * Faults in a run of broadcasts: one member of a 4-process team is killed with SIGKILL
+ * (or hangs, alive) before its call number KILL_AT. The roots rotate (call i from rank
+ * i mod P), so the victim is a root, a receiver and, in the k-ary and chain trees, a node
+ * that forwards to others. For the inline, queue (one set and several sets per call) and
+ * CMA paths and for the flat, binary and chain trees:
+ *  - the survivors do not hang: each ends with NUMACOLL_ERR_PEER_DEAD (a hung victim:
+ *    NUMACOLL_ERR_TIMEOUT, NUMACOLL_TIMEOUT=1.5) and the message names the victim;
+ *  - they stop within a bounded number of calls after the victim's last one (a root may
+ *    run ahead of its receivers only by its queue depth);
+ *  - every broadcast a survivor did complete delivered the right bytes;
+ *  - nothing is left in /dev/shm.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/nc_internal.h"
+#include "forkrun.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { P = 4 };
+
+typedef struct fault_case {
+    const char *name;
+    size_t bytes;
+    int kill_at;           /* the victim's call number that never happens */
+    const char *env[3][2]; /* NUMACOLL_* settings of this case (NULL-terminated) */
+} fault_case_t;
+
+typedef struct report {
+    int rc;
+    int calls; /* the failing call's number */
+    int bad;   /* broadcasts that completed with wrong bytes */
+    char msg[512];
+} report_t;
+
+typedef struct args {
+    const fault_case_t *fc;
+    int victim;
+    int hang; /* the victim sleeps instead of dying */
+    report_t *reps;
+} args_t;
+
+static unsigned char pattern(int call, size_t j)
+{
+    return (unsigned char)(call * 131 + (int)(j % 251) * 7 + 1);
+}
+
+static int fault_child(nc_forkctx_t *c)
+{
+    const args_t *a = c->arg;
+    report_t *rep = &a->reps[c->rank];
+    size_t n = a->fc->bytes;
+    unsigned char *buf = malloc(n);
+    if (!buf) return 40;
+    unsigned seed = 91u + (unsigned)c->rank;
+    for (int i = 1; i <= 100000; i++) {
+        if (c->rank == a->victim && i == a->fc->kill_at) {
+            if (!a->hang) kill(getpid(), SIGKILL);
+            sleep(5); /* hung, not dead: the others must time out */
+        }
+        int root = i % P;
+        if (c->rank == root)
+            for (size_t j = 0; j < n; j++)
+                buf[j] = pattern(i, j);
+        else
+            memset(buf, 0, n);
+        if ((i & 15) == 0) nc_random_delay(&seed, 2000);
+        int rc = numacoll_bcast(c->team, buf, n, root);
+        if (rc) {
+            rep->rc = rc;
+            rep->calls = i;
+            snprintf(rep->msg, sizeof rep->msg, "%s", numacoll_last_error());
+            free(buf);
+            return 0;
+        }
+        for (size_t j = 0; j < n; j++)
+            if (buf[j] != pattern(i, j)) {
+                rep->bad++;
+                break;
+            }
+    }
+    free(buf);
+    return 50; /* the broadcasts went on without the victim */
+}
+
+/* Does the rank list that follows @p prefix in @p msg ("a, b (exited), c") contain r?
+ * Survivors that failed first may have exited and be listed too. */
+static int list_has(const char *msg, const char *prefix, int r)
+{
+    const char *p = strstr(msg, prefix);
+    if (!p) return 0;
+    p += strlen(prefix);
+    for (;;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) return 0;
+        if (v == r) return 1;
+        p = end;
+        if (strncmp(p, " (exited)", 9) == 0) p += 9;
+        if (strncmp(p, ", ", 2) != 0) return 0;
+        p += 2;
+    }
+}
+
+static int names_rank(const char *msg, int r)
+{
+    return list_has(msg, "member(s) ", r) || list_has(msg, "did not arrive: ", r);
+}
+
+/* the quiet minimum of numacoll files in /dev/shm (other programs' segments exist only
+ * between their creation and attach) */
+static int shm_baseline(void)
+{
+    int best = nc_count_shm_files();
+    for (int i = 0; i < 5 && best > 0; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        int k = nc_count_shm_files();
+        if (k < best) best = k;
+    }
+    return best;
+}
+
+static void set_case_env(const fault_case_t *fc, const char *timeout)
+{
+    nc_test_clear_env();
+    setenv("NUMACOLL_TIMEOUT", timeout, 1);
+    for (int e = 0; e < 3 && fc->env[e][0]; e++)
+        setenv(fc->env[e][0], fc->env[e][1], 1);
+    const char *backend = getenv("NC_TEST_SHM_BACKEND");
+    if (backend) setenv("NUMACOLL_SHM_BACKEND", backend, 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
+
+static void run_case(const fault_case_t *fc, int victim, int hang, report_t *reps)
+{
+    memset(reps, 0, P * sizeof *reps);
+    args_t a = {.fc = fc, .victim = victim, .hang = hang, .reps = reps};
+    nc_forkresult_t res;
+    nc_forkrun(P, NC_FORK_BIND, fault_child, &a, 0, 40, &res);
+    assert_int_equal(res.timed_out, 0);
+    for (int r = 0; r < P; r++) {
+        if (r == victim && !hang) {
+            assert_int_equal(res.exit_code[r], 128 + SIGKILL);
+            continue;
+        }
+        int ok_rc = reps[r].rc == NUMACOLL_ERR_PEER_DEAD || reps[r].rc == NUMACOLL_ERR_TIMEOUT;
+        if (res.exit_code[r] != 0 || !ok_rc || reps[r].bad ||
+            (r != victim && !names_rank(reps[r].msg, victim)) || getenv("NC_TEST_VERBOSE"))
+            fprintf(stderr, "%s, victim %d%s: rank %d exit %d rc %s at call %d, %d bad: %s\n",
+                    fc->name, victim, hang ? " (hung)" : "", r, res.exit_code[r],
+                    numacoll_status_name(reps[r].rc), reps[r].calls, reps[r].bad, reps[r].msg);
+        assert_int_equal(res.exit_code[r], 0);
+        assert_true(ok_rc);
+        assert_int_equal(reps[r].bad, 0);
+        if (r == victim) continue; /* the hung one wakes into a team the others left */
+        assert_true(names_rank(reps[r].msg, victim));
+        /* a dead member is found by its pid within 20 ms of slow waiting, long before
+         * the timeout; an alive one only by the timeout */
+        assert_int_equal(reps[r].rc, hang ? NUMACOLL_ERR_TIMEOUT : NUMACOLL_ERR_PEER_DEAD);
+        /* a root runs ahead of a missing receiver by at most its inline blocks (8) or its
+         * queue's sets; within P calls the victim is a root the others wait for */
+        assert_true(reps[r].calls >= fc->kill_at - 8);
+        assert_true(reps[r].calls <= fc->kill_at + 8 + P);
+    }
+}
+
+static void test_kill(void **state)
+{
+    const fault_case_t *fc = *state;
+    int baseline = shm_baseline();
+    set_case_env(fc, "2");
+    report_t *reps =
+        mmap(NULL, P * sizeof *reps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(reps != MAP_FAILED);
+    /* a leaf of every tree, rank 0 (the first root after the kill when kill_at % P == 3;
+     * the tree's top) and rank 1 (inner node of the binary tree and the chain) */
+    const int victims[] = {P - 1, 0, 1};
+    for (size_t v = 0; v < sizeof victims / sizeof victims[0]; v++)
+        run_case(fc, victims[v], 0, reps);
+    munmap(reps, P * sizeof *reps);
+    for (int i = 0; i < 100 && nc_count_shm_files() > baseline; i++) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(nc_count_shm_files() <= baseline);
+    nc_test_clear_env();
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
+
+/* a member that stops calling, alive: the others fail with NUMACOLL_ERR_TIMEOUT after
+ * NUMACOLL_TIMEOUT seconds, naming it, and it fails too instead of hanging */
+static void test_hang(void **state)
+{
+    const fault_case_t *fc = *state;
+    set_case_env(fc, "1.5");
+    report_t *reps =
+        mmap(NULL, P * sizeof *reps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(reps != MAP_FAILED);
+    run_case(fc, 2, 1, reps);
+    munmap(reps, P * sizeof *reps);
+    nc_test_clear_env();
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
+
+static const fault_case_t cases[] = {
+    {"inline 8 B, flat", 8, 303, {{"NUMACOLL_BCAST_TREE", "flat"}, {NULL, NULL}}},
+    {"inline 200 B, binary", 200, 302, {{"NUMACOLL_BCAST_TREE", "kary"}, {NULL, NULL}}},
+    {"queue 64 KiB, chain", 64 * 1024, 301, {{"NUMACOLL_BCAST_TREE", "chain"}, {NULL, NULL}}},
+    {"queue 3 MiB in 256 KiB sets, binary",
+     3 * 1024 * 1024,
+     43,
+     {{"NUMACOLL_BCAST_TREE", "kary"},
+      {"NUMACOLL_BCAST_FRAGMENT", "64K"},
+      {"NUMACOLL_BCAST_SLOTS", "4"}}},
+    {"CMA 1 MiB, flat",
+     1024 * 1024,
+     62,
+     {{"NUMACOLL_BCAST_TREE", "flat"}, {"NUMACOLL_BCAST_CMA_MIN", "64K"}, {NULL, NULL}}},
+};
+
+int main(void)
+{
+    enum { NC = sizeof cases / sizeof cases[0] };
+    struct CMUnitTest tests[NC + 2];
+    int n = 0;
+    for (int i = 0; i < NC; i++)
+        tests[n++] = (struct CMUnitTest){
+            .name = cases[i].name, .test_func = test_kill, .initial_state = (void *)&cases[i]};
+    tests[n++] = (struct CMUnitTest){
+        .name = "hung member, inline", .test_func = test_hang, .initial_state = (void *)&cases[0]};
+    tests[n++] = (struct CMUnitTest){
+        .name = "hung member, queue", .test_func = test_hang, .initial_state = (void *)&cases[2]};
+    return _cmocka_run_group_tests("bcast_fault", tests, (size_t)n, NULL, NULL);
+}
