@@ -60,58 +60,10 @@ static int fault_child(nc_forkctx_t *c)
     return 50; /* the barriers went on without the victim */
 }
 
-/* Does the rank list that follows @p prefix in @p msg ("a, b (exited), c") contain r?
- * Other survivors may already have failed and exited, so they can be listed too. */
-static int list_has(const char *msg, const char *prefix, int r)
-{
-    const char *p = strstr(msg, prefix);
-    if (!p) return 0;
-    p += strlen(prefix);
-    for (;;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p) return 0;
-        if (v == r) return 1;
-        p = end;
-        if (strncmp(p, " (exited)", 9) == 0) p += 9;
-        if (strncmp(p, ", ", 2) != 0) return 0;
-        p += 2;
-    }
-}
-
-static int names_rank(const char *msg, int r)
-{
-    return list_has(msg, "member(s) ", r) || list_has(msg, "did not arrive: ", r);
-}
-
-/* numacoll files in /dev/shm that exist whatever we do (other programs' segments exist
- * only for the instant between creation and attach; poll for the quiet minimum) */
-static int shm_baseline(void)
-{
-    int best = nc_count_shm_files();
-    for (int i = 0; i < 5 && best > 0; i++) {
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
-        int n = nc_count_shm_files();
-        if (n < best) best = n;
-    }
-    return best;
-}
-
-static void wait_no_shm(int baseline)
-{
-    /* our segments were unlinked at creation: no new file may remain after the kill */
-    for (int i = 0; i < 100 && nc_count_shm_files() > baseline; i++) {
-        struct timespec ts = {0, 20000000};
-        nanosleep(&ts, NULL);
-    }
-    assert_true(nc_count_shm_files() <= baseline);
-}
-
 static void test_kill_one(void **state)
 {
     const char *alg = *state;
-    int baseline = shm_baseline();
+    int baseline = nc_shm_baseline();
     setenv("NUMACOLL_TIMEOUT", "2", 1);
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
     /* reports live in a mapping made here (inherited by the children through fork), so the
@@ -133,7 +85,7 @@ static void test_kill_one(void **state)
             }
             if (res.exit_code[r] != 0 ||
                 (reps[r].rc != NUMACOLL_ERR_PEER_DEAD && reps[r].rc != NUMACOLL_ERR_TIMEOUT) ||
-                !names_rank(reps[r].msg, victim))
+                !nc_msg_names_rank(reps[r].msg, victim))
                 fprintf(stderr, "%s, victim %d: rank %d exit %d rc %s at barrier %d: %s\n", alg,
                         victim, r, res.exit_code[r], numacoll_status_name(reps[r].rc),
                         reps[r].iteration, reps[r].msg);
@@ -141,7 +93,7 @@ static void test_kill_one(void **state)
                 fprintf(stderr, "%s, victim %d: rank %d: %s\n", alg, victim, r, reps[r].msg);
             assert_int_equal(res.exit_code[r], 0);
             assert_true(reps[r].rc == NUMACOLL_ERR_PEER_DEAD || reps[r].rc == NUMACOLL_ERR_TIMEOUT);
-            assert_true(names_rank(reps[r].msg, victim));
+            assert_true(nc_msg_names_rank(reps[r].msg, victim));
             /* nobody got past the barrier the victim never entered */
             assert_true(reps[r].iteration <= KILL_AT);
         }
@@ -149,7 +101,8 @@ static void test_kill_one(void **state)
     munmap(reps, bytes);
     unsetenv("NUMACOLL_TIMEOUT");
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
-    wait_no_shm(baseline);
+    /* our segments were unlinked at creation: no new file may remain after the kill */
+    assert_true(nc_shm_settle(baseline) <= baseline);
 }
 
 /* a member that hangs (alive, never arriving): the others fail with NUMACOLL_ERR_TIMEOUT
@@ -176,7 +129,8 @@ static void test_hung_peer_times_out(void **state)
             continue;
         }
         assert_int_equal(reps[r].rc, NUMACOLL_ERR_TIMEOUT);
-        assert_true(list_has(reps[r].msg, "did not arrive: ", 2));
+        assert_true(nc_msg_names_rank(reps[r].msg, 2));
+        assert_non_null(strstr(reps[r].msg, "did not arrive: "));
         assert_non_null(strstr(reps[r].msg, "NUMACOLL_TIMEOUT"));
         assert_int_equal(reps[r].iteration, KILL_AT);
     }

@@ -94,44 +94,6 @@ static int fault_child(nc_forkctx_t *c)
     return 50; /* the broadcasts went on without the victim */
 }
 
-/* Does the rank list that follows @p prefix in @p msg ("a, b (exited), c") contain r?
- * Survivors that failed first may have exited and be listed too. */
-static int list_has(const char *msg, const char *prefix, int r)
-{
-    const char *p = strstr(msg, prefix);
-    if (!p) return 0;
-    p += strlen(prefix);
-    for (;;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p) return 0;
-        if (v == r) return 1;
-        p = end;
-        if (strncmp(p, " (exited)", 9) == 0) p += 9;
-        if (strncmp(p, ", ", 2) != 0) return 0;
-        p += 2;
-    }
-}
-
-static int names_rank(const char *msg, int r)
-{
-    return list_has(msg, "member(s) ", r) || list_has(msg, "did not arrive: ", r);
-}
-
-/* the quiet minimum of numacoll files in /dev/shm (other programs' segments exist only
- * between their creation and attach) */
-static int shm_baseline(void)
-{
-    int best = nc_count_shm_files();
-    for (int i = 0; i < 5 && best > 0; i++) {
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
-        int k = nc_count_shm_files();
-        if (k < best) best = k;
-    }
-    return best;
-}
-
 static void set_case_env(const fault_case_t *fc, const char *timeout)
 {
     nc_test_clear_env();
@@ -157,7 +119,7 @@ static void run_case(const fault_case_t *fc, int victim, int hang, report_t *rep
         }
         int ok_rc = reps[r].rc == NUMACOLL_ERR_PEER_DEAD || reps[r].rc == NUMACOLL_ERR_TIMEOUT;
         if (res.exit_code[r] != 0 || !ok_rc || reps[r].bad ||
-            (r != victim && !names_rank(reps[r].msg, victim)) || getenv("NC_TEST_VERBOSE"))
+            (r != victim && !nc_msg_names_rank(reps[r].msg, victim)) || getenv("NC_TEST_VERBOSE"))
             fprintf(stderr, "%s, victim %d%s: rank %d exit %d rc %s at call %d, %d bad: %s\n",
                     fc->name, victim, hang ? " (hung)" : "", r, res.exit_code[r],
                     numacoll_status_name(reps[r].rc), reps[r].calls, reps[r].bad, reps[r].msg);
@@ -165,7 +127,7 @@ static void run_case(const fault_case_t *fc, int victim, int hang, report_t *rep
         assert_true(ok_rc);
         assert_int_equal(reps[r].bad, 0);
         if (r == victim) continue; /* the hung one wakes into a team the others left */
-        assert_true(names_rank(reps[r].msg, victim));
+        assert_true(nc_msg_names_rank(reps[r].msg, victim));
         /* a dead member is found by its pid within 20 ms of slow waiting, long before
          * the timeout; an alive one only by the timeout */
         assert_int_equal(reps[r].rc, hang ? NUMACOLL_ERR_TIMEOUT : NUMACOLL_ERR_PEER_DEAD);
@@ -179,7 +141,7 @@ static void run_case(const fault_case_t *fc, int victim, int hang, report_t *rep
 static void test_kill(void **state)
 {
     const fault_case_t *fc = *state;
-    int baseline = shm_baseline();
+    int baseline = nc_shm_baseline();
     set_case_env(fc, "2");
     report_t *reps =
         mmap(NULL, P * sizeof *reps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -190,11 +152,7 @@ static void test_kill(void **state)
     for (size_t v = 0; v < sizeof victims / sizeof victims[0]; v++)
         run_case(fc, victims[v], 0, reps);
     munmap(reps, P * sizeof *reps);
-    for (int i = 0; i < 100 && nc_count_shm_files() > baseline; i++) {
-        struct timespec ts = {0, 20000000};
-        nanosleep(&ts, NULL);
-    }
-    assert_true(nc_count_shm_files() <= baseline);
+    assert_true(nc_shm_settle(baseline) <= baseline);
     nc_test_clear_env();
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
 }

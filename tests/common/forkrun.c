@@ -144,6 +144,52 @@ int nc_count_shm_files(void)
     return n;
 }
 
+int nc_shm_baseline(void)
+{
+    int best = nc_count_shm_files();
+    for (int i = 0; i < 5 && best > 0; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        int n = nc_count_shm_files();
+        if (n < best) best = n;
+    }
+    return best;
+}
+
+int nc_shm_settle(int baseline)
+{
+    int n = nc_count_shm_files();
+    for (int i = 0; i < 100 && n > baseline; i++) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+        n = nc_count_shm_files();
+    }
+    return n;
+}
+
+/* the rank list that follows @p prefix in @p msg ("a, b (exited), c"): does it hold r? */
+static int list_has(const char *msg, const char *prefix, int r)
+{
+    const char *p = strstr(msg, prefix);
+    if (!p) return 0;
+    p += strlen(prefix);
+    for (;;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) return 0;
+        if (v == r) return 1;
+        p = end;
+        if (strncmp(p, " (exited)", 9) == 0) p += 9;
+        if (strncmp(p, ", ", 2) != 0) return 0;
+        p += 2;
+    }
+}
+
+int nc_msg_names_rank(const char *msg, int r)
+{
+    return list_has(msg, "member(s) ", r) || list_has(msg, "did not arrive: ", r);
+}
+
 void nc_random_delay(unsigned *seed, unsigned max_ns)
 {
     unsigned x = *seed;

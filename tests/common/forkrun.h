@@ -42,6 +42,17 @@ void nc_test_clear_env(void);
 /** Entries in /dev/shm whose name starts with "numacoll" (leak check). */
 int nc_count_shm_files(void);
 
+/** The quiet minimum of the numacoll entries in /dev/shm over a few 10 ms polls (other
+ *  programs' segments exist only between their creation and attach): a leak check's base. */
+int nc_shm_baseline(void);
+
+/** Wait up to 2 s for the numacoll entries in /dev/shm to drop to @p baseline; the count. */
+int nc_shm_settle(int baseline);
+
+/** Does a wait's error message name rank @p r among the members it blames (the list after
+ *  "member(s) " or "did not arrive: ", as "a, b (exited), c")? */
+int nc_msg_names_rank(const char *msg, int r);
+
 /** Spin for a random time of up to @p max_ns nanoseconds (xorshift state per process). */
 void nc_random_delay(unsigned *seed, unsigned max_ns);
 
