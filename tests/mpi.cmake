@@ -56,8 +56,17 @@ foreach(f ${NC_MPI_FLAVORS})
               -- ${P} lazy)
   # members that differ in NUMACOLL_MPI_BCAST (the last rank turns it off): native, no hang
   nc_mpi_test(mpi_${f}_bcast_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
-              --env NUMACOLL_VERBOSE=1 --expect "members differ in NUMACOLL_FAKE_NODES or NUMACOLL_MPI_BCAST"
-              --expect "bcastenv: 2 communicators, 80 calls, bytes right" -- ${P} bcastenv)
+              --env NUMACOLL_VERBOSE=1 --expect "members differ in NUMACOLL_MPI_BCAST\\)"
+              --expect "bcastenv: 2 communicators, 80 calls, bytes right, native" -- ${P} bcastenv)
+  # ... in NUMACOLL_DISABLE, or with an invalid setting on one rank: that rank still takes
+  # part in the set-up agreement, the communicators stay native on all, no hang
+  nc_mpi_test(mpi_${f}_disable_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
+              --env NUMACOLL_VERBOSE=1 --expect "1 of 3 members run with NUMACOLL_DISABLE=1 or an invalid"
+              --expect "disableenv: 2 communicators, 80 calls, bytes right, native" -- ${P} disableenv)
+  nc_mpi_test(mpi_${f}_badenv_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=0
+              --env NUMACOLL_VERBOSE=1 --expect "NUMACOLL_BCAST_TREE"
+              --expect "1 of 3 members run with NUMACOLL_DISABLE=1 or an invalid"
+              --expect "badenv: 2 communicators, 80 calls, bytes right, native" -- ${P} badenv)
   nc_mpi_test(mpi_${f}_lazy_fake2 ${f} 5 --env NUMACOLL_MPI_SETUP_AFTER=40
               --env NUMACOLL_FAKE_NODES=2 --expect "lazy: threshold 40. .*hierarchical" -- ${P} lazy)
   nc_mpi_test(mpi_${f}_threads ${f} 2 -- ${P} threads)

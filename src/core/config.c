@@ -209,9 +209,10 @@ static const nc_cfg_def_t table[] = {
      "longest value numacoll_kvdb_put accepts (NUMACOLL_ERR_TOOBIG above)", NULL},
     /* ---- MPI layer (libnumacoll_mpi) ---- */
     {"NUMACOLL_DISABLE", NC_CFG_BOOL, "0", "0|1",
-     "libnumacoll_mpi: 1 = pure pass-through to the MPI library's own collectives; set it "
-     "the same on every process (a pass-through process takes no part in a communicator's "
-     "set-up, so the others would wait for it)",
+     "libnumacoll_mpi: 1 = every collective of this process goes to the MPI library's own; "
+     "it still takes part in each communicator's one set-up allgather, so that a "
+     "communicator with such a member stays native on all members (verbose: a warning "
+     "naming this variable) instead of hanging",
      NULL},
     {"NUMACOLL_FAKE_NODES", NC_CFG_INT, "0", "0..4096",
      "libnumacoll_mpi: split every node into this many pseudo-nodes (contiguous rank blocks) "

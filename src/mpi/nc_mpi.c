@@ -7,8 +7,8 @@
  * MPI_Comm_free releases it; an attribute on MPI_COMM_SELF releases whatever is left at
  * MPI_Finalize, before the MPI library tears itself down):
  *
- *   pass-through  intercommunicators, size 1, NUMACOLL_DISABLE, invalid configuration,
- *                 failed team creation: the native collective.
+ *   pass-through  intercommunicators, size 1, a member with NUMACOLL_DISABLE=1 or an
+ *                 invalid configuration, failed team creation: the native collective.
  *   flat          all members on one node: one numacoll team over the communicator, its
  *                 OOB allgather is PMPI_Allgather on the communicator itself.
  *   hierarchical  several nodes (or NUMACOLL_FAKE_NODES pseudo-nodes): a team per node
@@ -18,7 +18,9 @@
  *
  * Whether a communicator is flat or hierarchical, and whether anything at all is done,
  * is agreed by one PMPI_Allgather of a small record (node key, configuration state) so
- * that all members always take the same path.
+ * that all members always take the same path. A process where numacoll is off (disabled
+ * or misconfigured) takes part in that allgather too: were it to skip it, the others
+ * would wait for it there forever.
  */
 #include "numacoll_mpi.h"
 
@@ -73,10 +75,14 @@ typedef struct nc_comm {
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Atomic int g_inited; /* set (release) at the end of init_once */
-static int g_active;         /* 0: pure pass-through (disabled or invalid configuration) */
-static int g_bcast;          /* route MPI_Bcast through numacoll */
-static int g_fake_nodes;     /* NUMACOLL_FAKE_NODES */
-static int g_stats_print;    /* NUMACOLL_MPI_STATS */
+/* 0: numacoll runs no collective here (NUMACOLL_DISABLE=1 or an invalid configuration).
+ * Such a process still takes part in each communicator's set-up agreement, voting
+ * "inactive", so that members that run numacoll learn it and stay native with it instead
+ * of waiting in an allgather it never calls (see comm_setup). */
+static int g_active;
+static int g_bcast;       /* route MPI_Bcast through numacoll */
+static int g_fake_nodes;  /* NUMACOLL_FAKE_NODES */
+static int g_stats_print; /* NUMACOLL_MPI_STATS */
 static int g_verbose;
 static int g_cache_max;        /* NUMACOLL_MPI_TEAM_CACHE */
 static uint64_t g_setup_after; /* NUMACOLL_MPI_SETUP_AFTER (units) */
@@ -173,15 +179,15 @@ static void init_once(void)
     g_idle_qmax = nc_cfg_size("NUMACOLL_MPI_TEAM_CACHE_QUEUE");
     g_setup_after = (uint64_t)nc_cfg_int("NUMACOLL_MPI_SETUP_AFTER");
     g_node_key = node_key();
-    /* release: pairs with the acquire in active(); a thread that sees 1 sees the above */
+    /* release: pairs with the acquire in ensure_init(); a thread that sees 1 sees the above */
     atomic_store_explicit(&g_inited, 1, memory_order_release);
 }
 
-static int active(void)
+/* Read the configuration once (every intercepted call starts here). The fast path skips
+ * the call into pthread_once once initialisation is complete. */
+static void ensure_init(void)
 {
-    /* fast path without the call into pthread_once once initialisation is complete */
     if (!atomic_load_explicit(&g_inited, memory_order_acquire)) pthread_once(&g_once, init_once);
-    return g_active;
 }
 
 int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
@@ -594,10 +600,10 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     agree_rec_t *all = malloc((size_t)s->size * sizeof *all);
     if (!all) return s; /* cannot happen in practice; the others would hang: abort-free */
     uint64_t cand_id = 0;
-    numacoll_team_t *cand = sig ? idle_reserve(sig, &cand_id) : NULL;
+    numacoll_team_t *cand = sig && g_active ? idle_reserve(sig, &cand_id) : NULL;
     agree_rec_t me = {.key = g_node_key,
                       .idle = cand_id,
-                      .active = 1,
+                      .active = g_active,
                       .fake = g_fake_nodes,
                       .bcast = cand && cand->bcast,
                       .force = force,
@@ -613,9 +619,12 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         return s;
     }
     int distinct = 1, fake = all[0].fake, agreed = 1, bcast_all = 1, forced = 0;
+    int inactive = 0, differ_fake = 0, differ_bcast = 0;
     uint64_t idle = all[0].idle, most = 0;
     for (int r = 0; r < s->size; r++) {
-        if (!all[r].active || all[r].fake != fake || all[r].bcast_on != all[0].bcast_on) agreed = 0;
+        inactive += !all[r].active;
+        differ_fake |= all[r].fake != fake;
+        differ_bcast |= all[r].bcast_on != all[0].bcast_on;
         if (all[r].idle != idle) idle = 0;
         if (!all[r].bcast) bcast_all = 0;
         if (all[r].force) forced = 1;
@@ -626,6 +635,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         if (!seen && r > 0) distinct++;
     }
     free(all);
+    agreed = !inactive && !differ_fake && !differ_bcast;
     /* reuse the reserved team only if every member reserved the same one */
     int reuse = cand && agreed && idle == cand_id && distinct == 1 && fake <= 1;
     if (cand && !reuse && !idle_insert(cand, sig)) {
@@ -633,8 +643,22 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         COUNT(teams_destroyed);
     }
     if (!agreed) {
-        warn_fallback(s, "agreement on the numacoll configuration",
-                      "members differ in NUMACOLL_FAKE_NODES or NUMACOLL_MPI_BCAST");
+        /* pass-through on every member (the same records everywhere); a warning from the
+         * members that run numacoll, unless every member is inactive (numacoll off) */
+        if (g_active) {
+            char why[200];
+            if (inactive)
+                snprintf(why, sizeof why,
+                         "%d of %d members run with NUMACOLL_DISABLE=1 or an invalid numacoll "
+                         "setting",
+                         inactive, s->size);
+            else
+                snprintf(why, sizeof why, "members differ in %s%s%s",
+                         differ_fake ? "NUMACOLL_FAKE_NODES" : "",
+                         differ_fake && differ_bcast ? " and " : "",
+                         differ_bcast ? "NUMACOLL_MPI_BCAST" : "");
+            warn_fallback(s, "agreement on the numacoll configuration", why);
+        }
         return s;
     }
     if (!reuse && !forced && most < g_setup_after) {
@@ -862,7 +886,8 @@ static int node_barrier(nc_comm_t *s, const char *alg)
 /* @p user: 1 for MPI_Barrier (C or Fortran), counted in barrier_calls */
 static int barrier_impl(MPI_Comm comm, const char *alg, int user)
 {
-    if (!active() || comm == MPI_COMM_NULL) {
+    ensure_init();
+    if (comm == MPI_COMM_NULL) {
         if (user) COUNT(barrier_calls);
         return PMPI_Barrier(comm);
     }
@@ -894,9 +919,9 @@ static int barrier_impl(MPI_Comm comm, const char *alg, int user)
 
 int MPI_Barrier(MPI_Comm comm)
 {
-    /* fast path: this thread's cached state of @p comm (the cache is only filled while
-     * numacoll is active) is one flat team: straight into the team's default barrier,
-     * without barrier_impl's checks and calls (about 15 ns of a 200 ns barrier) */
+    /* fast path: this thread's cached state of @p comm is one flat team (never where
+     * numacoll is inactive: such a state is pass-through): straight into the team's default
+     * barrier, without barrier_impl's checks and calls (about 15 ns of a 200 ns barrier) */
     nc_comm_t *s = tl_last.state;
     if (NC_LIKELY(s && tl_last.comm == comm &&
                   tl_last.gen == atomic_load_explicit(&g_gen, memory_order_acquire) &&
@@ -920,14 +945,16 @@ int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm)
 
 numacoll_team_t *numacoll_mpi_comm_team(MPI_Comm comm)
 {
-    if (!active() || comm == MPI_COMM_NULL) return NULL;
+    ensure_init();
+    if (comm == MPI_COMM_NULL) return NULL;
     nc_comm_t *s = comm_get(comm, 1, 1);
     return s && s->mode == MODE_FLAT ? s->team : NULL;
 }
 
 int numacoll_mpi_comm_mode(MPI_Comm comm)
 {
-    if (!active() || comm == MPI_COMM_NULL) return MODE_PASS;
+    ensure_init();
+    if (comm == MPI_COMM_NULL) return MODE_PASS;
     nc_comm_t *s = comm_get(comm, 1, 1);
     return s && s->mode != MODE_DEFER ? s->mode : MODE_PASS; /* DEFER: promotion failed */
 }
@@ -1072,8 +1099,8 @@ static int pack_io(int unpack, void *buf, int count, MPI_Datatype dt, MPI_Aint t
 static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     COUNT(bcast_calls);
-    if (!active() || comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL ||
-        buf == MPI_IN_PLACE)
+    ensure_init();
+    if (comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE)
         return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
     /* the deferral's units: 1 + bytes / 1024 (see defer_step) */
     int tsz = 0;
@@ -1149,8 +1176,8 @@ const char *numacoll_mpi_bcast_variant_name(int i)
 int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, const char *variant)
 {
     if (!variant || bytes > INT_MAX) return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
-    if (!active() || comm == MPI_COMM_NULL)
-        return PMPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
+    ensure_init();
+    if (comm == MPI_COMM_NULL) return PMPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
     nc_comm_t *s = comm_get(comm, 1, 1);
     if (!s || s->mode != MODE_FLAT || !s->team || root < 0 || root >= s->size)
         return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);

@@ -1021,13 +1021,15 @@ static void test_lazy(void)
                (unsigned long long)T, c2, c3, flat ? "flat" : "hierarchical");
 }
 
-/* Members that differ in NUMACOLL_MPI_BCAST (the last rank turns it off before its first
- * collective): the agreement must notice and leave the communicator native, with the
- * right bytes and no hang, whether its first call is a barrier or a broadcast and across
- * the deferral's checkpoints. */
-static void test_bcast_env(void)
+/* Members that differ in their configuration (the last rank, before its first collective,
+ * turns NUMACOLL_MPI_BCAST off, or sets NUMACOLL_DISABLE=1, or an invalid value): the
+ * agreement must notice and leave the communicator native on every member, with the right
+ * bytes and no hang, whether its first call is a barrier or a broadcast and across the
+ * deferral's checkpoints. */
+static void test_bcast_env(const char *mode)
 {
     unsigned char buf[300];
+    stats_t s0 = get_stats();
     for (int first = 0; first < 2; first++) {
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
@@ -1048,7 +1050,13 @@ static void test_bcast_env(void)
         CHECK(bad == 0, "%zu wrong bytes (first call a %s)", bad, first ? "broadcast" : "barrier");
         MPI_Comm_free(&c);
     }
-    if (g_rank == 0) printf("bcastenv: 2 communicators, 80 calls, bytes right\n");
+    stats_t s1 = get_stats();
+    CHECK(s1.barrier_numacoll == s0.barrier_numacoll && s1.bcast_numacoll == s0.bcast_numacoll,
+          "numacoll ran %llu barriers and %llu broadcasts on communicators whose members "
+          "differ in their configuration",
+          (unsigned long long)(s1.barrier_numacoll - s0.barrier_numacoll),
+          (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll));
+    if (g_rank == 0) printf("%s: 2 communicators, 80 calls, bytes right, native\n", mode);
 }
 
 int main(int argc, char **argv)
@@ -1063,7 +1071,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     /* before the first intercepted call, which reads the configuration */
-    if (!strcmp(mode, "bcastenv") && g_rank == g_size - 1) setenv("NUMACOLL_MPI_BCAST", "0", 1);
+    if (g_rank == g_size - 1) {
+        if (!strcmp(mode, "bcastenv")) setenv("NUMACOLL_MPI_BCAST", "0", 1);
+        if (!strcmp(mode, "disableenv")) setenv("NUMACOLL_DISABLE", "1", 1);
+        if (!strcmp(mode, "badenv")) setenv("NUMACOLL_BCAST_TREE", "no-such-tree", 1);
+    }
     *(void **)&g_stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
 
     if (!strcmp(mode, "barrier"))
@@ -1084,8 +1096,8 @@ int main(int argc, char **argv)
         test_nospace();
     else if (!strcmp(mode, "lazy"))
         test_lazy();
-    else if (!strcmp(mode, "bcastenv"))
-        test_bcast_env();
+    else if (!strcmp(mode, "bcastenv") || !strcmp(mode, "disableenv") || !strcmp(mode, "badenv"))
+        test_bcast_env(mode);
     else {
         if (g_rank == 0) fprintf(stderr, "unknown mode '%s'\n", mode);
         g_fail++;
