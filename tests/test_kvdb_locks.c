@@ -1,6 +1,7 @@
 /* Key-value store lock schemes: mutual exclusion under stress (1..8 reader processes,
- * oversubscribed), torn-read checks, recovery after kill -9 of a reader holding its lock,
- * a server dying inside a write, slot reuse across many attach/detach. Every scheme. */
+ * oversubscribed), torn-read checks, recovery after kill -9 of a reader holding its lock
+ * or waiting for it, a server dying inside a write, slot reuse across many attach/detach. Every
+ * scheme. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -262,6 +263,73 @@ static void test_server_dies_in_write(void **state)
     munmap(sh, sizeof *sh);
 }
 
+/* ---- kill -9 of a reader waiting for the lock that a writer holds ---------------------- */
+
+static int waiter(void *argp)
+{
+    shared_t *sh = argp;
+    numacoll_kvdb_t *db;
+    if (numacoll_kvdb_attach(sh->handle, &db)) return 10;
+    atomic_store(&sh->ready, 1);
+    while (!atomic_load(&sh->stop))
+        sched_yield(); /* until the server holds the write lock */
+    uint64_t tok;
+    atomic_store(&sh->holding, 1);
+    /* the server holds the write lock: this waits until it is killed */
+    if (nc_kvdb_rdlock(db, &tok)) return 11;
+    return 12; /* got the lock while the writer held it */
+}
+
+static void test_reader_dies_waiting(void **state)
+{
+    const char *lock = *state;
+    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = 2};
+    numacoll_kvdb_t *srv;
+    assert_int_equal(numacoll_kvdb_create(&p, &srv), NUMACOLL_OK);
+    assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", "v0", 2), NUMACOLL_OK);
+    assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK);
+    shared_t *sh = kvt_shared(sizeof *sh);
+    snprintf(sh->handle, sizeof sh->handle, "%s", numacoll_kvdb_handle(srv));
+    alarm(60); /* a hang is a failure, not a stuck test run */
+    for (int round = 0; round < 3; round++) {
+        atomic_store(&sh->holding, 0);
+        atomic_store(&sh->ready, 0);
+        atomic_store(&sh->stop, 0);
+        pid_t w = kvt_spawn(waiter, sh);
+        while (!atomic_load(&sh->ready)) { /* attached (attaching may take the lock) */
+            assert_int_equal(waitpid(w, NULL, WNOHANG), 0);
+            sched_yield();
+        }
+        assert_int_equal(nc_kvdb_wrlock(srv), NUMACOLL_OK);
+        atomic_store(&sh->stop, 1); /* "go": the waiter's read lock comes now */
+        while (!atomic_load(&sh->holding)) {
+            assert_int_equal(waitpid(w, NULL, WNOHANG), 0);
+            sched_yield();
+        }
+        /* well inside its wait (spin, yields and naps) when the signal comes */
+        struct timespec ts = {0, 50000000L};
+        nanosleep(&ts, NULL);
+        kill(w, SIGKILL);
+        assert_int_equal(kvt_reap(w, 10), 128 + SIGKILL);
+        assert_int_equal(nc_kvdb_wrunlock(srv), NUMACOLL_OK);
+        /* the dead waiter must hold nothing: the next write and a live reader go through */
+        char v[2] = {'w', (char)('0' + round)};
+        assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", v, 2), NUMACOLL_OK);
+        assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK); /* takes the write lock */
+    }
+    numacoll_kvdb_t *db;
+    assert_int_equal(numacoll_kvdb_attach(sh->handle, &db), NUMACOLL_OK);
+    char buf[8];
+    size_t len = 0;
+    assert_int_equal(numacoll_kvdb_get(db, "ns", 0, "k", buf, sizeof buf, &len), NUMACOLL_OK);
+    assert_int_equal(len, 2);
+    assert_memory_equal(buf, "w2", 2);
+    numacoll_kvdb_close(db);
+    alarm(0);
+    munmap(sh, sizeof *sh);
+    numacoll_kvdb_close(srv);
+}
+
 /* ---- slots released on detach and reused ----------------------------------------------- */
 
 static int churn(void *argp)
@@ -321,13 +389,15 @@ static int setup(void **state)
         cmocka_unit_test_prestate_setup_teardown(test_robust, setup, NULL, (void *)name),          \
         cmocka_unit_test_prestate_setup_teardown(test_server_dies_in_write, setup, NULL,           \
                                                  (void *)name),                                    \
+        cmocka_unit_test_prestate_setup_teardown(test_reader_dies_waiting, setup, NULL,            \
+                                                 (void *)name),                                    \
         cmocka_unit_test_prestate_setup_teardown(test_slot_reuse, setup, NULL, (void *)name)
 
 int main(int argc, char **argv)
 {
     /* optional argument: run one scheme only (ctest registers one run per scheme) */
     const char *only = argc > 1 ? argv[1] : NULL;
-    const struct CMUnitTest all[][4] = {
+    const struct CMUnitTest all[][5] = {
         {SCHEME_TESTS("rwlock")},   {SCHEME_TESTS("1n-mutex")},
         {SCHEME_TESTS("2n-mutex")}, {SCHEME_TESTS("n-mutex-signal")},
         {SCHEME_TESTS("seqlock")},  {SCHEME_TESTS("reader-flags")},
@@ -341,7 +411,7 @@ int main(int argc, char **argv)
         if (only && strcmp(only, name) != 0) continue;
         char group[64];
         snprintf(group, sizeof group, "kvdb locks: %s", name);
-        fails += _cmocka_run_group_tests(group, all[i], 4, NULL, NULL);
+        fails += _cmocka_run_group_tests(group, all[i], 5, NULL, NULL);
         ran++;
     }
     if (!ran) {

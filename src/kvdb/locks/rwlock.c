@@ -10,12 +10,14 @@
  * slices (pthread_rwlock_timedwrlock); after each slice it looks for slots marked inside
  * whose owner has died and releases their read hold on their behalf. This relies on
  * glibc's rwlock, whose read unlock is an anonymous decrement of the reader count (readers
- * are not owners), so any process can drop a dead reader's hold. A reader killed in the
- * few instructions between getting the lock and marking its slot (or between clearing the
- * mark and unlocking), or while it is blocked inside pthread_rwlock_timedrdlock (glibc
- * counts a waiting reader in the lock word), cannot be recovered: the writer then fails with
- * NUMACOLL_ERR_TIMEOUT if NUMACOLL_TIMEOUT is set. Readers wait in slices too, so a server that
- * dies holding the write lock gives them NUMACOLL_ERR_PEER_DEAD instead of a hang.
+ * are not owners), so any process can drop a dead reader's hold. A waiting reader polls
+ * with pthread_rwlock_tryrdlock rather than blocking in pthread_rwlock_rdlock (glibc counts
+ * a blocked reader in the lock word, and one killed there could never be discounted), so a
+ * reader killed while it waits holds nothing (test_reader_dies_waiting). Only a reader
+ * killed in the few instructions between getting the lock and marking its slot (or between
+ * clearing the mark and unlocking) cannot be recovered: the writer then fails with
+ * NUMACOLL_ERR_TIMEOUT if NUMACOLL_TIMEOUT is set. A waiting reader checks the server, so a
+ * server that dies holding the write lock gives it NUMACOLL_ERR_PEER_DEAD, not a hang.
  */
 #include "lock.h"
 
@@ -73,20 +75,22 @@ static int rw_rd_lock(nc_kvlock_t *l, uint64_t *token)
     (void)token;
     int rc = pthread_rwlock_tryrdlock(rw_of(l));
     if (NC_UNLIKELY(rc != 0)) {
-        uint64_t start = nc_now_ns();
-        while (rc == EBUSY || rc == ETIMEDOUT) {
-            struct timespec ts;
-            deadline_in(&ts, SLICE_NS);
-            rc = pthread_rwlock_timedrdlock(rw_of(l), &ts);
-            if (rc != ETIMEDOUT) break;
-            nc_kvwait_t kw;
-            nc_kvwait_init(&kw, l, l->server_pid, "kvdb rwlock read");
-            kw.last_check_ns = 1; /* check the server now */
-            int st = nc_kvwait_slow(&kw);
+        nc_kvwait_t kw;
+        nc_kvwait_init(&kw, l, l->server_pid, "kvdb rwlock read");
+        /* Wait loop: the lock word is written by the writer (the server, taking and
+         * releasing the write lock) and by readers; EBUSY means a writer holds it or waits
+         * for it (writer preference). We poll with tryrdlock instead of blocking in
+         * pthread_rwlock_(timed)rdlock: glibc counts a blocked reader in the lock word, and
+         * one killed there leaves a hold that nobody can tell from a live reader's, so the
+         * writer would wait forever. A failed tryrdlock leaves the word unchanged. On
+         * success we hold a read lock with the rwlock's acquire semantics: we see every
+         * write of the last write section. The wait spins, yields, then naps (the shared
+         * wait policy), fails with NUMACOLL_ERR_PEER_DEAD if the server dies and with
+         * NUMACOLL_ERR_TIMEOUT after NUMACOLL_TIMEOUT. */
+        while (rc == EBUSY || rc == EAGAIN) {
+            int st = nc_kvwait_step(&kw);
             if (st) return st;
-            if (l->timeout_ns && nc_now_ns() - start > l->timeout_ns)
-                return nc_error(NUMACOLL_ERR_TIMEOUT,
-                                "kvdb rwlock: read lock not granted within NUMACOLL_TIMEOUT");
+            rc = pthread_rwlock_tryrdlock(rw_of(l));
         }
         if (rc)
             return nc_error(NUMACOLL_ERR_SYS, "kvdb rwlock: read lock failed: %s", strerror(rc));
