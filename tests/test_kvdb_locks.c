@@ -18,6 +18,7 @@ typedef struct shared {
     _Atomic int ready;
     _Atomic int inside; /* readers inside a (non-optimistic) read section */
     _Atomic int holding;
+    _Atomic int go; /* test_reader_dies_waiting: the server holds the write lock */
     _Atomic long torn;
     _Atomic long reads;
     char handle[64];
@@ -271,7 +272,7 @@ static int waiter(void *argp)
     numacoll_kvdb_t *db;
     if (numacoll_kvdb_attach(sh->handle, &db)) return 10;
     atomic_store(&sh->ready, 1);
-    while (!atomic_load(&sh->stop))
+    while (!atomic_load(&sh->go))
         sched_yield(); /* until the server holds the write lock */
     uint64_t tok;
     atomic_store(&sh->holding, 1);
@@ -294,14 +295,14 @@ static void test_reader_dies_waiting(void **state)
     for (int round = 0; round < 3; round++) {
         atomic_store(&sh->holding, 0);
         atomic_store(&sh->ready, 0);
-        atomic_store(&sh->stop, 0);
+        atomic_store(&sh->go, 0);
         pid_t w = kvt_spawn(waiter, sh);
         while (!atomic_load(&sh->ready)) { /* attached (attaching may take the lock) */
             assert_int_equal(waitpid(w, NULL, WNOHANG), 0);
             sched_yield();
         }
         assert_int_equal(nc_kvdb_wrlock(srv), NUMACOLL_OK);
-        atomic_store(&sh->stop, 1); /* "go": the waiter's read lock comes now */
+        atomic_store(&sh->go, 1); /* the waiter's read lock comes now */
         while (!atomic_load(&sh->holding)) {
             assert_int_equal(waitpid(w, NULL, WNOHANG), 0);
             sched_yield();

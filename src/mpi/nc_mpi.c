@@ -618,7 +618,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         }
         return s;
     }
-    int distinct = 1, fake = all[0].fake, agreed = 1, bcast_all = 1, forced = 0;
+    int distinct = 1, fake = all[0].fake, bcast_all = 1, forced = 0;
     int inactive = 0, differ_fake = 0, differ_bcast = 0;
     uint64_t idle = all[0].idle, most = 0;
     for (int r = 0; r < s->size; r++) {
@@ -635,7 +635,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         if (!seen && r > 0) distinct++;
     }
     free(all);
-    agreed = !inactive && !differ_fake && !differ_bcast;
+    int agreed = !inactive && !differ_fake && !differ_bcast;
     /* reuse the reserved team only if every member reserved the same one */
     int reuse = cand && agreed && idle == cand_id && distinct == 1 && fake <= 1;
     if (cand && !reuse && !idle_insert(cand, sig)) {
