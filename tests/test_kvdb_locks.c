@@ -70,13 +70,27 @@ static int stress_reader(void *argp)
     return 0;
 }
 
-static void stress_one(const char *lock, int N, int writes)
+/* A server for @p lock with @p max_readers slots, its handle in a new shared area (*sh),
+ * and, unless @p value is NULL, key "k" of namespace "ns" set to @p value and committed. */
+static numacoll_kvdb_t *start_server(const char *lock, int max_readers, const char *value,
+                                     shared_t **sh)
 {
-    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = N};
+    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = max_readers};
     numacoll_kvdb_t *srv;
     assert_int_equal(numacoll_kvdb_create(&p, &srv), NUMACOLL_OK);
-    shared_t *sh = kvt_shared(sizeof *sh);
-    snprintf(sh->handle, sizeof sh->handle, "%s", numacoll_kvdb_handle(srv));
+    if (value) {
+        assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", value, strlen(value)), NUMACOLL_OK);
+        assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK);
+    }
+    *sh = kvt_shared(sizeof **sh);
+    snprintf((*sh)->handle, sizeof(*sh)->handle, "%s", numacoll_kvdb_handle(srv));
+    return srv;
+}
+
+static void stress_one(const char *lock, int N, int writes)
+{
+    shared_t *sh;
+    numacoll_kvdb_t *srv = start_server(lock, N, NULL, &sh);
     stress_arg_t a = {sh, nc_kvdb_lock_ops(srv)->optimistic};
     pid_t pids[8];
     for (int i = 0; i < N; i++)
@@ -174,14 +188,9 @@ static void kill_holder(shared_t *sh, hold_arg_t *a)
 static void test_robust(void **state)
 {
     const char *lock = *state;
-    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = 1};
-    numacoll_kvdb_t *srv;
-    assert_int_equal(numacoll_kvdb_create(&p, &srv), NUMACOLL_OK);
+    shared_t *sh;
+    numacoll_kvdb_t *srv = start_server(lock, 1, "v0", &sh);
     int optimistic = nc_kvdb_lock_ops(srv)->optimistic;
-    assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", "v0", 2), NUMACOLL_OK);
-    assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK);
-    shared_t *sh = kvt_shared(sizeof *sh);
-    snprintf(sh->handle, sizeof sh->handle, "%s", numacoll_kvdb_handle(srv));
     hold_arg_t a = {sh, 0};
     alarm(60); /* a hang is a failure, not a stuck test run */
 
@@ -284,13 +293,8 @@ static int waiter(void *argp)
 static void test_reader_dies_waiting(void **state)
 {
     const char *lock = *state;
-    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = 2};
-    numacoll_kvdb_t *srv;
-    assert_int_equal(numacoll_kvdb_create(&p, &srv), NUMACOLL_OK);
-    assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", "v0", 2), NUMACOLL_OK);
-    assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK);
-    shared_t *sh = kvt_shared(sizeof *sh);
-    snprintf(sh->handle, sizeof sh->handle, "%s", numacoll_kvdb_handle(srv));
+    shared_t *sh;
+    numacoll_kvdb_t *srv = start_server(lock, 2, "v0", &sh);
     alarm(60); /* a hang is a failure, not a stuck test run */
     for (int round = 0; round < 3; round++) {
         atomic_store(&sh->holding, 0);
@@ -355,13 +359,8 @@ static int churn(void *argp)
 static void test_slot_reuse(void **state)
 {
     const char *lock = *state;
-    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = 2};
-    numacoll_kvdb_t *srv;
-    assert_int_equal(numacoll_kvdb_create(&p, &srv), NUMACOLL_OK);
-    assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", "v", 1), NUMACOLL_OK);
-    assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK);
-    shared_t *sh = kvt_shared(sizeof *sh);
-    snprintf(sh->handle, sizeof sh->handle, "%s", numacoll_kvdb_handle(srv));
+    shared_t *sh;
+    numacoll_kvdb_t *srv = start_server(lock, 2, "v", &sh);
     pid_t a = kvt_spawn(churn, sh), b = kvt_spawn(churn, sh);
     /* the writer keeps writing meanwhile */
     for (int i = 0; i < 50; i++) {
