@@ -73,6 +73,14 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
   nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)
   nc_mpi_test(mpi_${f}_bcast_truncate ${f} 3 -- ${P} truncate)
+  # MPI_Bcast_c and MPI_Bcast mixed in the same broadcasts: MPI-4 MPIs (here MPICH 4);
+  # from the first call (every call numacoll's) and with the deferral ending mid-test
+  if(f STREQUAL "mpich")
+    nc_mpi_test(mpi_${f}_bcastc ${f} 3 --timeout 60
+                --expect "bcastc: 20 mixed broadcasts, 20 through numacoll" -- ${P} bcastc)
+    nc_mpi_test(mpi_${f}_bcastc_deferred ${f} 2 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=300
+                --expect "bcastc: PASS" -- ${P} bcastc)
+  endif()
   # a broadcast queue that cannot get its memory (/dev/shm filled, in a private mount
   # namespace with its own small tmpfs; root only, skipped otherwise): the call and the
   # communicator's later ones go to the MPI's own broadcast, with the right data

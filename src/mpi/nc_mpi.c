@@ -1045,6 +1045,20 @@ static inline size_t predef_size(MPI_Datatype dt)
 
 static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
 
+/* The deferral's units of a broadcast of @p count elements of @p dt: 1 + bytes / 1024 (see
+ * defer_step); 1 when the size is unknown or absurd. From MPI_Count sizes, so that
+ * MPI_Bcast and MPI_Bcast_c count a broadcast alike on every member (types over 2 GiB
+ * included, whose int size is MPI_UNDEFINED). */
+static uint64_t bcast_units(MPI_Count count, MPI_Datatype dt)
+{
+    MPI_Count tsz = 0;
+    uint64_t bytes;
+    if (count <= 0 || PMPI_Type_size_x(dt, &tsz) != MPI_SUCCESS || tsz <= 0 ||
+        __builtin_mul_overflow((uint64_t)count, (uint64_t)tsz, &bytes))
+        return 1;
+    return 1 + bytes / 1024;
+}
+
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     /* fast path, as MPI_Barrier's: this thread's cached state of @p comm is one flat team
@@ -1068,6 +1082,29 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     }
     return bcast_general(buf, count, dt, root, comm);
 }
+
+#if MPI_VERSION >= 4
+/* MPI-4's large-count broadcast. It is the same operation as MPI_Bcast, and members may
+ * call either one in the same broadcast (the count type differs, the type signature is what
+ * must match), so both must reach the same decision: a count that fits an int goes through
+ * MPI_Bcast; a larger one is either a message of 0 bytes (a datatype of size 0: the same
+ * 0-byte broadcast as any int count of it) or one of more than INT_MAX bytes, which
+ * MPI_Bcast also hands to the MPI, after the same communicator step (set-up or deferral,
+ * with the same units). Erroneous arguments get the MPI's own errors. */
+int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    if (count >= 0 && count <= INT_MAX) return MPI_Bcast(buf, (int)count, dt, root, comm);
+    MPI_Count tsz = -1;
+    if (count < 0 || comm == MPI_COMM_NULL || dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE ||
+        PMPI_Type_size_c(dt, &tsz) != MPI_SUCCESS || tsz < 0)
+        return PMPI_Bcast_c(buf, count, dt, root, comm); /* native semantics and errors */
+    if (tsz == 0) return MPI_Bcast(buf, 0, dt, root, comm);
+    COUNT(bcast_calls);
+    ensure_init();
+    (void)comm_get(comm, bcast_units(count, dt), 0);
+    return PMPI_Bcast_c(buf, count, dt, root, comm);
+}
+#endif
 
 /* PMPI_Pack (@p unpack 0) of (buf, count, dt) into @p stage, or PMPI_Unpack from it.
  * buf == MPI_BOTTOM (a datatype of absolute addresses) goes through a one-block hindexed
@@ -1102,11 +1139,9 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
     ensure_init();
     if (comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE)
         return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
-    /* the deferral's units: 1 + bytes / 1024 (see defer_step) */
     int tsz = 0;
     int tsz_ok = PMPI_Type_size(dt, &tsz) == MPI_SUCCESS;
-    uint64_t units = 1;
-    if (tsz_ok && tsz > 0) units += (uint64_t)count * (uint64_t)tsz / 1024;
+    uint64_t units = bcast_units(count, dt);
     /* with NUMACOLL_MPI_BCAST=0 too: every member then counts the same calls toward the
      * deferral, and one that differs from the others in it is found in the agreement */
     nc_comm_t *s = comm_get(comm, units, 0);

@@ -10,6 +10,8 @@
  *   mpi_coll_test threads           MPI_THREAD_MULTIPLE, one communicator per thread
  *   mpi_coll_test bcast [iters]     MPI_Bcast: sizes, roots, derived datatypes, type pairs
  *   mpi_coll_test truncate          MPI_Bcast with a receiver expecting more bytes
+ *   mpi_coll_test bcastc            MPI-4's MPI_Bcast_c on some ranks, MPI_Bcast on the
+ *                                   others, in the same broadcasts (MPI-4 MPIs only)
  *   mpi_coll_test nospace           a queue that cannot get memory: the native MPI_Bcast
  *                                   takes over (run by tests/mpi/small_shm.sh)
  *
@@ -725,6 +727,68 @@ static void test_bcast(int iters)
         CHECK(s1.bcast_calls > s0.bcast_calls, "MPI_Bcast calls were not intercepted");
 }
 
+/* MPI-4's large-count MPI_Bcast_c: a process may call it where another calls MPI_Bcast
+ * in the same broadcast (the two are one operation). Even ranks call MPI_Bcast_c, odd ranks
+ * MPI_Bcast, with roots of both kinds; numacoll must carry all of them (a layer that left
+ * MPI_Bcast_c to the MPI would wait in its own broadcast for a root that never comes). Then
+ * a zero-size datatype with a count beyond INT_MAX on the MPI_Bcast_c side. */
+static void test_bcastc(void)
+{
+#if MPI_VERSION >= 4
+    static const size_t sizes[] = {0, 1, 8, 200, 1000, 4096, 65536, 300000, 1 << 21};
+    const size_t nsz = sizeof sizes / sizeof sizes[0];
+    unsigned char *buf = malloc(1 << 21);
+    stats_t s0 = get_stats();
+    int calls = 0;
+    for (int it = 0; it < 2; it++) {
+        for (size_t k = 0; k < nsz; k++, calls++) {
+            size_t n = sizes[k];
+            int root = (int)((it * nsz + k) % (size_t)g_size);
+            int seed = 31 * it + (int)k;
+            for (size_t i = 0; i < n; i++)
+                buf[i] = g_rank == root ? pattern((long)i, seed) : 0xEE;
+            int rc = g_rank % 2 == 0 ? MPI_Bcast_c(buf, (MPI_Count)n, MPI_BYTE, root, MPI_COMM_WORLD)
+                                     : MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
+            CHECK(rc == MPI_SUCCESS, "bcast rc %d", rc);
+            size_t wrong = 0;
+            for (size_t i = 0; i < n; i++)
+                wrong += buf[i] != pattern((long)i, seed);
+            CHECK(wrong == 0, "mixed MPI_Bcast_c/MPI_Bcast of %zu bytes from root %d: %zu wrong",
+                  n, root, wrong);
+        }
+    }
+    /* a datatype of size 0: MPI_Bcast_c with 3e9 of them is a broadcast of 0 bytes, as the
+     * odd ranks' MPI_Bcast of 5 */
+    MPI_Datatype empty;
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    for (int root = 0; root < g_size && root < 2; root++, calls++) {
+        int rc = g_rank % 2 == 0 ? MPI_Bcast_c(buf, (MPI_Count)3000000000LL, empty, root,
+                                               MPI_COMM_WORLD)
+                                 : MPI_Bcast(buf, 5, empty, root, MPI_COMM_WORLD);
+        CHECK(rc == MPI_SUCCESS, "zero-size bcast rc %d", rc);
+    }
+    MPI_Type_free(&empty);
+    /* a negative count is the MPI's error, as for MPI_Bcast */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Bcast_c(buf, (MPI_Count)-1, MPI_BYTE, 0, MPI_COMM_WORLD);
+    CHECK(rc != MPI_SUCCESS, "MPI_Bcast_c with count -1 returned MPI_SUCCESS");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    stats_t s1 = get_stats();
+    if (g_rank == 0)
+        printf("bcastc: %d mixed broadcasts, %llu through numacoll on rank 0\n", calls,
+               (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll));
+    const char *after = getenv("NUMACOLL_MPI_SETUP_AFTER");
+    if (expect_numacoll() && g_stats_fn && after && !strcmp(after, "0"))
+        CHECK(s1.bcast_numacoll - s0.bcast_numacoll == (uint64_t)calls,
+              "%llu of %d broadcasts went through numacoll",
+              (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll), calls);
+    free(buf);
+#else
+    if (g_rank == 0) printf("bcastc: this MPI has no MPI_Bcast_c (MPI_VERSION %d)\n", MPI_VERSION);
+#endif
+}
+
 static void test_truncate(void)
 {
     MPI_Comm c;
@@ -1092,6 +1156,8 @@ int main(int argc, char **argv)
         test_bcast(arg > 0 ? arg : 3);
     else if (!strcmp(mode, "truncate"))
         test_truncate();
+    else if (!strcmp(mode, "bcastc"))
+        test_bcastc();
     else if (!strcmp(mode, "nospace"))
         test_nospace();
     else if (!strcmp(mode, "lazy"))
