@@ -78,6 +78,11 @@ foreach(f ${NC_MPI_FLAVORS})
   if(f STREQUAL "mpich")
     nc_mpi_test(mpi_${f}_bcastc ${f} 3 --timeout 60
                 --expect "bcastc: 20 mixed broadcasts, 20 through numacoll" -- ${P} bcastc)
+    # a sessions-only process (no MPI_Init: no MPI_COMM_WORLD / MPI_COMM_SELF)
+    nc_mpi_test(mpi_${f}_sessions ${f} 3 --timeout 60 --env NUMACOLL_MPI_STATS=1
+                --expect "sessions: 3 ranks, 2 barriers and 19 broadcasts numacoll's"
+                --count "numacoll-mpi stats .mpich pid [0-9]+.: .* comms 1 set up / 1 freed" 3
+                -- ${P} sessions)
     nc_mpi_test(mpi_${f}_bcastc_deferred ${f} 2 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=300
                 --expect "bcastc: PASS" -- ${P} bcastc)
   endif()

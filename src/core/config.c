@@ -221,7 +221,9 @@ static const nc_cfg_def_t table[] = {
     {"NUMACOLL_MPI_BCAST", NC_CFG_BOOL, "1", "0|1",
      "libnumacoll_mpi: route MPI_Bcast through numacoll (0 = MPI_Bcast always native)", NULL},
     {"NUMACOLL_MPI_STATS", NC_CFG_BOOL, "0", "0|1",
-     "libnumacoll_mpi: print per-process counters of intercepted calls at MPI_Finalize", NULL},
+     "libnumacoll_mpi: print per-process counters of intercepted calls at MPI_Finalize (a "
+     "process that uses only MPI-4 sessions: at MPI_Session_finalize)",
+     NULL},
     {"NUMACOLL_MPI_SETUP_AFTER", NC_CFG_INT, "2048", "0..1000000000",
      "libnumacoll_mpi: a communicator with no reusable idle team runs the native MPI_Barrier "
      "and MPI_Bcast until its calls add up to this many units, then numacoll sets it up (at "

@@ -92,6 +92,9 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* keyvals + list */
 static int g_keyval = MPI_KEYVAL_INVALID;
 static int g_self_keyval = MPI_KEYVAL_INVALID;
 static int g_finalizing;
+/* the release hook on MPI_COMM_SELF is set: the world model is initialised (MPI_Init). A
+ * process that uses only MPI-4 sessions has no MPI_COMM_SELF or MPI_COMM_WORLD to use */
+static _Atomic int g_self_hooked;
 static nc_comm_t *g_list;
 static MPI_Group g_world_group = MPI_GROUP_NULL;
 
@@ -245,10 +248,22 @@ static int oob_allgather(const void *sendbuf, void *recvbuf, size_t size, void *
  * keep moving while it waits inside a numacoll collective. */
 static void mpi_progress(void *ctx)
 {
-    (void)ctx;
     int flag = 0;
     COUNT(progress_calls);
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+    /* MPI_COMM_SELF in the world model; without it (sessions only) the communicator the
+     * team runs on (@p ctx: its nc_comm_t's oob_comm; a probe consumes nothing) */
+    MPI_Comm c = atomic_load_explicit(&g_self_hooked, memory_order_relaxed) ? MPI_COMM_SELF
+                                                                            : *(MPI_Comm *)ctx;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c, &flag, MPI_STATUS_IGNORE);
+}
+
+/* The world model (MPI_Init) is initialised and not finalised. */
+static int world_active(void)
+{
+    int init = 0, fini = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fini);
+    return init && !fini;
 }
 
 /* ---- communicator state ------------------------------------------------------------- */
@@ -368,7 +383,7 @@ static numacoll_team_t *idle_reserve(uint64_t sig, uint64_t *id)
  * member is not in MPI_COMM_WORLD, e.g. after MPI_Comm_spawn: no reuse then). */
 static uint64_t members_sig(MPI_Comm comm, int size)
 {
-    if (g_cache_max <= 0 || size > 65536) return 0;
+    if (g_cache_max <= 0 || size > 65536 || !world_active()) return 0;
     MPI_Group g;
     if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS) return 0;
     pthread_mutex_lock(&g_lock);
@@ -446,22 +461,23 @@ static int comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
 
 static void print_stats(void)
 {
-    int r = -1;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+    /* the MPI_COMM_WORLD rank; a sessions-only process has none: its pid */
+    int r = -1, world = world_active();
+    if (world) PMPI_Comm_rank(MPI_COMM_WORLD, &r);
     fprintf(stderr,
-            "numacoll-mpi stats [%s rank %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
+            "numacoll-mpi stats [%s %s %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
             "(numacoll %llu, staged %llu), fortran %llu, comms %llu set up / %llu freed, teams "
             "%llu created / %llu destroyed / %llu failed / %llu reused (%llu with their broadcast "
             "state), %llu deferred / %llu of them set up later, progress %llu\n",
-            NC_FLAVOR, r, (unsigned long long)READ(barrier_calls),
-            (unsigned long long)READ(barrier_numacoll), (unsigned long long)READ(bcast_calls),
-            (unsigned long long)READ(bcast_numacoll), (unsigned long long)READ(bcast_staged),
-            (unsigned long long)READ(fortran_calls), (unsigned long long)READ(comms_set_up),
-            (unsigned long long)READ(comms_freed), (unsigned long long)READ(teams_created),
-            (unsigned long long)READ(teams_destroyed), (unsigned long long)READ(team_failures),
-            (unsigned long long)READ(teams_reused), (unsigned long long)READ(bcast_states_kept),
-            (unsigned long long)READ(comms_deferred), (unsigned long long)READ(comms_promoted),
-            (unsigned long long)READ(progress_calls));
+            NC_FLAVOR, world ? "rank" : "pid", world ? r : (int)getpid(),
+            (unsigned long long)READ(barrier_calls), (unsigned long long)READ(barrier_numacoll),
+            (unsigned long long)READ(bcast_calls), (unsigned long long)READ(bcast_numacoll),
+            (unsigned long long)READ(bcast_staged), (unsigned long long)READ(fortran_calls),
+            (unsigned long long)READ(comms_set_up), (unsigned long long)READ(comms_freed),
+            (unsigned long long)READ(teams_created), (unsigned long long)READ(teams_destroyed),
+            (unsigned long long)READ(team_failures), (unsigned long long)READ(teams_reused),
+            (unsigned long long)READ(bcast_states_kept), (unsigned long long)READ(comms_deferred),
+            (unsigned long long)READ(comms_promoted), (unsigned long long)READ(progress_calls));
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first: release every communicator
@@ -503,18 +519,24 @@ static int ensure_keyvals(void)
 {
     int ok = 1;
     pthread_mutex_lock(&g_lock);
-    if (g_finalizing)
+    if (g_finalizing) {
         ok = 0;
-    else if (g_keyval == MPI_KEYVAL_INVALID) {
-        if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete_cb, &g_keyval, NULL) !=
-            MPI_SUCCESS) {
-            g_keyval = MPI_KEYVAL_INVALID;
+    } else if (g_keyval == MPI_KEYVAL_INVALID &&
+               PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete_cb, &g_keyval, NULL) !=
+                   MPI_SUCCESS) {
+        g_keyval = MPI_KEYVAL_INVALID;
+        ok = 0;
+    } else if (!atomic_load_explicit(&g_self_hooked, memory_order_relaxed) && world_active()) {
+        /* the release at MPI_Finalize; set once the world model is up (it may come after
+         * communicators of sessions). A sessions-only process has no MPI_COMM_SELF (MPICH
+         * aborts on it): its states are released by MPI_Comm_free */
+        if ((g_self_keyval == MPI_KEYVAL_INVALID &&
+             PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_cb, &g_self_keyval, NULL) !=
+                 MPI_SUCCESS) ||
+            PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL) != MPI_SUCCESS)
             ok = 0;
-        } else if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_cb, &g_self_keyval,
-                                           NULL) != MPI_SUCCESS ||
-                   PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL) != MPI_SUCCESS) {
-            ok = 0;
-        }
+        else
+            atomic_store_explicit(&g_self_hooked, 1, memory_order_relaxed);
     }
     pthread_mutex_unlock(&g_lock);
     return ok;
@@ -552,6 +574,7 @@ static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label
     p.allgather = oob_allgather;
     p.oob_ctx = &s->oob_comm;
     p.progress = mpi_progress;
+    p.progress_ctx = &s->oob_comm;
     p.name = label;
     numacoll_team_t *t = NULL;
     int rc = numacoll_team_create(&p, &t);
@@ -687,6 +710,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                 COUNT(bcast_states_kept);
             /* the team's OOB callbacks now use this communicator */
             s->team->oob_ctx = &s->oob_comm;
+            s->team->progress_ctx = &s->oob_comm;
             snprintf(s->team->name, sizeof s->team->name, "%s", label);
             COUNT(teams_reused);
         } else {
@@ -1103,6 +1127,18 @@ int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm 
     ensure_init();
     (void)comm_get(comm, bcast_units(count, dt), 0);
     return PMPI_Bcast_c(buf, count, dt, root, comm);
+}
+#endif
+
+#if MPI_VERSION >= 4
+/* A process that uses only sessions never reaches the MPI_Finalize hook on MPI_COMM_SELF:
+ * NUMACOLL_MPI_STATS prints at its MPI_Session_finalize instead. (Communicator states are
+ * released by MPI_Comm_free, as in the world model.) */
+int MPI_Session_finalize(MPI_Session *session)
+{
+    ensure_init();
+    if (g_stats_print && !atomic_load_explicit(&g_self_hooked, memory_order_relaxed)) print_stats();
+    return PMPI_Session_finalize(session);
 }
 #endif
 

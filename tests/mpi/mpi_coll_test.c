@@ -12,6 +12,9 @@
  *   mpi_coll_test truncate          MPI_Bcast with a receiver expecting more bytes
  *   mpi_coll_test bcastc            MPI-4's MPI_Bcast_c on some ranks, MPI_Bcast on the
  *                                   others, in the same broadcasts (MPI-4 MPIs only)
+ *   mpi_coll_test sessions          MPI-4 sessions only (no MPI_Init): a communicator from
+ *                                   the session's mpi://WORLD, barriers, broadcasts, a
+ *                                   long wait (progress hook), free, finalize
  *   mpi_coll_test nospace           a queue that cannot get memory: the native MPI_Bcast
  *                                   takes over (run by tests/mpi/small_shm.sh)
  *
@@ -747,14 +750,15 @@ static void test_bcastc(void)
             int seed = 31 * it + (int)k;
             for (size_t i = 0; i < n; i++)
                 buf[i] = g_rank == root ? pattern((long)i, seed) : 0xEE;
-            int rc = g_rank % 2 == 0 ? MPI_Bcast_c(buf, (MPI_Count)n, MPI_BYTE, root, MPI_COMM_WORLD)
-                                     : MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
+            int rc = g_rank % 2 == 0
+                         ? MPI_Bcast_c(buf, (MPI_Count)n, MPI_BYTE, root, MPI_COMM_WORLD)
+                         : MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
             CHECK(rc == MPI_SUCCESS, "bcast rc %d", rc);
             size_t wrong = 0;
             for (size_t i = 0; i < n; i++)
                 wrong += buf[i] != pattern((long)i, seed);
-            CHECK(wrong == 0, "mixed MPI_Bcast_c/MPI_Bcast of %zu bytes from root %d: %zu wrong",
-                  n, root, wrong);
+            CHECK(wrong == 0, "mixed MPI_Bcast_c/MPI_Bcast of %zu bytes from root %d: %zu wrong", n,
+                  root, wrong);
         }
     }
     /* a datatype of size 0: MPI_Bcast_c with 3e9 of them is a broadcast of 0 bytes, as the
@@ -763,9 +767,9 @@ static void test_bcastc(void)
     MPI_Type_contiguous(0, MPI_INT, &empty);
     MPI_Type_commit(&empty);
     for (int root = 0; root < g_size && root < 2; root++, calls++) {
-        int rc = g_rank % 2 == 0 ? MPI_Bcast_c(buf, (MPI_Count)3000000000LL, empty, root,
-                                               MPI_COMM_WORLD)
-                                 : MPI_Bcast(buf, 5, empty, root, MPI_COMM_WORLD);
+        int rc = g_rank % 2 == 0
+                     ? MPI_Bcast_c(buf, (MPI_Count)3000000000LL, empty, root, MPI_COMM_WORLD)
+                     : MPI_Bcast(buf, 5, empty, root, MPI_COMM_WORLD);
         CHECK(rc == MPI_SUCCESS, "zero-size bcast rc %d", rc);
     }
     MPI_Type_free(&empty);
@@ -786,6 +790,69 @@ static void test_bcastc(void)
     free(buf);
 #else
     if (g_rank == 0) printf("bcastc: this MPI has no MPI_Bcast_c (MPI_VERSION %d)\n", MPI_VERSION);
+#endif
+}
+
+/* A process that never calls MPI_Init has no MPI_COMM_WORLD or MPI_COMM_SELF (MPICH aborts
+ * on them); the layer must work on a communicator made from a session's group. Returns the
+ * failed checks summed over the ranks. */
+static int test_sessions(void)
+{
+#if MPI_VERSION >= 4
+    MPI_Session ses;
+    MPI_Group grp;
+    MPI_Comm c;
+    if (MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &ses) != MPI_SUCCESS) {
+        fprintf(stderr, "MPI_Session_init failed\n");
+        return 1;
+    }
+    MPI_Group_from_session_pset(ses, "mpi://WORLD", &grp);
+    MPI_Comm_create_from_group(grp, "numacoll.sessions", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+    MPI_Group_free(&grp);
+    MPI_Comm_rank(c, &g_rank);
+    MPI_Comm_size(c, &g_size);
+    stats_t s0 = get_stats();
+    MPI_Barrier(c);
+    test_bcast_sizes(c, 2);
+    /* a long wait: the receivers' waits run the MPI progress hook */
+    unsigned char b[64] = {0};
+    if (g_rank == 0) {
+        sleep_us(300000);
+        memset(b, 0x5a, sizeof b);
+    }
+    MPI_Bcast(b, (int)sizeof b, MPI_BYTE, 0, c);
+    CHECK(b[0] == 0x5a && b[63] == 0x5a, "late root's bytes wrong: %#x %#x", b[0], b[63]);
+    MPI_Barrier(c);
+    stats_t s1 = get_stats();
+    if (g_stats_fn && expect_numacoll()) {
+        CHECK(s1.barrier_numacoll - s0.barrier_numacoll == 2, "%llu of 2 barriers numacoll's",
+              (unsigned long long)(s1.barrier_numacoll - s0.barrier_numacoll));
+        CHECK(s1.bcast_numacoll - s0.bcast_numacoll == 19, "%llu of 19 broadcasts numacoll's",
+              (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll));
+        if (g_rank != 0)
+            CHECK(s1.progress_calls > s0.progress_calls, "a 0.3 s wait made no progress call");
+    }
+    int total = 0;
+    PMPI_Allreduce(&g_fail, &total, 1, MPI_INT, MPI_SUM, c);
+    if (g_rank == 0)
+        printf("sessions: %d ranks, %llu barriers and %llu broadcasts numacoll's\n", g_size,
+               (unsigned long long)(s1.barrier_numacoll - s0.barrier_numacoll),
+               (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll));
+    MPI_Comm_free(&c);
+    MPI_Session_finalize(&ses);
+    stats_t s2 = get_stats();
+    if (g_stats_fn && expect_numacoll() && s2.comms_freed == s1.comms_freed) {
+        fprintf(stderr, "[rank %d] the freed communicator's state was not released\n", g_rank);
+        total++; /* this rank's own verdict: the ranks cannot talk any more */
+    }
+    if (count_shm() != 0) {
+        fprintf(stderr, "[rank %d] /dev/shm entries left: %d\n", g_rank, count_shm());
+        total++;
+    }
+    return total;
+#else
+    printf("sessions: this MPI has no sessions (MPI_VERSION %d)\n", MPI_VERSION);
+    return 0;
 #endif
 }
 
@@ -1128,6 +1195,13 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "barrier";
     int arg = argc > 2 ? atoi(argv[2]) : 0;
     int provided = MPI_THREAD_SINGLE;
+    *(void **)&g_stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
+    if (!strcmp(mode, "sessions")) { /* no MPI_Init: its own set-up, checks and verdict */
+        int total = test_sessions();
+        if (g_rank == 0 || total)
+            printf("%s: %s (%d failed checks)\n", mode, total ? "FAIL" : "PASS", total);
+        return total ? 1 : 0;
+    }
     if (!strcmp(mode, "threads"))
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     else
@@ -1140,7 +1214,6 @@ int main(int argc, char **argv)
         if (!strcmp(mode, "disableenv")) setenv("NUMACOLL_DISABLE", "1", 1);
         if (!strcmp(mode, "badenv")) setenv("NUMACOLL_BCAST_TREE", "no-such-tree", 1);
     }
-    *(void **)&g_stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
 
     if (!strcmp(mode, "barrier"))
         test_barrier(arg > 0 ? arg : 200);
