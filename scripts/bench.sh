@@ -5,7 +5,9 @@
 #
 # Runs (each step prints progress; a step whose tool is missing or fails is skipped with
 # a message, the others still run):
-#   1. the fork-based core benchmarks: barrier at P = nproc and P = 8, bcast at P = 2
+#   1. the fork-based core benchmarks: barrier at P = nproc and P = 8, bcast at P = 2, and
+#      the paper's broadcast parameter figures (time vs s, Fig. 7; vs f with the model,
+#      Fig. 8/9) in model_bcast_{slots,fragment}.csv
 #   2. the MPI mode for every MPI built (Open MPI, MPICH): barrier at np = nproc and an
 #      oversubscribed np = 8, bcast at np = 2 (and np = 8 with Open MPI); native (Open MPI:
 #      also coll/sm as `native-sm`), numacoll's default, every numacoll algorithm (bcast:
@@ -32,11 +34,13 @@ BMAX="${BENCH_BCAST_MAX:-4M}"
 CORE_BAR=()
 CORE_BAR8=(--iters 1000 --reps 5)
 CORE_BC=(--sizes "1:$BMAX")
+MODEL_REPS=5
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     REPS=3; TMS=5; BMAX=64K
     CORE_BAR=(--iters 500 --reps 3)
     CORE_BAR8=(--iters 200 --reps 3)
     CORE_BC=(--sizes 1:64K --reps 2)
+    MODEL_REPS=2
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_base_warn_component_unused=0
@@ -73,6 +77,13 @@ if [ "$NP" != 8 ]; then
 fi
 run "core bcast, P=2" "$BIN/numacoll-bench" bcast --procs 2 --csv "$OUT/core_bcast.csv" \
     "${CORE_BC[@]}"
+# the paper's queue-parameter figures: time vs s (Fig. 7, 1 MiB, f = 8 KiB) and time vs f
+# with the model's curve (Fig. 8/9, 4 MiB, s = 16); a few seconds each
+run "core bcast, P=2, time vs slots s (paper Fig. 7)" "$BIN/numacoll-bench" bcast --procs 2 \
+    --mode slots --reps "$MODEL_REPS" --csv "$OUT/model_bcast_slots.csv"
+run "core bcast, P=2, time vs fragment f and the model (paper Fig. 8/9)" \
+    "$BIN/numacoll-bench" bcast --procs 2 --mode fragment --reps "$MODEL_REPS" \
+    --csv "$OUT/model_bcast_fragment.csv"
 
 # ---- 2. MPI ----------------------------------------------------------------------------
 mpi_bench() { # mpi np collective extra-bench-args... -- extra-launcher-args...

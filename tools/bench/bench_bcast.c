@@ -35,12 +35,12 @@
  *             non-temporal stores on both sides / the root's side only / the receivers' side
  *             only / neither, at every size), plus the references limit:memcpy and
  *             limit:xcore (Fig. 10)
- *   slots     time vs
- * s at f = 8 KiB, q = 1 (algorithm queue:s=N) and the same normalised to s = 1 (algorithm norm:s=N;
- * the latency columns then hold ratios) (Fig. 7) fragment  time vs f at fixed s = 16, q = 1
- * (algorithm queue:f=N) with the model's prediction beside it (algorithm model:f=N; t from the
- * memcpy reference, t_W the team's, measured at its first broadcast) (Fig. 8/9) Processes are bound to
- * the allowed CPUs round-robin.
+ *   slots     time vs s at f = 8 KiB, q = 1 (algorithm queue:s=N) and the same normalised
+ *             to s = 1 (algorithm norm:s=N; the latency columns then hold ratios) (Fig. 7)
+ *   fragment  time vs f at fixed s = 16, q = 1 (algorithm queue:f=N) with the model's
+ *             prediction beside it (algorithm model:f=N; t from the memcpy reference, t_W
+ *             the team's, measured at its first broadcast) (Fig. 8/9)
+ * Processes are bound to the allowed CPUs round-robin.
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
