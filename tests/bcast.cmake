@@ -14,3 +14,8 @@ if(TEST test_bcast_fault)
   set_tests_properties(test_bcast_fault_posix PROPERTIES LABELS "bcast" TIMEOUT 240
     ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout;NC_TEST_SHM_BACKEND=posix")
 endif()
+# numacoll-bench's command line: errors name the option and the allowed values; the
+# paper-figure modes (time vs s, time vs f with the model) write their CSV rows
+add_test(NAME bench_cli COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/bench_cli.sh ${CMAKE_BINARY_DIR}/bin)
+set_tests_properties(bench_cli PROPERTIES LABELS "bcast" TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "bench_cli: PASS")

@@ -102,18 +102,7 @@ static int bad(const char *fmt, const char *a, const char *b)
 
 static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
 {
-    char *end;
-    errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || errno || end == s || *end || v < lo || v > hi) {
-        char range[64];
-        snprintf(range, sizeof range, "an integer in %ld..%ld", lo, hi);
-        fprintf(stderr, "numacoll-bench barrier: %s '%s' is not valid; allowed: %s\n", opt,
-                s ? s : "(missing)", range);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return bench_parse_long("barrier", opt, s, lo, hi, out);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -357,15 +357,20 @@ int bench_bcast_main(int argc, char **argv)
             return 2;
         }
         i++;
-        if (!strcmp(a, "--procs"))
-            B.P = atoi(val);
-        else if (!strcmp(a, "--iters"))
-            B.iters = atol(val);
-        else if (!strcmp(a, "--reps"))
-            B.reps = atoi(val);
-        else if (!strcmp(a, "--root"))
-            B.root = atoi(val);
-        else if (!strcmp(a, "--csv"))
+        long n = 0;
+        if (!strcmp(a, "--procs")) {
+            if (bench_parse_long("bcast", a, val, 1, MAXP, &n)) return 2;
+            B.P = (int)n;
+        } else if (!strcmp(a, "--iters")) {
+            if (bench_parse_long("bcast", a, val, 0, 1000000000, &n)) return 2;
+            B.iters = n;
+        } else if (!strcmp(a, "--reps")) {
+            if (bench_parse_long("bcast", a, val, 1, 1000, &n)) return 2;
+            B.reps = (int)n;
+        } else if (!strcmp(a, "--root")) {
+            if (bench_parse_long("bcast", a, val, 0, MAXP - 1, &n)) return 2;
+            B.root = (int)n;
+        } else if (!strcmp(a, "--csv"))
             csv = val;
         else if (!strcmp(a, "--variants"))
             only = val;
@@ -391,11 +396,18 @@ int bench_bcast_main(int argc, char **argv)
             return 2;
         }
     }
-    if (B.P < 1 || B.P > MAXP || B.reps < 1 || B.iters < 0 || B.root < 0 || B.root >= B.P) {
+    if (B.root >= B.P) {
         fprintf(stderr,
-                "numacoll-bench bcast: need 1 <= procs <= %d, reps >= 1, iters >= 0, "
-                "0 <= root < procs\n",
-                MAXP);
+                "numacoll-bench bcast: --root %d is not valid with --procs %d; allowed: "
+                "0..%d\n",
+                B.root, B.P, B.P - 1);
+        return 2;
+    }
+    if (B.mode != MODE_SIZE && B.P < 2) {
+        fprintf(stderr,
+                "numacoll-bench bcast: --mode %s needs --procs >= 2 (a broadcast of one "
+                "process moves no data)\n",
+                B.mode == MODE_SLOTS ? "slots" : "fragment");
         return 2;
     }
     if (!sizes) sizes = B.mode == MODE_SIZE ? "1:16M" : B.mode == MODE_SLOTS ? "1M:1M" : "4M:4M";

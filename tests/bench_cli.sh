@@ -1,0 +1,50 @@
+#!/bin/bash
+# numacoll-bench's command line: bad values get exit status 2 and a message naming the
+# option and what is allowed; the paper-figure modes (slots, fragment) write their rows.
+#   bench_cli.sh BIN_DIR
+set -u
+bench="$1/numacoll-bench"
+fail=0
+bad() { # expected-message-regex args...
+    local want="$1"; shift
+    local out rc
+    out=$("$bench" "$@" 2>&1); rc=$?
+    if [ "$rc" != 2 ] || ! grep -Eq -- "$want" <<<"$out"; then
+        echo "FAIL: numacoll-bench $* -> exit $rc, output: $out (wanted exit 2 and /$want/)"
+        fail=1
+    fi
+}
+bad "--procs '2x' is not valid; allowed: an integer in 1\.\.256" bcast --procs 2x
+bad "--procs '0' is not valid" bcast --procs 0
+bad "--reps '1000000' is not valid; allowed: an integer in 1\.\.1000" bcast --reps 1000000
+bad "--iters 'abc' is not valid" bcast --iters abc
+bad "--root 5 is not valid with --procs 2; allowed: 0\.\.1" bcast --root 5
+bad "--mode fragment needs --procs >= 2" bcast --mode fragment --procs 1
+bad "--mode 'xx'; allowed: size, slots, fragment" bcast --mode xx
+bad "--sizes '5:3'; allowed: MIN:MAX" bcast --sizes 5:3
+bad "--procs '1e3' is not valid; allowed: an integer in 1\.\.4096" barrier --procs 1e3
+bad "unknown command 'bcats'; allowed: barrier, bcast, --mpi" bcats
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Fig. 7: one row per s and its normalised twin, s = 1 normalised to exactly 1
+if ! "$bench" bcast --mode slots --sizes 64K:64K --reps 1 --iters 20 --csv "$tmp/s.csv" >/dev/null; then
+    echo "FAIL: slots mode exited $?"; fail=1
+fi
+ns=$(grep -c '^bcast,queue:s=' "$tmp/s.csv" 2>/dev/null)
+nn=$(grep -c '^bcast,norm:s=' "$tmp/s.csv" 2>/dev/null)
+if [ "${ns:-0}" -lt 5 ] || [ "$ns" != "$nn" ] || ! grep -q '^bcast,norm:s=1,2,65536,1\.0000,' "$tmp/s.csv"; then
+    echo "FAIL: slots CSV: $ns queue rows, $nn norm rows:"; cat "$tmp/s.csv"; fail=1
+fi
+# Fig. 8/9: a measured row and a model row (positive time) for every f
+if ! "$bench" bcast --mode fragment --sizes 256K:256K --reps 1 --iters 5 --csv "$tmp/f.csv" >/dev/null; then
+    echo "FAIL: fragment mode exited $?"; fail=1
+fi
+nq=$(grep -c '^bcast,queue:f=' "$tmp/f.csv" 2>/dev/null)
+nm=$(awk -F, '$2 ~ /^model:f=/ && $5 > 0' "$tmp/f.csv" 2>/dev/null | wc -l)
+if [ "${nq:-0}" -lt 5 ] || [ "$nq" != "$nm" ]; then
+    echo "FAIL: fragment CSV: $nq measured rows, $nm model rows with a positive time:"
+    cat "$tmp/f.csv"; fail=1
+fi
+[ $fail = 0 ] && echo "bench_cli: PASS"
+exit $fail
