@@ -24,6 +24,13 @@ bad "--mode 'xx'; allowed: size, slots, fragment" bcast --mode xx
 bad "--sizes '5:3'; allowed: MIN:MAX" bcast --sizes 5:3
 bad "--procs '1e3' is not valid; allowed: an integer in 1\.\.4096" barrier --procs 1e3
 bad "unknown command 'bcats'; allowed: barrier, bcast, --mpi" bcats
+# the MPI mode checks its options before MPI_Init (no launcher needed)
+if ls "$1"/numacoll-bench-mpi-* >/dev/null 2>&1; then
+    bad "--reps '5x' is not valid; allowed: an integer in 1\.\.1000" --mpi bcast --reps 5x
+    bad "--target-ms '0' is not valid" --mpi bcast --target-ms 0
+    bad "--min-bytes '4Q' is not valid; allowed: a size like" --mpi bcast --min-bytes 4Q
+    bad "unknown option '--frob'" --mpi barrier --frob 1
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

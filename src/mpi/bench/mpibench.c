@@ -46,6 +46,7 @@
 
 #include <numacoll/numacoll.h>
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -151,6 +152,23 @@ static int parse_bytes(const char *s, size_t *out)
         x *= 1024 * 1024, end++;
     if (*end) return 0;
     *out = (size_t)x;
+    return 1;
+}
+
+/* @p s as a whole decimal integer in lo..hi (1), else an error naming @p opt and the
+ * range (0) */
+static int parse_int_opt(const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr,
+                "numacoll-bench --mpi: %s '%s' is not valid; allowed: an integer in %ld..%ld\n",
+                opt, s, lo, hi);
+        return 0;
+    }
+    *out = v;
     return 1;
 }
 
@@ -445,9 +463,10 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quiet"))
             o.quiet = 1;
-        else if (!v)
+        else if (!v) {
             bad = 1;
-        else if (!strcmp(a, "--csv"))
+            fprintf(stderr, "numacoll-bench --mpi: option %s needs a value\n", a);
+        } else if (!strcmp(a, "--csv"))
             o.csv = v, i++;
         else if (!strcmp(a, "--csv-slowest"))
             o.csv_slowest = v, i++;
@@ -455,19 +474,34 @@ int main(int argc, char **argv)
             o.variants = v, i++;
         else if (!strcmp(a, "--native-label"))
             o.native_label = v, i++;
-        else if (!strcmp(a, "--iters"))
-            bad = (o.iters = atol(v)) < 1, i++;
-        else if (!strcmp(a, "--reps"))
-            bad = (o.reps = atoi(v)) < 1 || o.reps > MAXREPS, i++;
-        else if (!strcmp(a, "--target-ms"))
-            bad = !((o.target_ms = atof(v)) > 0), i++;
-        else if (!strcmp(a, "--min-bytes"))
-            bad = !parse_bytes(v, &o.min_bytes), i++;
-        else if (!strcmp(a, "--max-bytes"))
-            bad = !parse_bytes(v, &o.max_bytes), i++;
-        else
+        else if (!strcmp(a, "--iters")) {
+            long n = 0;
+            bad = !parse_int_opt(a, v, 1, 1000000000, &n), i++;
+            o.iters = n;
+        } else if (!strcmp(a, "--reps")) {
+            long n = 0;
+            bad = !parse_int_opt(a, v, 1, MAXREPS, &n), i++;
+            o.reps = (int)n;
+        } else if (!strcmp(a, "--target-ms")) {
+            char *end;
+            o.target_ms = strtod(v, &end);
+            bad = end == v || *end || !(o.target_ms > 0 && o.target_ms <= 60000), i++;
+            if (bad)
+                fprintf(stderr,
+                        "numacoll-bench --mpi: --target-ms '%s' is not valid; allowed: a "
+                        "number of milliseconds above 0, at most 60000\n",
+                        v);
+        } else if (!strcmp(a, "--min-bytes") || !strcmp(a, "--max-bytes")) {
+            bad = !parse_bytes(v, a[3] == 'i' ? &o.min_bytes : &o.max_bytes), i++;
+            if (bad)
+                fprintf(stderr,
+                        "numacoll-bench --mpi: %s '%s' is not valid; allowed: a size like "
+                        "64, 4K, 16M\n",
+                        a, v);
+        } else {
             bad = 1;
-        if (bad) fprintf(stderr, "numacoll-bench --mpi: bad option or value near '%s'\n", a);
+            fprintf(stderr, "numacoll-bench --mpi: unknown option '%s'\n", a);
+        }
     }
     if (bad || o.max_bytes > (size_t)1 << 30 || o.min_bytes > o.max_bytes) {
         if (!bad) fprintf(stderr, "numacoll-bench --mpi: need min-bytes <= max-bytes <= 1G\n");
