@@ -32,6 +32,8 @@
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,6 +510,21 @@ static void usage(FILE *f)
             lock_list());
 }
 
+/* @p s as a whole decimal int (the range checks come later, with the other options):
+ * 0, or 1 after an error naming @p opt */
+static int parse_int(const char *opt, const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < INT_MIN || v > INT_MAX) {
+        fprintf(stderr, "numacoll-kvbench: %s '%s' is not a whole number\n", opt, s);
+        return 1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode_s = NULL, *lock_s = "all", *csv_s = NULL, *clock_s = "cpuid";
@@ -529,12 +546,13 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "m:n:l:c:r:d:fpk:i:K:h", opts, NULL)) != -1) {
         char *end = NULL;
+        int bad = 0;
         switch (c) {
         case 'm':
             mode_s = optarg;
             break;
         case 'n':
-            maxN = (int)strtol(optarg, &end, 10);
+            bad = parse_int("--readers", optarg, &maxN);
             break;
         case 'l':
             lock_s = optarg;
@@ -543,10 +561,14 @@ int main(int argc, char **argv)
             csv_s = optarg;
             break;
         case 'r':
-            reps = (int)strtol(optarg, &end, 10);
+            bad = parse_int("--reps", optarg, &reps);
             break;
         case 'd':
             duration = strtod(optarg, &end);
+            if (end == optarg || *end) {
+                fprintf(stderr, "numacoll-kvbench: --duration '%s' is not a number\n", optarg);
+                bad = 1;
+            }
             break;
         case 'f':
             fixed = 1;
@@ -558,10 +580,10 @@ int main(int argc, char **argv)
             clock_s = optarg;
             break;
         case 'i':
-            iters = (int)strtol(optarg, &end, 10);
+            bad = parse_int("--iters", optarg, &iters);
             break;
         case 'K':
-            keylen = (int)strtol(optarg, &end, 10);
+            bad = parse_int("--keylen", optarg, &keylen);
             break;
         case 'h':
             usage(stdout);
@@ -570,10 +592,7 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        if (end && *end) {
-            fprintf(stderr, "numacoll-kvbench: '%s' is not a number\n", optarg);
-            return 2;
-        }
+        if (bad) return 2;
     }
     if (optind < argc) {
         fprintf(stderr, "numacoll-kvbench: unexpected argument '%s'\n", argv[optind]);
