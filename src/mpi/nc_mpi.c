@@ -1069,16 +1069,14 @@ static inline size_t predef_size(MPI_Datatype dt)
 
 static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
 
-/* The deferral's units of a broadcast of @p count elements of @p dt: 1 + bytes / 1024 (see
- * defer_step); 1 when the size is unknown or absurd. From MPI_Count sizes, so that
- * MPI_Bcast and MPI_Bcast_c count a broadcast alike on every member (types over 2 GiB
- * included, whose int size is MPI_UNDEFINED). */
-static uint64_t bcast_units(MPI_Count count, MPI_Datatype dt)
+/* The deferral's units of a broadcast of @p count elements of @p tsz bytes: 1 + bytes /
+ * 1024 (see defer_step); 1 when the size is unknown (< 0) or absurd. From MPI_Count sizes,
+ * so that MPI_Bcast and MPI_Bcast_c count a broadcast alike on every member (types over
+ * 2 GiB included, whose int size is MPI_UNDEFINED). */
+static uint64_t bcast_units(MPI_Count count, MPI_Count tsz)
 {
-    MPI_Count tsz = 0;
     uint64_t bytes;
-    if (count <= 0 || PMPI_Type_size_x(dt, &tsz) != MPI_SUCCESS || tsz <= 0 ||
-        __builtin_mul_overflow((uint64_t)count, (uint64_t)tsz, &bytes))
+    if (count <= 0 || tsz <= 0 || __builtin_mul_overflow((uint64_t)count, (uint64_t)tsz, &bytes))
         return 1;
     return 1 + bytes / 1024;
 }
@@ -1125,12 +1123,10 @@ int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm 
     if (tsz == 0) return MPI_Bcast(buf, 0, dt, root, comm);
     COUNT(bcast_calls);
     ensure_init();
-    (void)comm_get(comm, bcast_units(count, dt), 0);
+    (void)comm_get(comm, bcast_units(count, tsz), 0);
     return PMPI_Bcast_c(buf, count, dt, root, comm);
 }
-#endif
 
-#if MPI_VERSION >= 4
 /* A process that uses only sessions never reaches the MPI_Finalize hook on MPI_COMM_SELF:
  * NUMACOLL_MPI_STATS prints at its MPI_Session_finalize instead. (Communicator states are
  * released by MPI_Comm_free, as in the world model.) */
@@ -1175,9 +1171,9 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
     ensure_init();
     if (comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE)
         return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
-    int tsz = 0;
-    int tsz_ok = PMPI_Type_size(dt, &tsz) == MPI_SUCCESS;
-    uint64_t units = bcast_units(count, dt);
+    MPI_Count tsz = -1;
+    int tsz_ok = PMPI_Type_size_x(dt, &tsz) == MPI_SUCCESS && tsz >= 0;
+    uint64_t units = bcast_units(count, tsz);
     /* with NUMACOLL_MPI_BCAST=0 too: every member then counts the same calls toward the
      * deferral, and one that differs from the others in it is found in the agreement */
     nc_comm_t *s = comm_get(comm, units, 0);
@@ -1191,8 +1187,9 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
     if (!tsz_ok || PMPI_Type_get_extent(dt, &lb, &ext) ||
         PMPI_Type_get_true_extent(dt, &tlb, &text))
         return PMPI_Bcast(buf, count, dt, root, comm); /* let the MPI report it */
-    size_t bytes = (size_t)count * (size_t)tsz;
-    if (bytes > INT_MAX) return PMPI_Bcast(buf, count, dt, root, comm);
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)count, (size_t)tsz, &bytes) || bytes > INT_MAX)
+        return PMPI_Bcast(buf, count, dt, root, comm);
     int contiguous = count == 0 || ((size_t)text == (size_t)tsz && (count == 1 || ext == tsz));
     int rc;
     if (contiguous) {
