@@ -24,10 +24,11 @@ bad "--mode 'xx'; allowed: size, slots, fragment" bcast --mode xx
 bad "--sizes '5:3'; allowed: MIN:MAX" bcast --sizes 5:3
 bad "--procs '1e3' is not valid; allowed: an integer in 1\.\.4096" barrier --procs 1e3
 bad "unknown command 'bcats'; allowed: barrier, bcast, --mpi" bcats
-# numacoll-kvbench: whole numbers only, an int that would wrap is refused
+# numacoll-kvbench: whole numbers in range only (an int that would wrap is refused)
 bench="$1/numacoll-kvbench"
-bad "--readers '2x' is not a whole number" --mode read-only --readers 2x
-bad "--readers '4294967297' is not a whole number" --mode read-only --readers 4294967297
+bad "numacoll-kvbench: --readers '2x' is not valid; allowed: an integer in 1\.\.256" --mode read-only --readers 2x
+bad "--readers '4294967297' is not valid" --mode read-only --readers 4294967297
+bad "--keylen '0' is not valid; allowed: an integer in 1\.\." --mode read-only --readers 1 --keylen 0
 bad "--duration '1s' is not a number" --mode read-only --readers 1 --duration 1s
 bench="$1/numacoll-bench"
 # the MPI mode checks its options before MPI_Init (no launcher needed)

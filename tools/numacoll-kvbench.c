@@ -27,13 +27,12 @@
  *                counted and the program exits with status 1.
  */
 #include "kvdb/kvdb_internal.h"
+#include "cli_parse.h"
 
 #include <getopt.h>
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -510,21 +509,6 @@ static void usage(FILE *f)
             lock_list());
 }
 
-/* @p s as a whole decimal int (the range checks come later, with the other options):
- * 0, or 1 after an error naming @p opt */
-static int parse_int(const char *opt, const char *s, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < INT_MIN || v > INT_MAX) {
-        fprintf(stderr, "numacoll-kvbench: %s '%s' is not a whole number\n", opt, s);
-        return 1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     const char *mode_s = NULL, *lock_s = "all", *csv_s = NULL, *clock_s = "cpuid";
@@ -547,12 +531,14 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "m:n:l:c:r:d:fpk:i:K:h", opts, NULL)) != -1) {
         char *end = NULL;
         int bad = 0;
+        long n = 0;
         switch (c) {
         case 'm':
             mode_s = optarg;
             break;
         case 'n':
-            bad = parse_int("--readers", optarg, &maxN);
+            bad = nc_cli_long("numacoll-kvbench", "--readers", optarg, 1, MAX_READERS, &n) != 0;
+            maxN = (int)n;
             break;
         case 'l':
             lock_s = optarg;
@@ -561,7 +547,8 @@ int main(int argc, char **argv)
             csv_s = optarg;
             break;
         case 'r':
-            bad = parse_int("--reps", optarg, &reps);
+            bad = nc_cli_long("numacoll-kvbench", "--reps", optarg, 1, 1000, &n) != 0;
+            reps = (int)n;
             break;
         case 'd':
             duration = strtod(optarg, &end);
@@ -580,10 +567,13 @@ int main(int argc, char **argv)
             clock_s = optarg;
             break;
         case 'i':
-            bad = parse_int("--iters", optarg, &iters);
+            bad = nc_cli_long("numacoll-kvbench", "--iters", optarg, 1, 100000, &n) != 0;
+            iters = (int)n;
             break;
         case 'K':
-            bad = parse_int("--keylen", optarg, &keylen);
+            bad = nc_cli_long("numacoll-kvbench", "--keylen", optarg, 1, NUMACOLL_KVDB_MAX_KEYLEN,
+                              &n) != 0;
+            keylen = (int)n;
             break;
         case 'h':
             usage(stdout);

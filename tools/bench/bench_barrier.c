@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
+#include "../cli_parse.h"
 
 #include "coll/barrier/barrier.h"
 #include "topo/topo.h"
@@ -102,7 +103,7 @@ static int bad(const char *fmt, const char *a, const char *b)
 
 static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
 {
-    return bench_parse_long("barrier", opt, s, lo, hi, out);
+    return nc_cli_long("numacoll-bench barrier", opt, s, lo, hi, out);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -44,6 +44,7 @@
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
+#include "../cli_parse.h"
 
 #include "coll/bcast/bcast.h"
 #include "core/nc_internal.h"
@@ -359,16 +360,16 @@ int bench_bcast_main(int argc, char **argv)
         i++;
         long n = 0;
         if (!strcmp(a, "--procs")) {
-            if (bench_parse_long("bcast", a, val, 1, MAXP, &n)) return 2;
+            if (nc_cli_long("numacoll-bench bcast", a, val, 1, MAXP, &n)) return 2;
             B.P = (int)n;
         } else if (!strcmp(a, "--iters")) {
-            if (bench_parse_long("bcast", a, val, 0, 1000000000, &n)) return 2;
+            if (nc_cli_long("numacoll-bench bcast", a, val, 0, 1000000000, &n)) return 2;
             B.iters = n;
         } else if (!strcmp(a, "--reps")) {
-            if (bench_parse_long("bcast", a, val, 1, 1000, &n)) return 2;
+            if (nc_cli_long("numacoll-bench bcast", a, val, 1, 1000, &n)) return 2;
             B.reps = (int)n;
         } else if (!strcmp(a, "--root")) {
-            if (bench_parse_long("bcast", a, val, 0, MAXP - 1, &n)) return 2;
+            if (nc_cli_long("numacoll-bench bcast", a, val, 0, MAXP - 1, &n)) return 2;
             B.root = (int)n;
         } else if (!strcmp(a, "--csv"))
             csv = val;

@@ -7,25 +7,8 @@
  */
 #include "bench.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-int bench_parse_long(const char *tool, const char *opt, const char *s, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr,
-                "numacoll-bench %s: %s '%s' is not valid; allowed: an integer in %ld..%ld\n", tool,
-                opt, s ? s : "(missing)", lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
 
 static void usage(FILE *f)
 {

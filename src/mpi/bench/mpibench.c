@@ -43,6 +43,7 @@
  *   collective,algorithm,procs,bytes,latency_us_median,latency_us_min,latency_us_max,mpi
  */
 #include "numacoll_mpi.h"
+#include "cli_parse.h"
 
 #include <numacoll/numacoll.h>
 
@@ -152,23 +153,6 @@ static int parse_bytes(const char *s, size_t *out)
         x *= 1024 * 1024, end++;
     if (*end) return 0;
     *out = (size_t)x;
-    return 1;
-}
-
-/* @p s as a whole decimal integer in lo..hi (1), else an error naming @p opt and the
- * range (0) */
-static int parse_int_opt(const char *opt, const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr,
-                "numacoll-bench --mpi: %s '%s' is not valid; allowed: an integer in %ld..%ld\n",
-                opt, s, lo, hi);
-        return 0;
-    }
-    *out = v;
     return 1;
 }
 
@@ -476,11 +460,11 @@ int main(int argc, char **argv)
             o.native_label = v, i++;
         else if (!strcmp(a, "--iters")) {
             long n = 0;
-            bad = !parse_int_opt(a, v, 1, 1000000000, &n), i++;
+            bad = nc_cli_long("numacoll-bench --mpi", a, v, 1, 1000000000, &n) != 0, i++;
             o.iters = n;
         } else if (!strcmp(a, "--reps")) {
             long n = 0;
-            bad = !parse_int_opt(a, v, 1, MAXREPS, &n), i++;
+            bad = nc_cli_long("numacoll-bench --mpi", a, v, 1, MAXREPS, &n) != 0, i++;
             o.reps = (int)n;
         } else if (!strcmp(a, "--target-ms")) {
             char *end;
