@@ -29,7 +29,8 @@ bench="$1/numacoll-kvbench"
 bad "numacoll-kvbench: --readers '2x' is not valid; allowed: an integer in 1\.\.256" --mode read-only --readers 2x
 bad "--readers '4294967297' is not valid" --mode read-only --readers 4294967297
 bad "--keylen '0' is not valid; allowed: an integer in 1\.\." --mode read-only --readers 1 --keylen 0
-bad "--duration '1s' is not a number" --mode read-only --readers 1 --duration 1s
+bad "--duration '1s' is not valid; allowed: seconds in \\(0, 60\\]" --mode read-only --readers 1 --duration 1s
+bad "--duration '0' is not valid" --mode read-only --readers 1 --duration 0
 bench="$1/numacoll-bench"
 # the MPI mode checks its options before MPI_Init (no launcher needed)
 if ls "$1"/numacoll-bench-mpi-* >/dev/null 2>&1; then

@@ -530,7 +530,7 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "m:n:l:c:r:d:fpk:i:K:h", opts, NULL)) != -1) {
         char *end = NULL;
-        int bad = 0;
+        int bad = 0; /* the value of this option is wrong (its message printed) */
         long n = 0;
         switch (c) {
         case 'm':
@@ -552,8 +552,11 @@ int main(int argc, char **argv)
             break;
         case 'd':
             duration = strtod(optarg, &end);
-            if (end == optarg || *end) {
-                fprintf(stderr, "numacoll-kvbench: --duration '%s' is not a number\n", optarg);
+            if (end == optarg || *end || !(duration > 0 && duration <= 60)) {
+                fprintf(stderr,
+                        "numacoll-kvbench: --duration '%s' is not valid; allowed: seconds in "
+                        "(0, 60]\n",
+                        optarg);
                 bad = 1;
             }
             break;
@@ -595,12 +598,6 @@ int main(int argc, char **argv)
     }
     if (maxN < 1 || maxN > MAX_READERS) {
         fprintf(stderr, "numacoll-kvbench: --readers N is required, 1..%d\n", MAX_READERS);
-        return 2;
-    }
-    if (reps < 1 || reps > 1000 || !(duration > 0 && duration <= 60) || iters < 1 ||
-        iters > 100000 || keylen < 1 || keylen > NUMACOLL_KVDB_MAX_KEYLEN) {
-        fprintf(stderr, "numacoll-kvbench: allowed: --reps 1..1000, --duration (0, 60] s, "
-                        "--iters 1..100000, --keylen 1..511\n");
         return 2;
     }
     const char *locks[32];

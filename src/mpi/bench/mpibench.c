@@ -47,7 +47,6 @@
 
 #include <numacoll/numacoll.h>
 
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
