@@ -480,6 +480,30 @@ static unsigned char pattern(long i, int seed)
     return (unsigned char)((i * 131 + seed * 7) ^ (i >> 8));
 }
 
+/* the content of a test broadcast: pattern() of @p key */
+static void fill(unsigned char *b, size_t n, unsigned key)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = pattern((long)i, (int)key);
+}
+
+static size_t wrong_bytes(const unsigned char *b, size_t n, unsigned key)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += b[i] != pattern((long)i, (int)key);
+    return bad;
+}
+
+/* before a test broadcast: the root's buffer filled, a receiver's 0xEE (never a pattern) */
+static void fill_for(unsigned char *b, size_t n, unsigned key, int is_root)
+{
+    if (is_root)
+        fill(b, n, key);
+    else
+        memset(b, 0xEE, n);
+}
+
 static void test_bcast_sizes(MPI_Comm comm, int iters)
 {
     int r, p;
@@ -493,13 +517,10 @@ static void test_bcast_sizes(MPI_Comm comm, int iters)
             size_t n = sizes[k];
             int root = (int)((it + k) % (size_t)p);
             int seed = it * 17 + (int)k;
-            for (size_t i = 0; i < n; i++)
-                buf[i] = r == root ? pattern((long)i, seed) : 0xEE;
+            fill_for(buf, n, (unsigned)seed, r == root);
             int rc = MPI_Bcast(buf, (int)n, MPI_BYTE, root, comm);
             CHECK(rc == MPI_SUCCESS, "bcast rc %d", rc);
-            size_t wrong = 0;
-            for (size_t i = 0; i < n; i++)
-                wrong += buf[i] != pattern((long)i, seed);
+            size_t wrong = wrong_bytes(buf, n, (unsigned)seed);
             CHECK(wrong == 0, "bcast of %zu bytes from root %d: %zu wrong bytes", n, root, wrong);
         }
     }
@@ -748,15 +769,12 @@ static void test_bcastc(void)
             size_t n = sizes[k];
             int root = (int)((it * nsz + k) % (size_t)g_size);
             int seed = 31 * it + (int)k;
-            for (size_t i = 0; i < n; i++)
-                buf[i] = g_rank == root ? pattern((long)i, seed) : 0xEE;
+            fill_for(buf, n, (unsigned)seed, g_rank == root);
             int rc = g_rank % 2 == 0
                          ? MPI_Bcast_c(buf, (MPI_Count)n, MPI_BYTE, root, MPI_COMM_WORLD)
                          : MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
             CHECK(rc == MPI_SUCCESS, "bcast rc %d", rc);
-            size_t wrong = 0;
-            for (size_t i = 0; i < n; i++)
-                wrong += buf[i] != pattern((long)i, seed);
+            size_t wrong = wrong_bytes(buf, n, (unsigned)seed);
             CHECK(wrong == 0, "mixed MPI_Bcast_c/MPI_Bcast of %zu bytes from root %d: %zu wrong", n,
                   root, wrong);
         }
@@ -1007,20 +1025,6 @@ static long setup_call(uint64_t T, uint64_t units)
 }
 
 /* the bcast tests' pattern() over a whole buffer, and the bytes that differ from it */
-static void fill(unsigned char *b, size_t n, unsigned key)
-{
-    for (size_t i = 0; i < n; i++)
-        b[i] = pattern((long)i, (int)key);
-}
-
-static size_t wrong_bytes(const unsigned char *b, size_t n, unsigned key)
-{
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += b[i] != pattern((long)i, (int)key);
-    return bad;
-}
-
 static void test_lazy(void)
 {
     const char *e = getenv("NUMACOLL_MPI_SETUP_AFTER");
