@@ -85,13 +85,16 @@ typedef struct shared {
     double res[]; /* [npoints][reps] */
 } shared_t;
 
+#define MAXVAR 128
+#define MAXSIZES 64
+
 typedef struct bench {
     int P, reps, mode, root;
     long iters; /* 0 = auto */
     size_t smin, smax;
-    variant_t *var;
+    variant_t var[MAXVAR];
     int nvar;
-    size_t *sizes;
+    size_t sizes[MAXSIZES]; /* powers of 2 up to 1 GiB, and 0 */
     int nsizes;
     shared_t *sh;
     unsigned char *xbuf; /* shared source of limit:xcore (written by rank 0) */
@@ -334,6 +337,7 @@ static int cmp_d(const void *a, const void *b)
 
 static void add_var(bench_t *B, const char *name, int kind, nc_bcast_opts_t o, size_t f, size_t s)
 {
+    if (B->nvar == MAXVAR) abort(); /* the modes add fewer than MAXVAR variants */
     variant_t *v = &B->var[B->nvar++];
     snprintf(v->name, sizeof v->name, "%s", name);
     v->kind = kind;
@@ -426,15 +430,13 @@ int bench_bcast_main(int argc, char **argv)
             return 2;
         }
     }
-    B.sizes = calloc(64, sizeof *B.sizes);
-    for (size_t s = B.smin ? B.smin : 1; s <= B.smax && B.nsizes < 64; s *= 2)
+    for (size_t s = B.smin ? B.smin : 1; s <= B.smax && B.nsizes < MAXSIZES - 1; s *= 2)
         B.sizes[B.nsizes++] = s;
     if (B.smin == 0) { /* include 0 only if asked */
         memmove(B.sizes + 1, B.sizes, (size_t)B.nsizes * sizeof *B.sizes);
         B.sizes[0] = 0, B.nsizes++;
     }
 
-    B.var = calloc(128, sizeof *B.var);
     nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
     if (B.mode == MODE_SIZE) {
         add_var(&B, "default", 0, o, 0, 0);
