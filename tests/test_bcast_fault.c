@@ -130,7 +130,13 @@ static void run_case(const fault_case_t *fc, int victim, int hang, report_t *rep
         assert_true(nc_msg_names_rank(reps[r].msg, victim));
         /* a dead member is found by its pid within 20 ms of slow waiting, long before
          * the timeout; an alive one only by the timeout */
-        assert_int_equal(reps[r].rc, hang ? NUMACOLL_ERR_TIMEOUT : NUMACOLL_ERR_PEER_DEAD);
+        if (hang && reps[r].rc == NUMACOLL_ERR_PEER_DEAD)
+            /* a member that timed out first and exited can be found dead by one that waits
+             * on it (a loaded machine spreads the timeouts): its report must still name the
+             * hung member, as a live one that did not arrive */
+            assert_true(nc_msg_names_late(reps[r].msg, victim));
+        else
+            assert_int_equal(reps[r].rc, hang ? NUMACOLL_ERR_TIMEOUT : NUMACOLL_ERR_PEER_DEAD);
         /* a root runs ahead of a missing receiver by at most its inline blocks (8) or its
          * queue's sets; within P calls the victim is a root the others wait for */
         assert_true(reps[r].calls >= fc->kill_at - 8);

@@ -37,14 +37,30 @@ void nc_wait_init_standalone(nc_wait_t *w, const char *op, uint64_t timeout_ns)
     standalone_timeout_ns = timeout_ns;
 }
 
-/* Describe which members have not entered (or not completed) the current collective. */
+/* Append ", r" (or "r" first) to @p list of @p cap bytes at *@p o, with " (exited)" for a
+ * dead member; once full, end it with ", ..." once. */
+static void list_add(char *list, size_t cap, size_t *o, int *n, int r, int dead)
+{
+    (*n)++;
+    if (*o + 40 < cap)
+        *o += (size_t)snprintf(list + *o, cap - *o, "%s%d%s", *n > 1 ? ", " : "", r,
+                               dead ? " (exited)" : "");
+    else if (*o + 5 < cap && list[*o - 1] != '.')
+        *o += (size_t)snprintf(list + *o, cap - *o, ", ...");
+}
+
+/* Describe which members have not entered (or not completed) the current collective.
+ * With @p dead_only, report only if some member's process is gone; the report then also
+ * names the live members that have not arrived: when a member gives up on a hung one and
+ * its process ends, the members waiting on it find it dead before their own timeout, and
+ * the hung member is the one to look at. */
 static int missing_report(nc_wait_t *w, int status, int dead_only)
 {
     numacoll_team_t *t = w->team;
-    char list[512];
-    size_t o = 0;
-    int nmissing = 0, ndead = 0;
-    list[0] = 0;
+    char list[512], late[256];
+    size_t o = 0, lo = 0;
+    int nmissing = 0, ndead = 0, nlate = 0;
+    list[0] = late[0] = 0;
     for (int r = 0; r < t->size; r++) {
         if (r == t->rank) continue;
         nc_rank_ctl_t *c = nc_team_ctl(t, r);
@@ -56,22 +72,19 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
             pid_t pid = atomic_load_explicit(&c->pid, memory_order_relaxed);
             dead = pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
         }
+        if (dead_only && !dead && arrived < t->seq) list_add(late, sizeof late, &lo, &nlate, r, 0);
         if (dead_only ? !dead : (arrived >= t->seq && !dead)) continue;
-        nmissing++;
         ndead += dead;
-        if (o + 40 < sizeof list)
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%d%s", nmissing > 1 ? ", " : "", r,
-                                  dead ? " (exited)" : "");
-        else if (o + 5 < sizeof list && list[o - 1] != '.')
-            o += (size_t)snprintf(list + o, sizeof list - o, ", ...");
+        list_add(list, sizeof list, &o, &nmissing, r, dead);
     }
     if (dead_only && ndead == 0) return NUMACOLL_OK;
     double waited = (double)(nc_now_ns() - w->start_ns) / 1e9;
     if (dead_only)
         return nc_error(NUMACOLL_ERR_PEER_DEAD,
                         "%s #%llu on team '%s' (rank %d of %d): member(s) %s exited before "
-                        "completing it (waited %.3f s)",
-                        w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, list, waited);
+                        "completing it (waited %.3f s)%s%s",
+                        w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, list, waited,
+                        nlate ? "; live member(s) that did not arrive: " : "", late);
     if (nmissing == 0)
         return nc_error(status,
                         "%s #%llu on team '%s' (rank %d of %d) timed out after %.3f s "

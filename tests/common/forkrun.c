@@ -190,6 +190,11 @@ int nc_msg_names_rank(const char *msg, int r)
     return list_has(msg, "member(s) ", r) || list_has(msg, "did not arrive: ", r);
 }
 
+int nc_msg_names_late(const char *msg, int r)
+{
+    return list_has(msg, "did not arrive: ", r);
+}
+
 void nc_random_delay(unsigned *seed, unsigned max_ns)
 {
     unsigned x = *seed;

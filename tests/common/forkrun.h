@@ -53,6 +53,11 @@ int nc_shm_settle(int baseline);
  *  "member(s) " or "did not arrive: ", as "a, b (exited), c")? */
 int nc_msg_names_rank(const char *msg, int r);
 
+/** Does @p msg name rank @p r as a live member that did not arrive (the list after "did
+ *  not arrive: ")? A timeout says so of the members it waited for; a dead-member report
+ *  says so of the live members missing beside the dead one. */
+int nc_msg_names_late(const char *msg, int r);
+
 /** Spin for a random time of up to @p max_ns nanoseconds (xorshift state per process). */
 void nc_random_delay(unsigned *seed, unsigned max_ns);
 
