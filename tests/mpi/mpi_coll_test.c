@@ -346,7 +346,12 @@ static void test_churn(int n)
     int shm = count_shm();
     CHECK(fd1 <= fd0, "file descriptors grew from %d to %d", fd0, fd1);
     CHECK(shm == 0, "%d numacoll entries left in /dev/shm", shm);
+#if defined(__SANITIZE_ADDRESS__)
+    /* ASan keeps freed memory in quarantine (256 MB by default), so resident memory grows
+     * by design there; its own checks stand in for this bound (make test-sanitize) */
+#else
     CHECK(rss1 - rss0 < 8192, "resident memory grew by %ld KiB over %d cycles", rss1 - rss0, n);
+#endif
     if (expect_numacoll() && g_size > 1) {
         uint64_t created = s1.teams_created - s0.teams_created;
         uint64_t destroyed = s1.teams_destroyed - s0.teams_destroyed;
