@@ -72,12 +72,20 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
             pid_t pid = atomic_load_explicit(&c->pid, memory_order_relaxed);
             dead = pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
         }
-        if (dead_only && !dead && arrived < t->seq) list_add(late, sizeof late, &lo, &nlate, r, 0);
         if (dead_only ? !dead : (arrived >= t->seq && !dead)) continue;
         ndead += dead;
         list_add(list, sizeof list, &o, &nmissing, r, dead);
     }
-    if (dead_only && ndead == 0) return NUMACOLL_OK;
+    if (dead_only && ndead == 0) return NUMACOLL_OK; /* the usual case, every 20 ms */
+    for (int r = 0; dead_only && r < t->size; r++) {
+        /* with a dead member: the live members that have not arrived either */
+        nc_rank_ctl_t *c = nc_team_ctl(t, r);
+        if (r == t->rank || atomic_load_explicit(&c->arrive_seq, memory_order_relaxed) >= t->seq)
+            continue;
+        pid_t pid = atomic_load_explicit(&c->pid, memory_order_relaxed);
+        if (!(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH))
+            list_add(late, sizeof late, &lo, &nlate, r, 0);
+    }
     double waited = (double)(nc_now_ns() - w->start_ns) / 1e9;
     if (dead_only)
         return nc_error(NUMACOLL_ERR_PEER_DEAD,
