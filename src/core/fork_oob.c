@@ -59,8 +59,7 @@ void numacoll_fork_oob_set_rank(numacoll_fork_oob_t *o, int rank)
 static int dead_member(numacoll_fork_oob_t *o)
 {
     for (int r = 0; r < o->nprocs; r++) {
-        int32_t pid = atomic_load_explicit(&o->pids[r], memory_order_relaxed);
-        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) return r;
+        if (nc_pid_gone(atomic_load_explicit(&o->pids[r], memory_order_relaxed))) return r;
     }
     return -1;
 }

@@ -46,6 +46,8 @@ void nc_log(int level, int rank, int size, const char *fmt, ...)
 /* ---- clock (clock.c) ------------------------------------------------------------- */
 
 uint64_t nc_now_ns(void); /* CLOCK_MONOTONIC */
+/** True if process @p pid (> 0) no longer exists (kill(pid, 0) fails with ESRCH). */
+int nc_pid_gone(pid_t pid);
 
 /* ---- configuration table (config.c) ---------------------------------------------- */
 

@@ -15,8 +15,6 @@
 #include "../coll/bcast/bcast.h"
 #include "../topo/topo.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,7 +85,7 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
             rc = nc_error(NUMACOLL_ERR_CONFIG,
                           "rank %d rejected its NUMACOLL_* environment (see its message)", r);
         CPU_OR(&u, &u, &all[r].cpus);
-        if (r != t->rank && kill(all[r].pid, 0) != 0 && errno == ESRCH)
+        if (r != t->rank && nc_pid_gone(all[r].pid))
             t->check_peers = 0; /* another pid namespace: cannot tell dead from invisible */
     }
     t->ncpus = CPU_COUNT(&u);

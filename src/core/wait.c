@@ -14,6 +14,11 @@
 
 #define PEER_CHECK_NS 20000000ull /* look for dead members every 20 ms of slow waiting */
 
+int nc_pid_gone(pid_t pid)
+{
+    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 void nc_wait_init(nc_wait_t *w, numacoll_team_t *team, const char *op)
 {
     w->team = team;
@@ -68,10 +73,8 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
         uint64_t arrived = atomic_load_explicit(&c->arrive_seq, memory_order_relaxed);
         uint64_t done = atomic_load_explicit(&c->done_seq, memory_order_acquire);
         int dead = 0;
-        if (t->check_peers && done < t->seq) {
-            pid_t pid = atomic_load_explicit(&c->pid, memory_order_relaxed);
-            dead = pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
-        }
+        if (t->check_peers && done < t->seq)
+            dead = nc_pid_gone(atomic_load_explicit(&c->pid, memory_order_relaxed));
         if (dead_only ? !dead : (arrived >= t->seq && !dead)) continue;
         ndead += dead;
         list_add(list, sizeof list, &o, &nmissing, r, dead);
@@ -82,8 +85,7 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
         nc_rank_ctl_t *c = nc_team_ctl(t, r);
         if (r == t->rank || atomic_load_explicit(&c->arrive_seq, memory_order_relaxed) >= t->seq)
             continue;
-        pid_t pid = atomic_load_explicit(&c->pid, memory_order_relaxed);
-        if (!(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH))
+        if (!nc_pid_gone(atomic_load_explicit(&c->pid, memory_order_relaxed)))
             list_add(late, sizeof late, &lo, &nlate, r, 0);
     }
     double waited = (double)(nc_now_ns() - w->start_ns) / 1e9;

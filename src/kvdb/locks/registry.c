@@ -5,7 +5,6 @@
 #include <numacoll/kvdb.h>
 
 #include <errno.h>
-#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -53,16 +52,11 @@ const numacoll_algorithm_info_t *numacoll_kvdb_locks(int *count)
     return info;
 }
 
-static int pid_dead(pid_t pid)
-{
-    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
-}
-
 int nc_kvlock_slot_dead(const nc_kvlock_t *l, int i)
 {
     /* relaxed: a pid is either ours to see or stale; kill() decides */
     pid_t pid = atomic_load_explicit(&nc_kvlock_slot(l, i)->pid, memory_order_relaxed);
-    return pid_dead(pid);
+    return nc_pid_gone(pid);
 }
 
 int nc_kvlock_mutex_init(pthread_mutex_t *m, const char *what)
@@ -98,7 +92,7 @@ int nc_kvlock_mutex_lock(nc_kvlock_t *l, pthread_mutex_t *m, int *owner_died, co
         /* The holder died inside its critical section. Readers never modify the store, so
          * a dead reader leaves nothing to repair: mark the mutex usable again. */
         pthread_mutex_consistent(m);
-        if (l->slot >= 0 && pid_dead(l->server_pid)) {
+        if (l->slot >= 0 && nc_pid_gone(l->server_pid)) {
             /* we are a reader and the dead holder was the server, possibly in the middle of
              * a write: the store may be inconsistent and nobody will ever write it again */
             pthread_mutex_unlock(m);
@@ -134,7 +128,7 @@ int nc_kvwait_slow(nc_kvwait_t *kw)
     if (kw->last_check_ns == 0) kw->last_check_ns = now;
     if (kw->peer > 0 && now - kw->last_check_ns > 20000000ull) {
         kw->last_check_ns = now;
-        if (pid_dead(kw->peer))
+        if (nc_pid_gone(kw->peer))
             return nc_error(NUMACOLL_ERR_PEER_DEAD,
                             "kvdb: %s: process %d, which this wait depends on, has exited",
                             kw->w.op, (int)kw->peer);
