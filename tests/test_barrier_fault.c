@@ -63,20 +63,34 @@ static int fault_child(nc_forkctx_t *c)
     return 50; /* the barriers went on without the victim */
 }
 
+/* Set NUMACOLL_TIMEOUT to @p timeout and map zeroed reports for P members. They live in a
+ * mapping made here (inherited by the children through fork), so the parent can still read
+ * them after the harness returns. */
+static fault_report_t *reports_open(const char *timeout)
+{
+    setenv("NUMACOLL_TIMEOUT", timeout, 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    fault_report_t *reps =
+        mmap(NULL, P * sizeof *reps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(reps != MAP_FAILED);
+    return reps; /* zero-filled */
+}
+
+/* Unmap the reports and restore the default NUMACOLL_TIMEOUT. */
+static void reports_close(fault_report_t *reps)
+{
+    munmap(reps, P * sizeof *reps);
+    unsetenv("NUMACOLL_TIMEOUT");
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
+
 static void test_kill_one(void **state)
 {
     const char *alg = *state;
     int baseline = nc_shm_baseline();
-    setenv("NUMACOLL_TIMEOUT", "2", 1);
-    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
-    /* reports live in a mapping made here (inherited by the children through fork), so the
-     * parent can still read them after the harness returns */
-    size_t bytes = P * sizeof(fault_report_t);
-    fault_report_t *reps =
-        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    assert_true(reps != MAP_FAILED);
+    fault_report_t *reps = reports_open("2");
     for (int victim = P - 2; victim >= 0; victim -= P - 2) {
-        memset(reps, 0, bytes);
+        memset(reps, 0, P * sizeof *reps);
         fault_args_t a = {.alg = alg, .victim = victim, .reps = reps};
         nc_forkresult_t res;
         nc_forkrun(P, NC_FORK_BIND, fault_child, &a, 0, 30, &res);
@@ -101,9 +115,7 @@ static void test_kill_one(void **state)
             assert_true(reps[r].iteration <= KILL_AT);
         }
     }
-    munmap(reps, bytes);
-    unsetenv("NUMACOLL_TIMEOUT");
-    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    reports_close(reps);
     /* our segments were unlinked at creation: no new file may remain after the kill */
     assert_true(nc_shm_settle(baseline) <= baseline);
 }
@@ -113,13 +125,7 @@ static void test_kill_one(void **state)
 static void test_hung_peer_times_out(void **state)
 {
     (void)state;
-    setenv("NUMACOLL_TIMEOUT", "1.5", 1);
-    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
-    size_t bytes = P * sizeof(fault_report_t);
-    fault_report_t *reps =
-        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    assert_true(reps != MAP_FAILED);
-    memset(reps, 0, bytes);
+    fault_report_t *reps = reports_open("1.5");
     fault_args_t a = {.alg = "mcs", .victim = 2, .reps = reps, .hang = 1};
     nc_forkresult_t res;
     nc_forkrun(P, NC_FORK_BIND, fault_child, &a, 0, 30, &res);
@@ -143,9 +149,7 @@ static void test_hung_peer_times_out(void **state)
         assert_int_equal(reps[r].rc, NUMACOLL_ERR_TIMEOUT);
         assert_non_null(strstr(reps[r].msg, "NUMACOLL_TIMEOUT"));
     }
-    munmap(reps, bytes);
-    unsetenv("NUMACOLL_TIMEOUT");
-    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    reports_close(reps);
 }
 
 /* one member dies and another hangs at the same barrier: long before NUMACOLL_TIMEOUT, the
@@ -155,13 +159,7 @@ static void test_hung_peer_times_out(void **state)
 static void test_dead_and_hung(void **state)
 {
     (void)state;
-    setenv("NUMACOLL_TIMEOUT", "30", 1);
-    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
-    size_t bytes = P * sizeof(fault_report_t);
-    fault_report_t *reps =
-        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    assert_true(reps != MAP_FAILED);
-    memset(reps, 0, bytes);
+    fault_report_t *reps = reports_open("30");
     fault_args_t a = {.alg = "sense-reversing", .victim = 0, .reps = reps, .also_hung = 2};
     nc_forkresult_t res;
     nc_forkrun(P, NC_FORK_BIND, fault_child, &a, 0, 30, &res);
@@ -181,9 +179,7 @@ static void test_dead_and_hung(void **state)
         if (r == 2) continue; /* woke after 4 s: the others had left (all exited) */
         assert_true(nc_msg_names_late(reps[r].msg, 2));
     }
-    munmap(reps, bytes);
-    unsetenv("NUMACOLL_TIMEOUT");
-    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    reports_close(reps);
 }
 
 int main(void)
