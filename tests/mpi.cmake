@@ -73,6 +73,15 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
   nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)
   nc_mpi_test(mpi_${f}_bcast_truncate ${f} 3 -- ${P} truncate)
+  # broadcasts of more than 2 GiB (about 5 GB of memory at np = 2; skipped without it)
+  nc_mpi_test(mpi_${f}_bcast_big ${f} 2 --timeout 200 --env NUMACOLL_MPI_SETUP_AFTER=0
+              --expect "bcastbig: PASS" -- ${P} bcastbig)
+  set_tests_properties(mpi_${f}_bcast_big PROPERTIES SKIP_RETURN_CODE 77)
+  if(f STREQUAL "openmpi") # the same through the leaders' broadcast (one rank per node)
+    nc_mpi_test(mpi_${f}_bcast_big_fake2 ${f} 2 --timeout 200 --env NUMACOLL_MPI_SETUP_AFTER=0
+                --env NUMACOLL_FAKE_NODES=2 --expect "bcastbig: PASS" -- ${P} bcastbig)
+    set_tests_properties(mpi_${f}_bcast_big_fake2 PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
   # MPI_Bcast_c and MPI_Bcast mixed in the same broadcasts: MPI-4 MPIs (here MPICH 4);
   # from the first call (every call numacoll's) and with the deferral ending mid-test
   if(f STREQUAL "mpich")

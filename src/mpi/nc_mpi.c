@@ -1068,6 +1068,8 @@ static inline size_t predef_size(MPI_Datatype dt)
 }
 
 static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
+static int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,
+                             MPI_Comm comm);
 
 /* The deferral's units of a broadcast of @p count elements of @p tsz bytes: 1 + bytes /
  * 1024 (see defer_step); 1 when the size is unknown (< 0) or absurd. From MPI_Count sizes,
@@ -1110,9 +1112,10 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
  * call either one in the same broadcast (the count type differs, the type signature is what
  * must match), so both must reach the same decision: a count that fits an int goes through
  * MPI_Bcast; a larger one is either a message of 0 bytes (a datatype of size 0: the same
- * 0-byte broadcast as any int count of it) or one of more than INT_MAX bytes, which
- * MPI_Bcast also hands to the MPI, after the same communicator step (set-up or deferral,
- * with the same units). Erroneous arguments get the MPI's own errors. */
+ * 0-byte broadcast as any int count of it) or one of more than INT_MAX bytes, which takes
+ * the large path as MPI_Bcast's messages of more than INT_MAX bytes do, after the same
+ * communicator step (set-up or deferral, with the same units). Erroneous arguments get the
+ * MPI's own errors. */
 int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     if (count >= 0 && count <= INT_MAX) return MPI_Bcast(buf, (int)count, dt, root, comm);
@@ -1121,10 +1124,7 @@ int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm 
         PMPI_Type_size_c(dt, &tsz) != MPI_SUCCESS || tsz < 0)
         return PMPI_Bcast_c(buf, count, dt, root, comm); /* native semantics and errors */
     if (tsz == 0) return MPI_Bcast(buf, 0, dt, root, comm);
-    COUNT(bcast_calls);
-    ensure_init();
-    (void)comm_get(comm, bcast_units(count, tsz), 0);
-    return PMPI_Bcast_c(buf, count, dt, root, comm);
+    return bcast_large_entry(buf, count, dt, tsz, root, comm);
 }
 
 /* A process that uses only sessions never reaches the MPI_Finalize hook on MPI_COMM_SELF:
@@ -1165,6 +1165,186 @@ static int pack_io(int unpack, void *buf, int count, MPI_Datatype dt, MPI_Aint t
     return rc;
 }
 
+/* ---- broadcasts of more than INT_MAX bytes ------------------------------------------
+ * One such broadcast is a sequence of core broadcasts, the same on every member whatever
+ * its (count, datatype): 8 bytes (the root's byte count), then the message in windows of
+ * LARGE_WINDOW bytes (the last one shorter). A contiguous buffer takes part in place. A
+ * non-contiguous one goes through a stage of one window plus one element, packed (root)
+ * or unpacked (receivers) in whole elements: an element cut by a window's end waits in the
+ * stage for the next window. So a member never stages the whole message (as the path for
+ * smaller ones does), and root and receivers may still use different datatypes. A receiver
+ * whose byte count differs from the root's takes the root's windows into its stage, so that
+ * nobody waits for it, and fails with MPI_ERR_TRUNCATE. 128 MiB: a window's start costs one
+ * fragment's latency (microseconds) against tens of milliseconds of copying. */
+#define LARGE_WINDOW ((size_t)128 << 20)
+
+/* PMPI_Pack (@p unpack 0) of @p n elements at @p base into @p p (@p len bytes), or
+ * PMPI_Unpack from it; @p tlb as pack_io's (used only when base is MPI_BOTTOM) */
+static int pack_run(int unpack, void *base, MPI_Count n, MPI_Datatype dt, MPI_Aint tlb, char *p,
+                    size_t len, MPI_Comm comm)
+{
+#if MPI_VERSION >= 4
+    MPI_Datatype t = dt;
+    MPI_Count pos = 0;
+    int own = 0, rc;
+    if (base == MPI_BOTTOM && n > 0 && tlb != 0) { /* as pack_io, with MPI_Count sizes */
+        MPI_Count bl = n, disp = -(MPI_Count)tlb;
+        if (PMPI_Type_create_hindexed_c(1, &bl, &disp, dt, &t) != MPI_SUCCESS) return MPI_ERR_TYPE;
+        own = 1;
+        if (PMPI_Type_commit(&t) != MPI_SUCCESS) {
+            PMPI_Type_free(&t);
+            return MPI_ERR_TYPE;
+        }
+        base = (void *)tlb;
+        n = 1;
+    }
+    rc = unpack ? PMPI_Unpack_c(p, (MPI_Count)len, &pos, base, n, t, comm)
+                : PMPI_Pack_c(base, n, t, p, (MPI_Count)len, &pos, comm);
+    if (own) PMPI_Type_free(&t);
+    return rc;
+#else
+    /* MPI-3's PMPI_Pack counts in int: a run of elements of more than INT_MAX bytes (one
+     * element of a datatype that large) cannot be packed */
+    if (n > INT_MAX || len > INT_MAX) {
+        fprintf(stderr,
+                "numacoll-mpi: MPI_Bcast: cannot %s %zu bytes of a non-contiguous datatype "
+                "in one piece with this MPI-%d library (its MPI_Pack counts in int; allowed: "
+                "datatypes of at most %d bytes per element)\n",
+                unpack ? "unpack" : "pack", len, MPI_VERSION, INT_MAX);
+        return MPI_ERR_COUNT;
+    }
+    return pack_io(unpack, base, (int)n, dt, tlb, p, (int)len, comm);
+#endif
+}
+
+/* Element @p i of a buffer of elements @p ext bytes apart (in integers: @p buf may be
+ * MPI_BOTTOM, a null pointer) */
+static inline void *elem_at(void *buf, MPI_Count i, MPI_Aint ext)
+{
+    return (void *)((intptr_t)buf + (intptr_t)(i * ext));
+}
+
+/* The large path on communicator state @p s (numacoll's broadcast on, valid root):
+ * (@p count, @p dt) of @p tsz bytes each, more than INT_MAX bytes in all. */
+static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz,
+                       int root, MPI_Comm comm)
+{
+    MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
+    size_t bytes = (size_t)count * (size_t)tsz; /* no overflow: checked by the callers */
+    /* the datatype is valid (the callers have its size), so these succeed */
+    PMPI_Type_get_extent(dt, &lb, &ext);
+    PMPI_Type_get_true_extent(dt, &tlb, &text);
+    int contiguous = (size_t)text == (size_t)tsz && (count == 1 || ext == tsz);
+    int me = s->rank;
+    uint64_t total = bytes; /* the root's count, for everyone */
+    int rc = bcast_bytes(s, &total, sizeof total, root);
+    if (rc != NUMACOLL_OK) return bcast_result(s, comm, rc);
+    int trunc = total != (uint64_t)bytes;
+    char *stage = NULL;
+    if (!contiguous || trunc) {
+        size_t cap = LARGE_WINDOW + (contiguous ? 0 : (size_t)tsz);
+        stage = malloc(cap);
+        if (!stage) {
+            /* the others go on without us: their timeout (NUMACOLL_TIMEOUT) names us */
+            fprintf(stderr, "numacoll-mpi: MPI_Bcast: no memory for a %zu-byte stage\n", cap);
+            return raise_error(comm, "MPI_Bcast", NUMACOLL_ERR_NOMEM);
+        }
+    }
+    size_t have = 0;       /* staged bytes: root, packed but not sent; receiver, not unpacked */
+    MPI_Count next = 0;    /* next element to pack or unpack */
+    int prc = MPI_SUCCESS; /* the first pack or unpack error */
+    for (size_t off = 0, len; off < total && rc == NUMACOLL_OK; off += len) {
+        len = total - off < LARGE_WINDOW ? (size_t)(total - off) : LARGE_WINDOW;
+        char *p;
+        if (trunc) {
+            p = stage; /* the root's bytes, taken and dropped */
+        } else if (contiguous) {
+            p = (char *)(intptr_t)((intptr_t)buf + tlb + (intptr_t)off);
+        } else if (me == root) {
+            /* whole elements until the window is full: have < len <= LARGE_WINDOW before,
+             * so have + k tsz < len + tsz, the stage's size */
+            while (have < len && next < count) {
+                MPI_Count k = (MPI_Count)((len - have + (size_t)tsz - 1) / (size_t)tsz);
+                if (k > count - next) k = count - next;
+                size_t kb = (size_t)k * (size_t)tsz;
+                if (prc == MPI_SUCCESS)
+                    prc = pack_run(0, elem_at(buf, next, ext), k, dt, tlb, stage + have, kb, comm);
+                /* a root whose pack failed still sends (zeros): nobody waits for it */
+                if (prc != MPI_SUCCESS) memset(stage + have, 0, kb);
+                have += kb;
+                next += k;
+            }
+            p = stage;
+        } else {
+            p = stage + have; /* after the part of an element left by the last window */
+        }
+        rc = bcast_bytes(s, p, len, root);
+        if (rc != NUMACOLL_OK || trunc || contiguous) continue;
+        if (me == root) {
+            have -= len;
+            memmove(stage, stage + len, have); /* the rest of a cut element first */
+        } else {
+            have += len;
+            MPI_Count k = (MPI_Count)(have / (size_t)tsz); /* the whole elements staged */
+            size_t kb = (size_t)k * (size_t)tsz;
+            if (k && prc == MPI_SUCCESS)
+                prc = pack_run(1, elem_at(buf, next, ext), k, dt, tlb, stage, kb, comm);
+            next += k;
+            have -= kb;
+            memmove(stage, stage + kb, have); /* a cut element's first part */
+        }
+    }
+    free(stage);
+    if (rc != NUMACOLL_OK) return bcast_result(s, comm, rc);
+    if (trunc) {
+        s->broken = 1;
+        fprintf(stderr,
+                "numacoll-mpi: MPI_Bcast: the root (rank %d) sent %llu bytes, rank %d expected "
+                "%zu (count and datatype must give the same type signature on every rank)\n",
+                root, (unsigned long long)total, me, bytes);
+        PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
+        return MPI_ERR_TRUNCATE;
+    }
+    if (!contiguous) COUNT(bcast_staged);
+    if (s->team && !s->bcast_native) COUNT(bcast_numacoll);
+    return prc;
+}
+
+/* The native broadcast of a count that may exceed INT_MAX: MPI-4's PMPI_Bcast_c; with an
+ * MPI-3 library only bytes can come this far (numacoll_mpi_bcast_with), in int pieces. */
+static int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    if (count <= INT_MAX) return PMPI_Bcast(buf, (int)count, dt, root, comm);
+#if MPI_VERSION >= 4
+    return PMPI_Bcast_c(buf, count, dt, root, comm);
+#else
+    if (dt != MPI_BYTE) return MPI_ERR_COUNT;
+    for (MPI_Count off = 0; off < count; off += INT_MAX) {
+        int n = count - off < INT_MAX ? (int)(count - off) : INT_MAX;
+        int rc = PMPI_Bcast((char *)buf + off, n, MPI_BYTE, root, comm);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_SUCCESS;
+#endif
+}
+
+/* A broadcast of @p count > INT_MAX elements of @p tsz > 0 bytes (MPI_Bcast_c, bytes from
+ * numacoll_mpi_bcast_with): the communicator step as MPI_Bcast's general path, then the
+ * large path, or the native call where numacoll does not broadcast. */
+static int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,
+                             MPI_Comm comm)
+{
+    COUNT(bcast_calls);
+    ensure_init();
+    nc_comm_t *s = comm_get(comm, bcast_units(count, tsz), 0);
+    uint64_t bytes;
+    if (!g_bcast || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER || root < 0 ||
+        root >= s->size || (s->mode == MODE_FLAT && (!s->team || s->bcast_native)) ||
+        __builtin_mul_overflow((uint64_t)count, (uint64_t)tsz, &bytes))
+        return native_bcast_count(buf, count, dt, root, comm);
+    return bcast_large(s, buf, count, dt, tsz, root, comm);
+}
+
 static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     COUNT(bcast_calls);
@@ -1188,8 +1368,9 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
         PMPI_Type_get_true_extent(dt, &tlb, &text))
         return PMPI_Bcast(buf, count, dt, root, comm); /* let the MPI report it */
     size_t bytes;
-    if (__builtin_mul_overflow((size_t)count, (size_t)tsz, &bytes) || bytes > INT_MAX)
+    if (__builtin_mul_overflow((size_t)count, (size_t)tsz, &bytes))
         return PMPI_Bcast(buf, count, dt, root, comm);
+    if (bytes > INT_MAX) return bcast_large(s, buf, count, dt, tsz, root, comm);
     int contiguous = count == 0 || ((size_t)text == (size_t)tsz && (count == 1 || ext == tsz));
     int rc;
     if (contiguous) {
@@ -1243,12 +1424,16 @@ const char *numacoll_mpi_bcast_variant_name(int i)
 
 int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, const char *variant)
 {
-    if (!variant || bytes > INT_MAX) return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
+    if (bytes > (size_t)INT64_MAX) return MPI_ERR_COUNT; /* beyond any MPI_Count */
+    if (comm == MPI_COMM_NULL)
+        return native_bcast_count(buf, (MPI_Count)bytes, MPI_BYTE, root, comm);
+    if (!variant)
+        return bytes <= INT_MAX ? MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm)
+                                : bcast_large_entry(buf, (MPI_Count)bytes, MPI_BYTE, 1, root, comm);
     ensure_init();
-    if (comm == MPI_COMM_NULL) return PMPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
     nc_comm_t *s = comm_get(comm, 1, 1);
     if (!s || s->mode != MODE_FLAT || !s->team || root < 0 || root >= s->size)
-        return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
+        return numacoll_mpi_bcast_with(buf, bytes, root, comm, NULL);
     nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
     int i = 0;
     const char *vn;

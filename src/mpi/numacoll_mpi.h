@@ -81,7 +81,8 @@ const char *numacoll_mpi_bcast_variant_name(int i);
 
 /**
  * MPI_Bcast of @p bytes bytes with a named variant of numacoll's broadcast (NULL = the
- * default, i.e. MPI_Bcast). Collective; all members must name the same variant. On a
+ * default, i.e. MPI_Bcast; beyond INT_MAX bytes, MPI_Bcast_c's large path). Collective;
+ * all members must name the same variant. On a
  * communicator that is not one flat numacoll team it runs MPI_Bcast. Returns an MPI
  * error code (MPI_ERR_ARG for an unknown variant).
  */

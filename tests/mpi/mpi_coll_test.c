@@ -10,6 +10,8 @@
  *   mpi_coll_test threads           MPI_THREAD_MULTIPLE, one communicator per thread
  *   mpi_coll_test bcast [iters]     MPI_Bcast: sizes, roots, derived datatypes, type pairs
  *   mpi_coll_test truncate          MPI_Bcast with a receiver expecting more bytes
+ *   mpi_coll_test bcastbig          broadcasts of more than 2 GiB: contiguous, rows against
+ *                                   doubles, MPI_Bcast_c against MPI_Bcast, a short receiver
  *   mpi_coll_test bcastc            MPI-4's MPI_Bcast_c on some ranks, MPI_Bcast on the
  *                                   others, in the same broadcasts (MPI-4 MPIs only)
  *   mpi_coll_test sessions          MPI-4 sessions only (no MPI_Init): a communicator from
@@ -816,6 +818,175 @@ static void test_bcastc(void)
 #endif
 }
 
+/* ---- broadcasts of more than INT_MAX bytes ------------------------------------------ */
+
+/* value of double i of a big broadcast with key @p key (never the receivers' fill) */
+static double big_val(size_t i, unsigned key)
+{
+    return (double)(i % 1000003u) * 0.5 + (double)key * 1e7 + 1.0;
+}
+
+/* MemAvailable of /proc/meminfo in bytes (0 if unknown) */
+static size_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    unsigned long long kb = 0;
+    char line[256];
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    fclose(f);
+    return (size_t)kb * 1024;
+}
+
+/* Broadcasts of more than INT_MAX bytes through numacoll (np = 2 or 3):
+ * 1. MPI_Bcast of 2^28 + 3 doubles, contiguous, from every root;
+ * 2. the same doubles as rows on the odd ranks: a row is 1023 doubles in a stride of 1024
+ *    (non-contiguous), the even ranks use plain doubles; roots of both kinds, so the
+ *    windows cut rows on the packing root and on the unpacking receivers;
+ * 3. (MPI-4) MPI_Bcast_c of 2^31 + 7 bytes on the even ranks, MPI_Bcast of the same bytes
+ *    as 5-byte elements on the odd ranks... (2147483655 = 5 x 429496731);
+ * 4. a receiver (the last rank) whose count is 8 doubles short of the root's: it gets
+ *    MPI_ERR_TRUNCATE, the others succeed, nobody hangs.
+ * Every byte of every receiver is checked; numacoll's counters must show every broadcast
+ * (NUMACOLL_MPI_SETUP_AFTER=0). Prints "SKIP: ..." (run_mpi.sh: skipped) without the
+ * memory for it. */
+static void test_bcastbig(void)
+{
+    const size_t rows = 262402, rowlen = 1023, n1 = ((size_t)1 << 28) + 3;
+    const size_t n2 = rows * rowlen;           /* 2147497968 bytes */
+    size_t cap = rows * 1024 * sizeof(double); /* the largest buffer: rows with their gaps */
+    int skip = 0;
+    if (g_rank == 0) {
+        size_t avail = mem_available(), need = (size_t)g_size * (cap + ((size_t)300 << 20));
+        if (avail < need) {
+            printf("SKIP: bcastbig needs about %zu MiB of available memory, MemAvailable is "
+                   "%zu MiB\n",
+                   need >> 20, avail >> 20);
+            skip = 1;
+        }
+    }
+    PMPI_Bcast(&skip, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (skip) return;
+    double *d = malloc(cap);
+    CHECK(d != NULL, "no memory for %zu bytes", cap);
+    if (!d) return;
+    stats_t s0 = get_stats();
+    int calls = 0, staged = 0;
+    /* 1. contiguous */
+    for (int root = 0; root < g_size; root++, calls++) {
+        unsigned key = 10u + (unsigned)root;
+        for (size_t i = 0; i < n1; i++)
+            d[i] = g_rank == root ? big_val(i, key) : -1.0;
+        int rc = MPI_Bcast(d, (int)n1, MPI_DOUBLE, root, MPI_COMM_WORLD);
+        CHECK(rc == MPI_SUCCESS, "contiguous big bcast rc %d", rc);
+        size_t bad = 0;
+        for (size_t i = 0; i < n1; i++)
+            bad += d[i] != big_val(i, key);
+        CHECK(bad == 0, "%zu of %zu doubles wrong (contiguous, root %d)", bad, n1, root);
+    }
+    /* 2. rows (odd ranks) and doubles (even ranks) */
+    MPI_Datatype row0, row;
+    MPI_Type_contiguous((int)rowlen, MPI_DOUBLE, &row0);
+    MPI_Type_create_resized(row0, 0, 1024 * (MPI_Aint)sizeof(double), &row);
+    MPI_Type_commit(&row);
+    int odd = g_rank % 2;
+    for (int root = 0; root < g_size && root < 2; root++, calls++) {
+        unsigned key = 20u + (unsigned)root;
+        for (size_t r = 0; r < rows; r++)
+            for (size_t j = 0; j < 1024; j++) {
+                size_t at = odd ? r * 1024 + j : r * rowlen + j; /* where it lives here */
+                size_t seq = r * rowlen + j;                     /* its place in the message */
+                if (j < rowlen)
+                    d[at] = g_rank == root ? big_val(seq, key) : -1.0;
+                else if (odd)
+                    d[at] = -2.0; /* a gap: must stay */
+            }
+        int rc = odd ? MPI_Bcast(d, (int)rows, row, root, MPI_COMM_WORLD)
+                     : MPI_Bcast(d, (int)n2, MPI_DOUBLE, root, MPI_COMM_WORLD);
+        CHECK(rc == MPI_SUCCESS, "mixed-type big bcast rc %d", rc);
+        size_t bad = 0, gaps = 0;
+        for (size_t r = 0; r < rows; r++)
+            for (size_t j = 0; j < rowlen; j++)
+                bad += d[odd ? r * 1024 + j : r * rowlen + j] != big_val(r * rowlen + j, key);
+        if (odd)
+            for (size_t r = 0; r < rows; r++)
+                gaps += d[r * 1024 + 1023] != -2.0;
+        CHECK(bad == 0 && gaps == 0,
+              "rows/doubles from root %d: %zu of %zu doubles wrong, %zu gaps written", root, bad,
+              n2, gaps);
+        staged += odd;
+    }
+    MPI_Type_free(&row0);
+    MPI_Type_free(&row);
+#if MPI_VERSION >= 4
+    /* 3. MPI_Bcast_c of bytes against MPI_Bcast of 5-byte elements */
+    {
+        const size_t nb = (size_t)5 * 429496731u;
+        unsigned char *b = (unsigned char *)d;
+        MPI_Datatype five;
+        MPI_Type_contiguous(5, MPI_BYTE, &five);
+        MPI_Type_commit(&five);
+        for (int root = 0; root < g_size && root < 2; root++, calls++) {
+            unsigned key = 30u + (unsigned)root;
+            fill_for(b, nb, key, g_rank == root);
+            int rc = odd ? MPI_Bcast(b, 429496731, five, root, MPI_COMM_WORLD)
+                         : MPI_Bcast_c(b, (MPI_Count)nb, MPI_BYTE, root, MPI_COMM_WORLD);
+            CHECK(rc == MPI_SUCCESS, "MPI_Bcast_c/MPI_Bcast of %zu bytes rc %d", nb, rc);
+            size_t wrong = wrong_bytes(b, nb, key);
+            CHECK(wrong == 0, "MPI_Bcast_c/MPI_Bcast of %zu bytes from root %d: %zu wrong", nb,
+                  root, wrong);
+        }
+        MPI_Type_free(&five);
+    }
+#endif
+    /* 4. the last rank expects 8 doubles fewer than the root's 2^28 + 19 (both more than
+     * INT_MAX bytes: a receiver whose size picks another path of the core is not caught) */
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    {
+        int last = g_rank == g_size - 1;
+        for (size_t i = 0; i < n1 + 16; i++)
+            d[i] = g_rank == 0 ? big_val(i, 40) : -1.0;
+        int rc = MPI_Bcast(d, (int)(last ? n1 + 8 : n1 + 16), MPI_DOUBLE, 0, c);
+        calls++;
+        if (last)
+            CHECK(err_class(rc) == MPI_ERR_TRUNCATE,
+                  "a receiver 64 bytes short got rc %d (class %d), not MPI_ERR_TRUNCATE", rc,
+                  err_class(rc));
+        else
+            CHECK(rc == MPI_SUCCESS, "rank %d (count right) got rc %d beside a short receiver",
+                  g_rank, rc);
+        if (!last && g_rank != 0) {
+            size_t bad = 0;
+            for (size_t i = 0; i < n1 + 16; i++)
+                bad += d[i] != big_val(i, 40);
+            CHECK(bad == 0, "%zu doubles wrong beside a short receiver", bad);
+        }
+    }
+    MPI_Comm_free(&c);
+    stats_t s1 = get_stats();
+    int (*mode_fn)(MPI_Comm) = NULL;
+    *(void **)&mode_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_comm_mode");
+    /* counted where a node team broadcasts (flat; hierarchical with NUMACOLL_FAKE_NODES
+     * and one rank per node: the leaders' MPI_Bcast of each window, nothing counted) */
+    if (expect_numacoll() && g_stats_fn && mode_fn && mode_fn(MPI_COMM_WORLD) == 1) {
+        /* all but the short receiver's failed one */
+        int want = calls - (g_rank == g_size - 1);
+        CHECK(s1.bcast_numacoll - s0.bcast_numacoll == (uint64_t)want,
+              "%llu big broadcasts went through numacoll, expected %d",
+              (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll), want);
+        CHECK(s1.bcast_staged - s0.bcast_staged == (uint64_t)staged,
+              "%llu big broadcasts staged here, expected %d (non-contiguous rows)",
+              (unsigned long long)(s1.bcast_staged - s0.bcast_staged), staged);
+    }
+    if (g_rank == 0)
+        printf("bcastbig: %d broadcasts of more than 2 GiB, %llu through numacoll on rank 0\n",
+               calls, (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll));
+    free(d);
+}
+
 /* A process that never calls MPI_Init has no MPI_COMM_WORLD or MPI_COMM_SELF (MPICH aborts
  * on them); the layer must work on a communicator made from a session's group. Returns the
  * failed checks summed over the ranks. */
@@ -1240,6 +1411,8 @@ int main(int argc, char **argv)
         test_truncate();
     else if (!strcmp(mode, "bcastc"))
         test_bcastc();
+    else if (!strcmp(mode, "bcastbig"))
+        test_bcastbig();
     else if (!strcmp(mode, "nospace"))
         test_nospace();
     else if (!strcmp(mode, "lazy"))
