@@ -1138,19 +1138,45 @@ int MPI_Session_finalize(MPI_Session *session)
 }
 #endif
 
-/* PMPI_Pack (@p unpack 0) of (buf, count, dt) into @p stage, or PMPI_Unpack from it.
+/* PMPI_Pack (@p unpack 0) of (buf, count, dt) into @p stage (@p cap bytes), or PMPI_Unpack
+ * from it; MPI-4's PMPI_Pack_c / PMPI_Unpack_c where the MPI has them (counts beyond int).
  * buf == MPI_BOTTOM (a datatype of absolute addresses) goes through a one-block hindexed
  * copy of dt displaced by -tlb from the base address tlb (its lowest byte), the same
  * addresses: MPICH 4.0's MPI_Pack and MPI_Unpack reject a NULL buffer ("Null pointer in
  * parameter inbuf") although MPI_BOTTOM is NULL there. */
-static int pack_io(int unpack, void *buf, int count, MPI_Datatype dt, MPI_Aint tlb, char *stage,
-                   int cap, MPI_Comm comm)
+#if MPI_VERSION >= 4
+typedef MPI_Count pack_count_t, pack_disp_t;
+#define NC_TYPE_HINDEXED PMPI_Type_create_hindexed_c
+#define NC_PACK PMPI_Pack_c
+#define NC_UNPACK PMPI_Unpack_c
+#else
+typedef int pack_count_t;
+typedef MPI_Aint pack_disp_t;
+#define NC_TYPE_HINDEXED PMPI_Type_create_hindexed
+#define NC_PACK PMPI_Pack
+#define NC_UNPACK PMPI_Unpack
+#endif
+static int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Aint tlb,
+                   char *stage, size_t cap, MPI_Comm comm)
 {
+#if MPI_VERSION < 4
+    /* MPI-3's PMPI_Pack counts in int: only the large path (one element of a datatype of
+     * more than INT_MAX bytes) comes here with more */
+    if (count > INT_MAX || cap > INT_MAX) {
+        fprintf(stderr,
+                "numacoll-mpi: MPI_Bcast: cannot %s %zu bytes of a non-contiguous datatype "
+                "in one piece with this MPI-%d library (its MPI_Pack counts in int; allowed: "
+                "datatypes of at most %d bytes per element)\n",
+                unpack ? "unpack" : "pack", cap, MPI_VERSION, INT_MAX);
+        return MPI_ERR_COUNT;
+    }
+#endif
     MPI_Datatype t = dt;
-    int n = count, own = 0, pos = 0, rc;
+    pack_count_t n = (pack_count_t)count, pos = 0;
+    int own = 0, rc;
     if (buf == MPI_BOTTOM && count > 0 && tlb != 0) {
-        MPI_Aint disp = -tlb;
-        if (PMPI_Type_create_hindexed(1, &n, &disp, dt, &t) != MPI_SUCCESS) return MPI_ERR_TYPE;
+        pack_disp_t disp = -(pack_disp_t)tlb;
+        if (NC_TYPE_HINDEXED(1, &n, &disp, dt, &t) != MPI_SUCCESS) return MPI_ERR_TYPE;
         own = 1;
         if (PMPI_Type_commit(&t) != MPI_SUCCESS) {
             PMPI_Type_free(&t);
@@ -1159,8 +1185,8 @@ static int pack_io(int unpack, void *buf, int count, MPI_Datatype dt, MPI_Aint t
         buf = (void *)tlb;
         n = 1;
     }
-    rc = unpack ? PMPI_Unpack(stage, cap, &pos, buf, n, t, comm)
-                : PMPI_Pack(buf, n, t, stage, cap, &pos, comm);
+    rc = unpack ? NC_UNPACK(stage, (pack_count_t)cap, &pos, buf, n, t, comm)
+                : NC_PACK(buf, n, t, stage, (pack_count_t)cap, &pos, comm);
     if (own) PMPI_Type_free(&t);
     return rc;
 }
@@ -1177,45 +1203,6 @@ static int pack_io(int unpack, void *buf, int count, MPI_Datatype dt, MPI_Aint t
  * nobody waits for it, and fails with MPI_ERR_TRUNCATE. 128 MiB: a window's start costs one
  * fragment's latency (microseconds) against tens of milliseconds of copying. */
 #define LARGE_WINDOW ((size_t)128 << 20)
-
-/* PMPI_Pack (@p unpack 0) of @p n elements at @p base into @p p (@p len bytes), or
- * PMPI_Unpack from it; @p tlb as pack_io's (used only when base is MPI_BOTTOM) */
-static int pack_run(int unpack, void *base, MPI_Count n, MPI_Datatype dt, MPI_Aint tlb, char *p,
-                    size_t len, MPI_Comm comm)
-{
-#if MPI_VERSION >= 4
-    MPI_Datatype t = dt;
-    MPI_Count pos = 0;
-    int own = 0, rc;
-    if (base == MPI_BOTTOM && n > 0 && tlb != 0) { /* as pack_io, with MPI_Count sizes */
-        MPI_Count bl = n, disp = -(MPI_Count)tlb;
-        if (PMPI_Type_create_hindexed_c(1, &bl, &disp, dt, &t) != MPI_SUCCESS) return MPI_ERR_TYPE;
-        own = 1;
-        if (PMPI_Type_commit(&t) != MPI_SUCCESS) {
-            PMPI_Type_free(&t);
-            return MPI_ERR_TYPE;
-        }
-        base = (void *)tlb;
-        n = 1;
-    }
-    rc = unpack ? PMPI_Unpack_c(p, (MPI_Count)len, &pos, base, n, t, comm)
-                : PMPI_Pack_c(base, n, t, p, (MPI_Count)len, &pos, comm);
-    if (own) PMPI_Type_free(&t);
-    return rc;
-#else
-    /* MPI-3's PMPI_Pack counts in int: a run of elements of more than INT_MAX bytes (one
-     * element of a datatype that large) cannot be packed */
-    if (n > INT_MAX || len > INT_MAX) {
-        fprintf(stderr,
-                "numacoll-mpi: MPI_Bcast: cannot %s %zu bytes of a non-contiguous datatype "
-                "in one piece with this MPI-%d library (its MPI_Pack counts in int; allowed: "
-                "datatypes of at most %d bytes per element)\n",
-                unpack ? "unpack" : "pack", len, MPI_VERSION, INT_MAX);
-        return MPI_ERR_COUNT;
-    }
-    return pack_io(unpack, base, (int)n, dt, tlb, p, (int)len, comm);
-#endif
-}
 
 /* Element @p i of a buffer of elements @p ext bytes apart (in integers: @p buf may be
  * MPI_BOTTOM, a null pointer) */
@@ -1268,7 +1255,7 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
                 if (k > count - next) k = count - next;
                 size_t kb = (size_t)k * (size_t)tsz;
                 if (prc == MPI_SUCCESS)
-                    prc = pack_run(0, elem_at(buf, next, ext), k, dt, tlb, stage + have, kb, comm);
+                    prc = pack_io(0, elem_at(buf, next, ext), k, dt, tlb, stage + have, kb, comm);
                 /* a root whose pack failed still sends (zeros): nobody waits for it */
                 if (prc != MPI_SUCCESS) memset(stage + have, 0, kb);
                 have += kb;
@@ -1288,7 +1275,7 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
             MPI_Count k = (MPI_Count)(have / (size_t)tsz); /* the whole elements staged */
             size_t kb = (size_t)k * (size_t)tsz;
             if (k && prc == MPI_SUCCESS)
-                prc = pack_run(1, elem_at(buf, next, ext), k, dt, tlb, stage, kb, comm);
+                prc = pack_io(1, elem_at(buf, next, ext), k, dt, tlb, stage, kb, comm);
             next += k;
             have -= kb;
             memmove(stage, stage + kb, have); /* a cut element's first part */
@@ -1392,7 +1379,7 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
         }
         rc = bcast_bytes(s, stage, bytes, root);
         if (rc == NUMACOLL_OK && s->rank != root)
-            prc = pack_io(1, buf, count, dt, tlb, stage, (int)bytes, comm);
+            prc = pack_io(1, buf, count, dt, tlb, stage, bytes, comm);
         free(stage);
         COUNT(bcast_staged);
         if (rc == NUMACOLL_OK && prc != MPI_SUCCESS) return prc;
