@@ -593,6 +593,140 @@ static void test_oversubscribed_p8(void **state)
     run_team(8, &a, 90);
 }
 
+/* ---- members that pass different sizes ------------------------------------------------ */
+
+typedef struct mm_args {
+    int iters;
+    unsigned seed;
+    int vary_tree; /* random trees, relay and copy modes (nc_bcast_run_opts) */
+} mm_args_t;
+
+/* a size from 1 byte to 4 MiB: inline, queue of one op, queue of many ops (and CMA where
+ * it is on), each class about as likely */
+static size_t mm_size(uint32_t *x)
+{
+    switch (rnd(x) % 4) {
+    case 0: return 1 + rnd(x) % 1024;
+    case 1: return 1 + rnd(x) % 8192;
+    case 2: return 1 + rnd(x) % (300 * 1024);
+    default: return 1 + rnd(x) % (4 * MiB);
+    }
+}
+
+/* Every third call, each receiver passes a size of its own (any path's), the others the
+ * root's. The root must succeed; a receiver whose size differs must fail with ERR_ARG and
+ * hold the root's first min(own, root's) bytes, its own bytes after those untouched, and
+ * nothing written past its size; every later call must work as usual (the members' op
+ * counts stayed equal). */
+static int mm_worker(nc_forkctx_t *ctx)
+{
+    const mm_args_t *a = ctx->arg;
+    numacoll_team_t *t = ctx->team;
+    int P = ctx->size, me = ctx->rank;
+    size_t cap = 4 * MiB + 64;
+    unsigned char *mem = malloc(cap + 128), *want = malloc(cap);
+    if (!mem || !want) return 90;
+    uint32_t x = a->seed | 1;
+    if (a->vary_tree) {
+        int numa[64];
+        for (int r = 0; r < P; r++)
+            numa[r] = r % 2;
+        if (nc_bcast_debug_set_numa(t, numa) != NUMACOLL_OK) return 91;
+    }
+    int mismatched = 0;
+    for (int i = 0; i < a->iters; i++) {
+        /* identical draws on every member, one size per rank */
+        int root = (int)(rnd(&x) % (uint32_t)P);
+        size_t sizes[64], n = mm_size(&x);
+        int mis = i % 3 == 1;
+        for (int r = 0; r < P; r++)
+            sizes[r] = mis && r != root ? mm_size(&x) : n;
+        nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
+        if (a->vary_tree) {
+            o.tree = (int)(rnd(&x) % NC_BTREE_COUNT);
+            o.k = 1 + (int)(rnd(&x) % 4);
+            o.relay = (int)(rnd(&x) % 2);
+            o.nt = (int)(rnd(&x) % 4);
+        }
+        size_t mine = sizes[me], got = mine < n ? mine : n;
+        unsigned char *buf = mem + (rnd(&x) % 64);
+        uint64_t key = ((uint64_t)a->seed << 32) ^ (uint64_t)i;
+        fill(want, n, key);
+        unsigned char old = (unsigned char)(0xA5 ^ (i & 0xff));
+        if (me == root)
+            memcpy(buf, want, n);
+        else
+            memset(buf, old, mine);
+        memset(buf + mine, 0x5C, 16);
+        int rc;
+        if (a->vary_tree) {
+            nc_team_op_enter(t, "bcast");
+            rc = nc_bcast_run_opts(t, buf, mine, root, &o);
+            if (rc == NUMACOLL_OK) nc_team_op_leave(t);
+        } else {
+            rc = numacoll_bcast(t, buf, mine, root);
+        }
+        int expect = mine == n ? NUMACOLL_OK : NUMACOLL_ERR_ARG;
+        if (rc != expect) {
+            fprintf(stderr, "rank %d: call %d (root %d sent %zu, mine %zu): expected %s, got %s: %s\n",
+                    me, i, root, n, mine, numacoll_status_name(expect),
+                    numacoll_status_name(rc), numacoll_last_error());
+            return 92;
+        }
+        if (rc != NUMACOLL_OK) {
+            mismatched++;
+            nc_team_op_leave(t); /* the call completed on every member (the error is ours) */
+            if (!strstr(numacoll_last_error(), "different sizes")) {
+                fprintf(stderr, "rank %d: unexpected message: %s\n", me, numacoll_last_error());
+                return 96;
+            }
+        }
+        if (memcmp(buf, want, got) != 0) {
+            size_t j = 0;
+            while (buf[j] == want[j])
+                j++;
+            fprintf(stderr, "rank %d: call %d (root %d sent %zu, mine %zu) wrong at byte %zu\n",
+                    me, i, root, n, mine, j);
+            return 94;
+        }
+        for (size_t j = got; j < mine; j++)
+            if (buf[j] != old) {
+                fprintf(stderr, "rank %d: call %d (root sent %zu, mine %zu) wrote byte %zu\n", me,
+                        i, n, mine, j);
+                return 97;
+            }
+        for (int c = 0; c < 16; c++)
+            if (buf[mine + c] != 0x5C) {
+                fprintf(stderr, "rank %d: call %d wrote past its %zu bytes\n", me, i, mine);
+                return 95;
+            }
+    }
+    if (mismatched == 0 && a->iters > 10) return 98; /* the draws must have hit this rank */
+    free(mem);
+    free(want);
+    return 0;
+}
+
+/* Members that pass different sizes (an erroneous program) get an error, not a hang or a
+ * later message: a receiver follows the root's path and ops whatever its own size chose
+ * (inline, queue, CMA under test_bcast_cma), keeps what fits its buffer, and the next
+ * broadcasts work. The default call (with its hot path) at P = 2, 3 and oversubscribed 5;
+ * every tree, the relay (a fake NUMA split) and the copy modes at P = 4. */
+static void test_size_mismatch(void **state)
+{
+    (void)state;
+    clear_env();
+    env_reload();
+    mm_args_t a = {.iters = 300, .seed = 901};
+    run_members(2, mm_worker, &a, 120);
+    a.seed = 902, a.iters = 150;
+    run_members(3, mm_worker, &a, 120);
+    a.seed = 903, a.iters = 60;
+    run_members(5, mm_worker, &a, 120);
+    a.seed = 904, a.iters = 150, a.vary_tree = 1;
+    run_members(4, mm_worker, &a, 120);
+}
+
 /* The copy-mode selector learns from the receivers' reports: root 0 broadcasts 256 KiB
  * (above both streaming thresholds: four candidate modes) 400 times with a barrier between
  * calls, as a benchmark does. Each receiver checks every byte; afterwards the root must
@@ -872,6 +1006,7 @@ int main(void)
         cmocka_unit_test(test_relay),
         cmocka_unit_test(test_synthetic_numa),
         cmocka_unit_test(test_oversubscribed_p8),
+        cmocka_unit_test(test_size_mismatch),
         cmocka_unit_test(test_copy_mode_selection),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_populate_first_use),

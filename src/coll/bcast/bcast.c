@@ -67,7 +67,20 @@ typedef struct ctl_line {
     uint64_t size;          /* bytes of the fragment (written before the stamp) */
     uint64_t mode;          /* the root's copy mode for this message (bit 1: receivers stream
                              * out), written before the stamp and forwarded down the tree */
+    uint64_t total;         /* the root's message size (sets the fragment geometry) */
 } ctl_line_t;
+
+/* Members that pass different sizes (an erroneous program) may choose different paths.
+ * A receiver learns the root's path and size from the first notification of the op it
+ * starts with: its inline block of the op (inline: word 1 is the payload size; CMA: word 1
+ * is KIND_CMA | the size) or the control line of the first slot of the op's set (queue:
+ * `total`). It waits for the line its own size expects, and after the spin phase for the
+ * other one too (wait_first), then follows the root's ops whatever its own size chose, so
+ * it neither waits for a notification that never comes nor takes a later message for this
+ * one, and the members' op counts stay equal. Only the root writes either line of op
+ * (an inner tree node after the root), so each shows op + 1 only if the root took that
+ * path, and neither can be reused before this receiver acks op. */
+#define KIND_CMA (1ull << 63)
 
 typedef struct cma_desc {
     uint64_t addr; /* root's buffer address */
@@ -230,6 +243,50 @@ static int wait_stamp(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t want)
         if (rc) return rc;
     }
     return NUMACOLL_OK;
+}
+
+/* The yielding phase of wait_first: watch both lines of op @p op (out of line: the hot
+ * path's code stays small, and the control line's address costs a division). */
+static __attribute__((noinline)) int wait_both(numacoll_team_t *t, bst_t *b, int p_is_blk,
+                                               uint64_t op, int *in_alt)
+{
+    _Atomic uint64_t *blk = (_Atomic uint64_t *)inl_of(b, t, t->rank, op % INL_BLOCKS);
+    _Atomic uint64_t *ctl = &ctl_of(b, t, t->rank, (op % b->q) * b->nb)->stamp;
+    _Atomic uint64_t *p = p_is_blk ? blk : ctl, *alt = p_is_blk ? ctl : blk;
+    uint64_t want = op + 1;
+    nc_wait_t w;
+    nc_wait_init(&w, t, "bcast");
+    w.iter = w.spin_limit; /* spun already */
+    /* Wait loop: p and alt are two lines of ours that only this op's parent writes (an
+     * inline block and the control line of the op's first slot), each with release after
+     * what it publishes (payload, word, size, total), so an acquire load that shows `want`
+     * makes that visible. Which of the two it writes depends on the root's path. */
+    for (;;) {
+        if (atomic_load_explicit(p, memory_order_acquire) >= want) return NUMACOLL_OK;
+        if (atomic_load_explicit(alt, memory_order_acquire) >= want) {
+            *in_alt = 1;
+            return NUMACOLL_OK;
+        }
+        int rc = nc_wait_step(&w);
+        if (rc) return rc;
+    }
+}
+
+/* A receiver's wait for the first notification of op @p op at @p p: its inline block of
+ * the op (@p p_is_blk) or the control line of the op's first slot; past the spin phase on
+ * both lines (see KIND_CMA), *in_alt = 1 if the other one came. The spin phase is
+ * wait_stamp's. */
+static inline int wait_first(numacoll_team_t *t, bst_t *b, _Atomic uint64_t *p, int p_is_blk,
+                             uint64_t op, int *in_alt)
+{
+    *in_alt = 0;
+    /* Wait loop (spin phase): as wait_both's */
+    if (NC_LIKELY(atomic_load_explicit(p, memory_order_acquire) > op)) return NUMACOLL_OK;
+    for (uint32_t i = 0; i < t->spin_limit; i++) {
+        nc_cpu_relax();
+        if (atomic_load_explicit(p, memory_order_acquire) > op) return NUMACOLL_OK;
+    }
+    return wait_both(t, b, p_is_blk, op, in_alt);
 }
 
 /* Wait until every other member has finished the ops before @p need (ack >= need). */
@@ -810,6 +867,7 @@ typedef struct call {
     const int *kids;
     int nkids;
     uint64_t t_in; /* when this member entered the call (0: not timed) */
+    size_t total;  /* queue path: the root's message size (the fragments' geometry) */
 } call_t;
 
 /* memcpy for the inline path: up to 16 bytes as two possibly overlapping fixed-size moves
@@ -850,8 +908,9 @@ static inline void small_copy(void *dst, const void *src, size_t n)
  * payload only after its acquire load has seen this op's stamp, which the release store
  * below publishes after every payload byte; and nobody rewrites the block before the child
  * has acked this op (the root waits for the acks of op - INL_BLOCKS + 1 before reusing a
- * block, see run_inline), so the bytes stay as published while the child copies them. */
-static inline void inl_put(char *blk, size_t head, const void *data, size_t n, uint64_t stamp)
+ * block, see root_inline), so the bytes stay as published while the child copies them. */
+static inline void inl_put(char *blk, size_t head, const void *data, size_t n, uint64_t word,
+                           uint64_t stamp)
 {
     /* head: payload bytes that share the stamp's line (line size - INL_HDR) */
     if (n > head) {
@@ -860,22 +919,35 @@ static inline void inl_put(char *blk, size_t head, const void *data, size_t n, u
     } else {
         small_copy(blk + INL_HDR, data, n);
     }
-    ((uint64_t *)blk)[1] = n;
-    /* release: payload and size before the stamp the child waits for */
+    ((uint64_t *)blk)[1] = word; /* n for an inline message, see KIND_CMA */
+    /* release: payload and word before the stamp the child waits for */
     atomic_store_explicit((_Atomic uint64_t *)blk, stamp, memory_order_release);
 }
 
 /* Copy a small payload into each child's inline block of @p set and publish it. */
-static void inl_forward(call_t *x, size_t set, const void *data, size_t n, uint64_t stamp)
+static void inl_forward(call_t *x, size_t set, const void *data, size_t n, uint64_t word,
+                        uint64_t stamp)
 {
     for (int i = 0; i < x->nkids; i++)
-        inl_put(inl_of(x->b, x->t, x->kids[i], set), x->b->hot.head, data, n, stamp);
+        inl_put(inl_of(x->b, x->t, x->kids[i], set), x->b->hot.head, data, n, word, stamp);
+}
+
+/* The error of a receiver whose size @p cap differs from the root's @p sent, after it has
+ * taken part in all of the root's ops (so the members' op counts stay equal and the next
+ * broadcast works). */
+static int size_error(int me, int root, size_t cap, size_t sent)
+{
+    return nc_error(NUMACOLL_ERR_ARG,
+                    "bcast: rank %d expected %zu bytes and the root (rank %d) sent %zu: members "
+                    "passed different sizes; this rank got the first %zu bytes, no more, and "
+                    "the broadcast completed on every member",
+                    me, cap, root, sent, sent < cap ? sent : cap);
 }
 
 /* A receiver's end of an inline op, after forwarding: copy at most its own size out of
  * block @p blk, ack op (@p ack_line is its ack line), and report a size different from the
- * root's @p sent. Shared by run_inline and run_hot. */
-static inline int inl_take(int me, const char *blk, size_t sent, void *buf, size_t bytes,
+ * root's @p sent. Shared by recv_blk and run_hot. */
+static inline int inl_take(int me, int root, const char *blk, size_t sent, void *buf, size_t bytes,
                            char *ack_line, uint64_t op)
 {
     /* the length from `bytes` when the sizes match: memcpy's tail loads are addressed from
@@ -887,76 +959,91 @@ static inline int inl_take(int me, const char *blk, size_t sent, void *buf, size
         small_copy(buf, blk + INL_HDR, sent < bytes ? sent : bytes);
     /* release: all our reads of the block happen before a root sees the ack */
     atomic_store_explicit((_Atomic uint64_t *)ack_line, op + 1, memory_order_release);
-    if (NC_UNLIKELY(sent != bytes))
-        return nc_error(NUMACOLL_ERR_ARG,
-                        "bcast: rank %d expected %zu bytes and the root sent %zu: members "
-                        "passed different sizes",
-                        me, bytes, sent);
+    if (NC_UNLIKELY(sent != bytes)) return size_error(me, root, bytes, sent);
     return NUMACOLL_OK;
 }
 
-static int run_inline(call_t *x, void *buf, size_t bytes)
-{
-    bst_t *b = x->b;
-    uint64_t op = b->hot.op++;
-    size_t set = op % INL_BLOCKS;
-    int rc;
-    if (x->me == x->root) {
-        rc = wait_reuse(x->t, b, op, INL_BLOCKS);
-        if (rc) return rc;
-        inl_forward(x, set, buf, bytes, op + 1);
-        ack(b, x->me, op);
-        return NUMACOLL_OK;
-    }
-    char *blk = inl_of(b, x->t, x->me, set);
-    rc = wait_stamp(x->t, (_Atomic uint64_t *)blk, op + 1);
-    if (rc) return rc;
-    /* the root's size (written before the stamp); forward what the root sent so that the
-     * subtree stays in step, copy at most our own size, report a difference */
-    size_t sent = (size_t)((uint64_t *)blk)[1];
-    inl_forward(x, set, blk + INL_HDR, sent <= b->room ? sent : b->room, op + 1);
-    return inl_take(x->me, blk, sent, buf, bytes, (char *)ack_of(b, x->me), op);
-}
+static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap);
+static int cma_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes);
 
-static int run_cma(call_t *x, void *buf, size_t bytes)
+/* A receiver's broadcast: wait for the first notification where our own size @p cap
+ * expects it (@p in_blk: the inline block, for an inline or CMA broadcast; else the first
+ * control line of a queue broadcast), or where the root's path put it (see KIND_CMA), and
+ * follow the root's path: forward what the root sent, keep at most @p cap bytes, ack
+ * every op, and report a size that differs from the root's. */
+static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
 {
     bst_t *b = x->b;
-    uint64_t op = b->hot.op++;
-    size_t set = op % INL_BLOCKS;
-    int rc;
-    if (x->me == x->root) {
-        rc = wait_reuse(x->t, b, op, INL_BLOCKS);
-        if (rc) return rc;
-        cma_desc_t d = {.addr = (uint64_t)(uintptr_t)buf, .pid = getpid()};
-        inl_forward(x, set, &d, sizeof d, op + 1);
-        ack(b, x->me, op);
-        /* the receivers read our user buffer: it must not change before they are done */
-        return wait_acks(x->t, b, op + 1);
-    }
-    char *blk = inl_of(b, x->t, x->me, set);
-    rc = wait_stamp(x->t, (_Atomic uint64_t *)blk, op + 1);
+    uint64_t op = b->hot.op;
+    char *blk = inl_of(b, x->t, x->me, op % INL_BLOCKS);
+    ctl_line_t *cl = ctl_of(b, x->t, x->me, (op % b->q) * b->nb);
+    int alt;
+    int rc = wait_first(x->t, b, in_blk ? (_Atomic uint64_t *)blk : &cl->stamp, in_blk, op, &alt);
     if (rc) return rc;
+    if (!(in_blk ^ alt)) /* the control line: a queue broadcast of the root's `total` bytes */
+        return run_queue(x, buf, (size_t)cl->total, cap);
+    b->hot.op++;
+    uint64_t word = ((const uint64_t *)blk)[1];
+    size_t sent = (size_t)(word & ~KIND_CMA), set = op % INL_BLOCKS;
+    if (!(word & KIND_CMA)) { /* inline: forward what the root sent (subtree in step) */
+        inl_forward(x, set, blk + INL_HDR, sent <= b->room ? sent : b->room, word, op + 1);
+        return inl_take(x->me, x->root, blk, sent, buf, cap, (char *)ack_of(b, x->me), op);
+    }
     cma_desc_t d;
     memcpy(&d, blk + INL_HDR, sizeof d);
-    inl_forward(x, set, &d, sizeof d, op + 1);
+    inl_forward(x, set, &d, sizeof d, word, op + 1);
+    rc = cma_read(x, &d, buf, sent < cap ? sent : cap);
+    ack(b, x->me, op); /* even on failure, so that the root is not left waiting */
+    if (rc == NUMACOLL_OK && sent != cap) rc = size_error(x->me, x->root, cap, sent);
+    return rc;
+}
+
+/* The root's end of an inline broadcast: one op, the payload in the children's blocks. */
+static int root_inline(call_t *x, void *buf, size_t bytes)
+{
+    bst_t *b = x->b;
+    uint64_t op = b->hot.op++;
+    int rc = wait_reuse(x->t, b, op, INL_BLOCKS);
+    if (rc) return rc;
+    inl_forward(x, op % INL_BLOCKS, buf, bytes, bytes, op + 1);
+    ack(b, x->me, op);
+    return NUMACOLL_OK;
+}
+
+/* The root's end of a CMA broadcast: one op whose blocks carry our buffer's address and
+ * pid; the receivers read the buffer with process_vm_readv (cma_read). */
+static int root_cma(call_t *x, void *buf, size_t bytes)
+{
+    bst_t *b = x->b;
+    uint64_t op = b->hot.op++;
+    int rc = wait_reuse(x->t, b, op, INL_BLOCKS);
+    if (rc) return rc;
+    cma_desc_t d = {.addr = (uint64_t)(uintptr_t)buf, .pid = getpid()};
+    inl_forward(x, op % INL_BLOCKS, &d, sizeof d, KIND_CMA | bytes, op + 1);
+    ack(b, x->me, op);
+    /* the receivers read our user buffer: it must not change before they are done */
+    return wait_acks(x->t, b, op + 1);
+}
+
+/* Read @p bytes of the root's buffer described by @p d into @p buf. */
+static int cma_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes)
+{
     size_t got = 0;
     while (got < bytes) {
         struct iovec l = {(char *)buf + got, bytes - got};
-        struct iovec r = {(void *)(uintptr_t)(d.addr + got), bytes - got};
-        ssize_t n = process_vm_readv((pid_t)d.pid, &l, 1, &r, 1, 0);
+        struct iovec r = {(void *)(uintptr_t)(d->addr + got), bytes - got};
+        ssize_t n = process_vm_readv((pid_t)d->pid, &l, 1, &r, 1, 0);
         if (n <= 0) {
             if (n < 0 && errno == EINTR) continue;
-            rc = nc_error(NUMACOLL_ERR_SYS,
-                          "bcast: process_vm_readv of %zu bytes from the root (rank %d, pid "
-                          "%lld) failed after %zu bytes: %s",
-                          bytes, x->root, (long long)d.pid, got,
-                          n < 0 ? strerror(errno) : "no progress");
-            break;
+            return nc_error(NUMACOLL_ERR_SYS,
+                            "bcast: process_vm_readv of %zu bytes from the root (rank %d, pid "
+                            "%lld) failed after %zu bytes: %s",
+                            bytes, x->root, (long long)d->pid, got,
+                            n < 0 ? strerror(errno) : "no progress");
         }
         got += (size_t)n;
     }
-    ack(b, x->me, op); /* even on failure, so that the root is not left waiting */
-    return rc;
+    return NUMACOLL_OK;
 }
 
 static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
@@ -965,6 +1052,7 @@ static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
         ctl_line_t *cl = ctl_of(x->b, x->t, x->kids[i], slot);
         cl->size = n;
         cl->mode = (uint64_t)x->nt;
+        cl->total = x->total;
         /* release: the fragment (in the source's slot) and the size before the stamp */
         atomic_store_explicit(&cl->stamp, stamp, memory_order_release);
     }
@@ -1054,10 +1142,13 @@ static int populate_set(call_t *x, size_t set, size_t end, uint64_t op)
     return queue_failed(x, set * b->nb, op, why);
 }
 
-static int run_queue(call_t *x, char *buf, size_t bytes)
+/* A queue broadcast of the root's @p bytes (its geometry), of which a receiver keeps the
+ * first @p cap (its own size: cap == bytes unless the program passed different sizes). */
+static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
 {
     bst_t *b = x->b;
     size_t fe = b->f;
+    x->total = bytes;
     if (!b->fixed_f) { /* the paper's rule for a known m: f = sqrt(m t_W / t), <= f */
         double opt = sqrt((double)bytes * b->model.t_w / b->model.t);
         size_t o = nc_round_up((size_t)opt + 1, 4096);
@@ -1120,8 +1211,10 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
                 if (cl->size != n)
                     return nc_error(NUMACOLL_ERR_ARG,
                                     "bcast: rank %d expected a fragment of %zu bytes and got "
-                                    "%llu: members passed different sizes or roots",
+                                    "%llu: members passed different roots or options",
                                     x->me, n, (unsigned long long)cl->size);
+                /* what of this fragment we keep (cap: our own size) */
+                size_t take = off >= cap ? 0 : cap - off < n ? cap - off : n;
                 x->nt = (int)cl->mode; /* the root's choice, forwarded as is */
                 if (hold) {
                     /* lazy queues with the relay forced per call (nc_bcast_opts_t; auto
@@ -1134,13 +1227,13 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
                     memcpy(frag_buf(b, x->rotate, x->me, set, op, span, fe, i),
                            frag_buf(b, x->rotate, src, set, op, span, fe, i), n);
                     notify(x, slot, n, op + 1);
-                    memcpy(buf + off, frag_buf(b, x->rotate, x->me, set, op, span, fe, i), n);
+                    memcpy(buf + off, frag_buf(b, x->rotate, x->me, set, op, span, fe, i), take);
                 } else {
                     notify(x, slot, n, op + 1);
                     if (x->nt & 2)
-                        copy_nt(buf + off, frag_buf(b, x->rotate, src, set, op, span, fe, i), n);
+                        copy_nt(buf + off, frag_buf(b, x->rotate, src, set, op, span, fe, i), take);
                     else
-                        memcpy(buf + off, frag_buf(b, x->rotate, src, set, op, span, fe, i), n);
+                        memcpy(buf + off, frag_buf(b, x->rotate, src, set, op, span, fe, i), take);
                 }
             }
             off += n;
@@ -1154,6 +1247,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes)
         atomic_store_explicit(rep_of(b, x->me), (ns << REP_TAG_BITS) | rep_tag(b->hot.op),
                               memory_order_relaxed);
     }
+    if (rc == NUMACOLL_OK && cap != bytes) rc = size_error(x->me, x->root, cap, bytes);
     return rc;
 }
 
@@ -1359,17 +1453,21 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                "children",
                (unsigned long long)b->hot.op, bytes, root, nc_bcast_tree_names[kind],
                x.c->parent[root], x.nkids);
-    if (bytes <= inl) return run_inline(&x, buf, bytes);
-    if (b->cma_ok && cma_min && bytes >= cma_min) return run_cma(&x, buf, bytes);
+    /* the path from our own size; a receiver follows the root's if that differs (recv_blk) */
+    int is_root = x.me == root;
+    if (bytes <= inl || (b->cma_ok && cma_min && bytes >= cma_min)) {
+        if (!is_root) return recv_first(&x, buf, bytes, 1);
+        return bytes <= inl ? root_inline(&x, buf, bytes) : root_cma(&x, buf, bytes);
+    }
     int measure = 0;
     if (b->adapt && !(o && o->nt >= 0) && sel_cands(b, bytes, (int[4]){0}) > 0) {
         if (b->pend.valid) sel_harvest(t, b);
         x.t_in = nc_now_ns();
         if (x.me == root) x.nt = sel_choose(b, bytes, x.nt, &measure);
     }
-    if (!measure) return run_queue(&x, buf, bytes);
-    x.nt |= NT_REPORT;
-    rc = run_queue(&x, buf, bytes);
+    if (!measure) return is_root ? run_queue(&x, buf, bytes, bytes) : recv_first(&x, buf, bytes, 0);
+    x.nt |= NT_REPORT; /* (we are the root: only the root measures) */
+    rc = run_queue(&x, buf, bytes, bytes);
     if (rc == NUMACOLL_OK)
         b->pend = (__typeof__(b->pend)){.valid = 1,
                                         .mode = x.nt & 3,
@@ -1408,24 +1506,30 @@ static __attribute__((noinline)) int hot_refresh(numacoll_team_t *t, bst_t *b, u
     return NUMACOLL_OK;
 }
 
-/* An inner tree node's forwarding of inline block @p blk (what the root sent, at most a
- * block's room) to its cached children. Out of line: a leaf's path (every receiver at
- * np = 2) measured 12 % faster at 128 B without this loop in it (receiver time against
+/* An inner tree node's forwarding of inline block @p blk (@p bytes, the root's size and
+ * ours) to its cached children. Out of line: a leaf's path (every receiver at np = 2)
+ * measured 12 % faster at 128 B without this loop in it (receiver time against
  * limit:inline 1.25 -> 1.09, 5 launches each, interleaved), though the loop ran 0 times. */
 static __attribute__((noinline)) void hot_forward(const hot_t *h, const char *blk, size_t off,
-                                                  size_t sent, size_t bytes, uint64_t op)
+                                                  size_t bytes, uint64_t op)
 {
-    size_t room = h->blk - INL_HDR;
-    /* lengths from `bytes` when it matches (a register, not the load of `sent`: the
-     * copies' addresses then need not wait for that load; see inl_take) */
-    size_t fwd = NC_LIKELY(sent == bytes) ? bytes : sent <= room ? sent : room;
     for (int i = 0; i < h->nkids; i++)
-        inl_put(h->kid[i] + off, h->head, blk + INL_HDR, fwd, op + 1);
+        inl_put(h->kid[i] + off, h->head, blk + INL_HDR, bytes, bytes, op + 1);
 }
 
-/* run_inline for the default tree and a cached root, from the hot line only (plus the
- * shared blocks and ack lines): same ops, blocks, stamps and acks, so members may take
- * this path or the general one in the same broadcast. */
+/* The hot path's receiver found a word other than its own size in its block, or the root
+ * took the queue path: give the op back to the general path, whose receivers follow the
+ * root (recv_first). */
+static __attribute__((noinline)) int hot_mismatch(numacoll_team_t *t, void *buf, size_t bytes,
+                                                  int root)
+{
+    t->bcast->hot.op--;
+    return nc_bcast_run_opts(t, buf, bytes, root, NULL);
+}
+
+/* The inline broadcast (root_inline, recv_first) for the default tree and a cached root, from the
+ * hot line only (plus the shared blocks and ack lines): same ops, blocks, stamps and acks, so
+ * members may take this path or the general one in the same broadcast. */
 static int run_hot(numacoll_team_t *t, bst_t *b, void *buf, size_t bytes, int root)
 {
     hot_t *h = &b->hot;
@@ -1437,17 +1541,20 @@ static int run_hot(numacoll_team_t *t, bst_t *b, void *buf, size_t bytes, int ro
             if (rc) return rc;
         }
         for (int i = 0; i < h->nkids; i++)
-            inl_put(h->kid[i] + off, h->head, buf, bytes, op + 1);
+            inl_put(h->kid[i] + off, h->head, buf, bytes, bytes, op + 1);
         /* release: as ack() */
         atomic_store_explicit((_Atomic uint64_t *)h->mine, op + 1, memory_order_release);
         return NUMACOLL_OK;
     }
     char *blk = h->mine + h->blk_off + off;
-    int rc = wait_stamp(t, (_Atomic uint64_t *)blk, op + 1); /* its loop says who writes */
+    int alt; /* its loops say who writes */
+    int rc = wait_first(t, b, (_Atomic uint64_t *)blk, 1, op, &alt);
     if (rc) return rc;
-    size_t sent = (size_t)((uint64_t *)blk)[1];
-    if (NC_UNLIKELY(h->nkids)) hot_forward(h, blk, off, sent, bytes, op);
-    return inl_take(t->rank, blk, sent, buf, bytes, h->mine, op);
+    if (NC_UNLIKELY(alt || ((uint64_t *)blk)[1] != bytes)) return hot_mismatch(t, buf, bytes, root);
+    /* lengths from `bytes` (a register, not the load of the word: the copies' addresses
+     * need not wait for that load; see wait_stamp for the measured effect) */
+    if (NC_UNLIKELY(h->nkids)) hot_forward(h, blk, off, bytes, op);
+    return inl_take(t->rank, root, blk, bytes, buf, bytes, h->mine, op);
 }
 
 /* The default call. Small messages (1 .. fast_max bytes) with the default tree's children
