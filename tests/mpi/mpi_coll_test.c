@@ -1050,6 +1050,77 @@ static int test_sessions(void)
 #endif
 }
 
+/* One broadcast of sizes[rank] bytes from rank 0 (the root sends sizes[0]) on @p c, then
+ * two matching ones. A rank whose size differs from the root's must get MPI_ERR_TRUNCATE
+ * and hold the root's first min(own, root's) bytes and its own bytes after them unchanged,
+ * with nothing written past its size; the others succeed with the whole message; the
+ * matching broadcasts after it must deliver their data (no member lost its step). */
+static void truncate_case(MPI_Comm c, const size_t *sizes, const char *what)
+{
+    size_t mine = sizes[g_rank % 3], sent = sizes[0], got = mine < sent ? mine : sent;
+    unsigned char *buf = malloc(mine + 64);
+    if (!buf) {
+        CHECK(0, "truncate %s: out of memory", what);
+        return;
+    }
+    for (size_t i = 0; i < mine + 64; i++)
+        buf[i] = g_rank == 0 && i < mine ? (unsigned char)(i * 7 + 1) : 0xC3;
+    int rc = MPI_Bcast(buf, (int)mine, MPI_BYTE, 0, c);
+    if (mine == sent) {
+        CHECK(rc == MPI_SUCCESS, "truncate %s: rank %d (size matches) got class %d", what, g_rank,
+              err_class(rc));
+    } else {
+        CHECK(rc != MPI_SUCCESS && err_class(rc) == MPI_ERR_TRUNCATE,
+              "truncate %s: rank %d expecting %zu of %zu bytes got class %d, not "
+              "MPI_ERR_TRUNCATE",
+              what, g_rank, mine, sent, err_class(rc));
+    }
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < mine + 64; i++) {
+        unsigned char want = i < got ? (unsigned char)(i * 7 + 1) : 0xC3;
+        if (buf[i] != want && bad++ == 0) first = i;
+    }
+    CHECK(bad == 0, "truncate %s: rank %d (%zu of %zu bytes): %zu wrong bytes, first at %zu", what,
+          g_rank, mine, sent, bad, first);
+    free(buf);
+    size_t after[2] = {200, 256 * 1024};
+    for (int k = 0; k < 2; k++) {
+        unsigned char *p = malloc(after[k]);
+        if (!p) return;
+        for (size_t i = 0; i < after[k]; i++)
+            p[i] = g_rank == 0 ? (unsigned char)(i + k + 5) : 0;
+        rc = MPI_Bcast(p, (int)after[k], MPI_BYTE, 0, c);
+        size_t wrong = 0;
+        for (size_t i = 0; i < after[k]; i++)
+            wrong += p[i] != (unsigned char)(i + k + 5);
+        CHECK(rc == MPI_SUCCESS && wrong == 0,
+              "truncate %s: the %zu-byte broadcast after it: rank %d class %d, %zu wrong bytes",
+              what, after[k], g_rank, err_class(rc), wrong);
+        free(p);
+    }
+}
+
+/* Sizes whose paths differ (numacoll: inline up to 1 KiB, the queues above; a receiver
+ * follows the root's path) for ranks 0, 1, 2 (rank r > 2 passes rank r % 3's size) */
+static void truncate_paths(void)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    static const size_t cases[][3] = {
+        {100, 64 * 1024, 100},     /* root inline, a receiver in the queue path */
+        {64 * 1024, 100, 3 << 20}, /* root queue, receivers inline and many ops */
+        {3 << 20, 64 * 1024, 3 << 20}, {3000, 3000, 17}, {1, 1024, 1025},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "case %zu (%zu/%zu/%zu bytes)", i, cases[i][0], cases[i][1],
+                 cases[i][2]);
+        truncate_case(c, cases[i], what);
+    }
+    MPI_Comm_free(&c);
+}
+
 static void test_truncate(void)
 {
     MPI_Comm c;
@@ -1084,6 +1155,7 @@ static void test_truncate(void)
               "int x2 receiving int x4 (cached communicator): rc class %d, guard %x %x",
               err_class(rc), small[2], small[3]);
     MPI_Comm_free(&c2);
+    truncate_paths();
     if (g_rank == 0) printf("truncate: rank 0 rc %d\n", rc);
     if (g_rank != 0)
         printf("truncate: rank %d error class %d (MPI_ERR_TRUNCATE=%d)\n", g_rank, err_class(rc),
