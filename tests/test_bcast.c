@@ -707,6 +707,71 @@ static int mm_worker(nc_forkctx_t *ctx)
     return 0;
 }
 
+/* Marked messages (nc_bcast_opts_t.mark, the MPI layer's header of a broadcast over
+ * 2 GiB): a marked 8-byte message against unmarked receivers of 8, 100 and 100000 bytes
+ * (the hot inline path, the general one, the queue path), then an unmarked one of 8 bytes
+ * against marked receivers. A receiver whose mark differs fails with ERR_ARG and
+ * nc_bcast_last_mismatch tells it the root's size, mark and first 8 bytes (once); those
+ * whose mark matches succeed; a matching broadcast follows each. */
+static int mark_worker(nc_forkctx_t *ctx)
+{
+    numacoll_team_t *t = ctx->team;
+    int me = ctx->rank;
+    static char buf[100000];
+    const size_t mine_sizes[] = {8, 100, 100000};
+    for (int warm = 0; warm < 2; warm++) /* cache the hot path's root */
+        if (numacoll_bcast(t, buf, 8, 0) != NUMACOLL_OK) return 80;
+    for (int c = 0; c < 4; c++) {
+        int root_mark = c < 3; /* cases 0-2: a marked root; 3: marked receivers */
+        size_t mine = me == 0 || c == 3 ? 8 : mine_sizes[c];
+        int my_mark = me == 0 ? root_mark : c == 3;
+        uint64_t val = 0x1122334455667788ull + (uint64_t)c;
+        memset(buf, 0, sizeof buf);
+        if (me == 0) memcpy(buf, &val, 8);
+        nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
+        o.mark = my_mark;
+        nc_team_op_enter(t, "bcast");
+        int rc = nc_bcast_run_opts(t, buf, mine, 0, &o);
+        nc_team_op_leave(t);
+        size_t sent = 0;
+        int mark = -1;
+        uint64_t head = 0;
+        int mm = nc_bcast_last_mismatch(t, &sent, &mark, &head);
+        int differ = me != 0 && my_mark != root_mark;
+        if (differ) {
+            if (rc != NUMACOLL_ERR_ARG || !mm || sent != 8 || mark != root_mark || head != val) {
+                fprintf(stderr, "rank %d case %d: rc %s, mismatch %d (sent %zu, mark %d, head %llx)\n",
+                        me, c, numacoll_status_name(rc), mm, sent, mark, (unsigned long long)head);
+                return 81;
+            }
+            if (nc_bcast_last_mismatch(t, &sent, &mark, &head)) return 82; /* once */
+        } else if (rc != NUMACOLL_OK || mm) {
+            fprintf(stderr, "rank %d case %d: rc %s, mismatch %d\n", me, c,
+                    numacoll_status_name(rc), mm);
+            return 83;
+        }
+        if (me != 0 && memcmp(buf, &val, 8) != 0) return 84; /* min(8, mine) bytes */
+        uint32_t after = me == 0 ? 0xC0FFEEu + (uint32_t)c : 0;
+        if (numacoll_bcast(t, &after, sizeof after, 0) != NUMACOLL_OK ||
+            after != 0xC0FFEEu + (uint32_t)c)
+            return 85;
+    }
+    nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
+    o.mark = 1;
+    /* a marked message must be inline: an error on every member, before any op */
+    if (nc_bcast_run_opts(t, buf, sizeof buf, 0, &o) != NUMACOLL_ERR_ARG) return 86;
+    return 0;
+}
+
+static void test_marked(void **state)
+{
+    (void)state;
+    clear_env();
+    env_reload();
+    run_members(2, mark_worker, NULL, 60);
+    run_members(3, mark_worker, NULL, 60);
+}
+
 /* Members that pass different sizes (an erroneous program) get an error, not a hang or a
  * later message: a receiver follows the root's path and ops whatever its own size chose
  * (inline, queue, CMA under test_bcast_cma), keeps what fits its buffer, and the next
@@ -1007,6 +1072,7 @@ int main(void)
         cmocka_unit_test(test_synthetic_numa),
         cmocka_unit_test(test_oversubscribed_p8),
         cmocka_unit_test(test_size_mismatch),
+        cmocka_unit_test(test_marked),
         cmocka_unit_test(test_copy_mode_selection),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_populate_first_use),

@@ -986,15 +986,23 @@ int numacoll_mpi_comm_mode(MPI_Comm comm)
 /* ---- broadcast ---------------------------------------------------------------------- */
 
 /* Broadcast on the node part: the team's core broadcast (arguments already validated by
- * the callers, so straight into the core's default call), or PMPI_Bcast in bytes when the
- * node has no team or the core cannot broadcast on it. */
-static inline int node_bcast(nc_comm_t *s, void *p, size_t bytes, int root)
+ * the callers, so straight into the core's default call; @p mark: a marked one, the large
+ * path's header), or PMPI_Bcast in bytes when the node has no team or the core cannot
+ * broadcast on it. */
+static inline int node_bcast(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
 {
     if (s->team && !s->bcast_native) {
         numacoll_team_t *t = s->team;
         if (NC_UNLIKELY(!p && bytes)) return numacoll_bcast(t, p, bytes, root); /* its error */
         nc_team_op_enter(t, "bcast");
-        int rc = nc_bcast_run(t, p, bytes, root);
+        int rc;
+        if (NC_LIKELY(!mark)) {
+            rc = nc_bcast_run(t, p, bytes, root);
+        } else {
+            nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
+            o.mark = 1;
+            rc = nc_bcast_run_opts(t, p, bytes, root, &o);
+        }
         if (NC_LIKELY(rc == NUMACOLL_OK)) {
             nc_team_op_leave(t);
             return rc;
@@ -1010,14 +1018,15 @@ static inline int node_bcast(nc_comm_t *s, void *p, size_t bytes, int root)
     return NUMACOLL_OK;
 }
 
-/* Broadcast @p bytes contiguous bytes at @p p (byte counts already validated). */
-static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root)
+/* Broadcast @p bytes contiguous bytes at @p p (byte counts already validated); @p mark:
+ * the node part marked (node_bcast). */
+static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
 {
-    if (s->mode == MODE_FLAT) return node_bcast(s, p, bytes, root);
+    if (s->mode == MODE_FLAT) return node_bcast(s, p, bytes, root, mark);
     int rnode = s->node_of[root];
     int rc = NUMACOLL_OK;
     if (s->my_node == rnode) {
-        rc = node_bcast(s, p, bytes, s->rank_in_node[root]);
+        rc = node_bcast(s, p, bytes, s->rank_in_node[root], mark);
         if (rc == NUMACOLL_OK && s->leaders != MPI_COMM_NULL && s->nnodes > 1)
             rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
                      ? NUMACOLL_OK
@@ -1027,21 +1036,30 @@ static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root)
             rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
                      ? NUMACOLL_OK
                      : NUMACOLL_ERR_OOB;
-        if (rc == NUMACOLL_OK) rc = node_bcast(s, p, bytes, 0);
+        if (rc == NUMACOLL_OK) rc = node_bcast(s, p, bytes, 0, mark);
     }
     return rc;
 }
 
-/* The status of a core broadcast as MPI_Bcast returns it. ERR_UNSUPPORTED (the core cannot
- * broadcast on this team; every member gets the same answer) switches the communicator to
- * the native MPI_Bcast for good, starting with this call. */
-static int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc)
+static void large_drain(nc_comm_t *s, uint64_t total, int root);
+
+/* The status of a core broadcast from @p root as MPI_Bcast returns it. ERR_UNSUPPORTED (the
+ * core cannot broadcast on this team; every member gets the same answer) switches the
+ * communicator to the native MPI_Bcast for good, starting with this call. */
+static int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
 {
     if (rc == NUMACOLL_OK) return MPI_SUCCESS;
     s->broken = 1;
     if (rc == NUMACOLL_ERR_ARG) {
         /* the core detected members with different byte counts */
         fprintf(stderr, "numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());
+        size_t sent = 0;
+        int mark = 0;
+        uint64_t head = 0;
+        /* the root's message was the marked header of the large path: take its windows */
+        if (s->team && nc_bcast_last_mismatch(s->team, &sent, &mark, &head) && mark &&
+            sent == sizeof head)
+            large_drain(s, head, root);
         PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
         return MPI_ERR_TRUNCATE;
     }
@@ -1097,12 +1115,12 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
                   (unsigned)root < (unsigned)s->size && buf != MPI_IN_PLACE &&
                   (esz = predef_size(dt)) != 0 && (size_t)count * esz <= INT_MAX)) {
         BUMP(s->st_bcast_calls);
-        int rc = node_bcast(s, buf, (size_t)count * esz, root);
+        int rc = node_bcast(s, buf, (size_t)count * esz, root, 0);
         if (NC_LIKELY(rc == NUMACOLL_OK)) {
             if (NC_LIKELY(!s->bcast_native)) BUMP(s->st_bcast_numacoll);
             return MPI_SUCCESS;
         }
-        return bcast_result(s, comm, rc);
+        return bcast_result(s, comm, rc, root);
     }
     return bcast_general(buf, count, dt, root, comm);
 }
@@ -1204,6 +1222,32 @@ static int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_
  * fragment's latency (microseconds) against tens of milliseconds of copying. */
 #define LARGE_WINDOW ((size_t)128 << 20)
 
+/* A receiver of an ordinary broadcast (up to 2 GiB) whose root took the large path: the
+ * core reported the root's marked 8-byte header, @p total. Take the root's windows into a
+ * stage and drop them, so that the root is not left waiting for us; the caller fails with
+ * MPI_ERR_TRUNCATE. */
+static void large_drain(nc_comm_t *s, uint64_t total, int root)
+{
+    if (total <= INT_MAX) return; /* not a large path's header */
+    char *stage = malloc(LARGE_WINDOW);
+    if (!stage) {
+        fprintf(stderr,
+                "numacoll-mpi: MPI_Bcast: no memory for a %zu-byte stage to take the root's %llu "
+                "bytes; the root will wait for rank %d (NUMACOLL_TIMEOUT)\n",
+                LARGE_WINDOW, (unsigned long long)total, s->rank);
+        return;
+    }
+    fprintf(stderr,
+            "numacoll-mpi: MPI_Bcast: the root (rank %d) sends %llu bytes (over 2 GiB); rank %d "
+            "takes them into a stage and drops them\n",
+            root, (unsigned long long)total, s->rank);
+    for (uint64_t off = 0, len; off < total; off += len) {
+        len = total - off < LARGE_WINDOW ? total - off : LARGE_WINDOW;
+        if (bcast_bytes(s, stage, (size_t)len, root, 0) != NUMACOLL_OK) break;
+    }
+    free(stage);
+}
+
 /* Element @p i of a buffer of elements @p ext bytes apart (in integers: @p buf may be
  * MPI_BOTTOM, a null pointer) */
 static inline void *elem_at(void *buf, MPI_Count i, MPI_Aint ext)
@@ -1223,9 +1267,9 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
     PMPI_Type_get_true_extent(dt, &tlb, &text);
     int contiguous = (size_t)text == (size_t)tsz && (count == 1 || ext == tsz);
     int me = s->rank;
-    uint64_t total = bytes; /* the root's count, for everyone */
-    int rc = bcast_bytes(s, &total, sizeof total, root);
-    if (rc != NUMACOLL_OK) return bcast_result(s, comm, rc);
+    uint64_t total = bytes;                                 /* the root's count, for everyone */
+    int rc = bcast_bytes(s, &total, sizeof total, root, 1); /* marked: see large_drain */
+    if (rc != NUMACOLL_OK) return bcast_result(s, comm, rc, root);
     int trunc = total != (uint64_t)bytes;
     char *stage = NULL;
     if (!contiguous || trunc) {
@@ -1265,7 +1309,7 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
         } else {
             p = stage + have; /* after the part of an element left by the last window */
         }
-        rc = bcast_bytes(s, p, len, root);
+        rc = bcast_bytes(s, p, len, root, 0);
         if (rc != NUMACOLL_OK || trunc || contiguous) continue;
         if (me == root) {
             have -= len;
@@ -1282,7 +1326,7 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
         }
     }
     free(stage);
-    if (rc != NUMACOLL_OK) return bcast_result(s, comm, rc);
+    if (rc != NUMACOLL_OK) return bcast_result(s, comm, rc, root);
     if (trunc) {
         s->broken = 1;
         fprintf(stderr,
@@ -1361,7 +1405,7 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
     int contiguous = count == 0 || ((size_t)text == (size_t)tsz && (count == 1 || ext == tsz));
     int rc;
     if (contiguous) {
-        rc = bcast_bytes(s, (char *)buf + tlb, bytes, root);
+        rc = bcast_bytes(s, (char *)buf + tlb, bytes, root, 0);
     } else {
         /* stage through a packed buffer: root and receivers may use different (count,
          * datatype) pairs with the same type signature; sizes compare in bytes */
@@ -1377,7 +1421,7 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
              * part, with zeros, so that the others do not wait for it forever */
             if (prc != MPI_SUCCESS) memset(stage, 0, (size_t)cap);
         }
-        rc = bcast_bytes(s, stage, bytes, root);
+        rc = bcast_bytes(s, stage, bytes, root, 0);
         if (rc == NUMACOLL_OK && s->rank != root)
             prc = pack_io(1, buf, count, dt, tlb, stage, bytes, comm);
         free(stage);
@@ -1385,7 +1429,7 @@ static int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Co
         if (rc == NUMACOLL_OK && prc != MPI_SUCCESS) return prc;
     }
     if (rc == NUMACOLL_OK && s->team && !s->bcast_native) COUNT(bcast_numacoll);
-    return bcast_result(s, comm, rc);
+    return bcast_result(s, comm, rc, root);
 }
 
 /* ---- broadcast variants (benchmarks) ------------------------------------------------ */

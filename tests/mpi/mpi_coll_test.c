@@ -981,6 +981,47 @@ static void test_bcastbig(void)
               "%llu big broadcasts staged here, expected %d (non-contiguous rows)",
               (unsigned long long)(s1.bcast_staged - s0.bcast_staged), staged);
     }
+    /* 5. (flat: numacoll on the whole communicator; across nodes the leaders' MPI_Bcast
+     * decides) a root over 2 GiB against a receiver under it, and the other way round: the
+     * receiver whose size differs gets MPI_ERR_TRUNCATE, the root and the others succeed,
+     * nobody waits (the small receiver takes the root's windows into a stage and drops
+     * them), and a matching broadcast after each works */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (expect_numacoll() && mode_fn && mode_fn(c) == 1) {
+        int last = g_rank == g_size - 1;
+        const size_t small = 100, large = n1 + 16;
+        for (int way = 0; way < 2; way++) {
+            size_t sent = way == 0 ? large : small, mine = last ? (way == 0 ? small : large) : sent;
+            for (size_t i = 0; i < mine + 4; i++)
+                d[i] = g_rank == 0 ? big_val(i, 50u + (unsigned)way) : -1.0;
+            int rc = MPI_Bcast(d, (int)mine, MPI_DOUBLE, 0, c);
+            if (last)
+                CHECK(err_class(rc) == MPI_ERR_TRUNCATE,
+                      "%s receiver of a %zu-double broadcast got class %d, not MPI_ERR_TRUNCATE",
+                      way == 0 ? "a 100-double" : "an over-2-GiB", sent, err_class(rc));
+            else
+                CHECK(rc == MPI_SUCCESS,
+                      "rank %d (count right) of a %zu-double broadcast got "
+                      "class %d beside a receiver of another path",
+                      g_rank, sent, err_class(rc));
+            size_t over = 0;
+            for (size_t i = mine; i < mine + 4; i++)
+                over += d[i] != (g_rank == 0 ? big_val(i, 50u + (unsigned)way) : -1.0);
+            CHECK(over == 0, "rank %d: %zu doubles written past its %zu", g_rank, over, mine);
+            double v[1000];
+            for (int i = 0; i < 1000; i++)
+                v[i] = g_rank == 0 ? i * 0.5 : -1.0;
+            rc = MPI_Bcast(v, 1000, MPI_DOUBLE, 0, c);
+            size_t bad = 0;
+            for (int i = 0; i < 1000; i++)
+                bad += v[i] != i * 0.5;
+            CHECK(rc == MPI_SUCCESS && bad == 0,
+                  "the broadcast after the %zu-double one: rank %d class %d, %zu wrong", sent,
+                  g_rank, err_class(rc), bad);
+        }
+    }
+    MPI_Comm_free(&c);
     if (g_rank == 0)
         printf("bcastbig: %d broadcasts of more than 2 GiB, %llu through numacoll on rank 0\n",
                calls, (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll));

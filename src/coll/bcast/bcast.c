@@ -81,6 +81,7 @@ typedef struct ctl_line {
  * (an inner tree node after the root), so each shows op + 1 only if the root took that
  * path, and neither can be reused before this receiver acks op. */
 #define KIND_CMA (1ull << 63)
+#define KIND_MARK (1ull << 62) /* an inline message marked by its root (nc_bcast_opts_t.mark) */
 
 typedef struct cma_desc {
     uint64_t addr; /* root's buffer address */
@@ -144,6 +145,11 @@ struct nc_bcast_team {
         int best, next;
         int run_mode, run_left; /* a measured run: its mode, calls left after this one */
     } sel[48];
+    struct { /* the last mismatch of this receiver, until nc_bcast_last_mismatch reads it */
+        int valid, mark;
+        size_t sent;
+        uint64_t head;
+    } mm;
     struct { /* the last measured call, until every receiver's report is in */
         int valid, mode;
         size_t bytes;
@@ -863,7 +869,7 @@ typedef struct call {
     numacoll_team_t *t;
     bst_t *b;
     tree_cache_t *c;
-    int root, me, P, relay, nt, rotate;
+    int root, me, P, relay, nt, rotate, mark;
     const int *kids;
     int nkids;
     uint64_t t_in; /* when this member entered the call (0: not timed) */
@@ -940,7 +946,7 @@ static int size_error(int me, int root, size_t cap, size_t sent)
     return nc_error(NUMACOLL_ERR_ARG,
                     "bcast: rank %d expected %zu bytes and the root (rank %d) sent %zu: members "
                     "passed different sizes; this rank got the first %zu bytes, no more, and "
-                    "the broadcast completed on every member",
+                    "took part in all of the root's broadcast (nobody waits for it)",
                     me, cap, root, sent, sent < cap ? sent : cap);
 }
 
@@ -970,32 +976,61 @@ static int cma_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes);
  * expects it (@p in_blk: the inline block, for an inline or CMA broadcast; else the first
  * control line of a queue broadcast), or where the root's path put it (see KIND_CMA), and
  * follow the root's path: forward what the root sent, keep at most @p cap bytes, ack
- * every op, and report a size that differs from the root's. */
+ * every op, and report a size or mark that differs from the root's (kept in b->mm). */
 static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
 {
     bst_t *b = x->b;
     uint64_t op = b->hot.op;
     char *blk = inl_of(b, x->t, x->me, op % INL_BLOCKS);
     ctl_line_t *cl = ctl_of(b, x->t, x->me, (op % b->q) * b->nb);
-    int alt;
+    int alt, mark = 0;
     int rc = wait_first(x->t, b, in_blk ? (_Atomic uint64_t *)blk : &cl->stamp, in_blk, op, &alt);
     if (rc) return rc;
-    if (!(in_blk ^ alt)) /* the control line: a queue broadcast of the root's `total` bytes */
-        return run_queue(x, buf, (size_t)cl->total, cap);
-    b->hot.op++;
-    uint64_t word = ((const uint64_t *)blk)[1];
-    size_t sent = (size_t)(word & ~KIND_CMA), set = op % INL_BLOCKS;
-    if (!(word & KIND_CMA)) { /* inline: forward what the root sent (subtree in step) */
-        inl_forward(x, set, blk + INL_HDR, sent <= b->room ? sent : b->room, word, op + 1);
-        return inl_take(x->me, x->root, blk, sent, buf, cap, (char *)ack_of(b, x->me), op);
+    size_t sent;
+    uint64_t head = 0;
+    if (!(in_blk ^ alt)) { /* the control line: a queue broadcast of the root's `total` bytes */
+        sent = (size_t)cl->total;
+        rc = run_queue(x, buf, sent, cap);
+    } else {
+        b->hot.op++;
+        uint64_t word = ((const uint64_t *)blk)[1];
+        size_t set = op % INL_BLOCKS;
+        sent = (size_t)(word & ~(KIND_CMA | KIND_MARK));
+        if (!(word & KIND_CMA)) { /* inline: forward what the root sent (subtree in step) */
+            size_t n = sent <= b->room ? sent : b->room;
+            mark = (word & KIND_MARK) != 0;
+            inl_forward(x, set, blk + INL_HDR, n, word, op + 1);
+            memcpy(&head, blk + INL_HDR, n < sizeof head ? n : sizeof head); /* before the ack */
+            rc = inl_take(x->me, x->root, blk, sent, buf, cap, (char *)ack_of(b, x->me), op);
+        } else {
+            cma_desc_t d;
+            memcpy(&d, blk + INL_HDR, sizeof d);
+            inl_forward(x, set, &d, sizeof d, word, op + 1);
+            rc = cma_read(x, &d, buf, sent < cap ? sent : cap);
+            ack(b, x->me, op); /* even on failure, so that the root is not left waiting */
+            if (rc == NUMACOLL_OK && sent != cap) rc = size_error(x->me, x->root, cap, sent);
+        }
     }
-    cma_desc_t d;
-    memcpy(&d, blk + INL_HDR, sizeof d);
-    inl_forward(x, set, &d, sizeof d, word, op + 1);
-    rc = cma_read(x, &d, buf, sent < cap ? sent : cap);
-    ack(b, x->me, op); /* even on failure, so that the root is not left waiting */
-    if (rc == NUMACOLL_OK && sent != cap) rc = size_error(x->me, x->root, cap, sent);
+    if (NC_UNLIKELY(sent != cap || mark != x->mark)) {
+        b->mm.valid = 1, b->mm.mark = mark, b->mm.sent = sent, b->mm.head = head;
+        if (rc == NUMACOLL_OK)
+            rc = nc_error(NUMACOLL_ERR_ARG,
+                          "bcast: rank %d expected %s message and the root (rank %d) sent %s one "
+                          "of the same size (%zu bytes): members passed different sizes (a mark "
+                          "heads the MPI layer's broadcasts over 2 GiB)",
+                          x->me, x->mark ? "a marked" : "an unmarked", x->root,
+                          mark ? "a marked" : "an unmarked", sent);
+    }
     return rc;
+}
+
+int nc_bcast_last_mismatch(numacoll_team_t *t, size_t *sent, int *mark, uint64_t *head)
+{
+    bst_t *b = t->bcast;
+    if (!b || !b->mm.valid) return 0;
+    b->mm.valid = 0;
+    *sent = b->mm.sent, *mark = b->mm.mark, *head = b->mm.head;
+    return 1;
 }
 
 /* The root's end of an inline broadcast: one op, the payload in the children's blocks. */
@@ -1005,7 +1040,7 @@ static int root_inline(call_t *x, void *buf, size_t bytes)
     uint64_t op = b->hot.op++;
     int rc = wait_reuse(x->t, b, op, INL_BLOCKS);
     if (rc) return rc;
-    inl_forward(x, op % INL_BLOCKS, buf, bytes, bytes, op + 1);
+    inl_forward(x, op % INL_BLOCKS, buf, bytes, bytes | (x->mark ? KIND_MARK : 0), op + 1);
     ack(b, x->me, op);
     return NUMACOLL_OK;
 }
@@ -1447,6 +1482,15 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     if (o && o->inline_max >= 0) inl = (size_t)o->inline_max;
     if (inl > b->room) inl = b->room;
     size_t cma_min = o && o->cma_min >= 0 ? (size_t)o->cma_min : b->cma_min;
+    x.mark = o && o->mark > 0;
+    if (x.mark) { /* always inline */
+        if (bytes > b->room)
+            return nc_error(NUMACOLL_ERR_ARG,
+                            "bcast: a marked message carries at most %zu bytes (the inline "
+                            "room), not %zu",
+                            b->room, bytes);
+        inl = b->room;
+    }
     if (NC_UNLIKELY(b->trace))
         nc_log(3, t->rank, t->size,
                "bcast #%llu: %zu bytes from %d, tree %s, parent %d, %d "

@@ -80,16 +80,25 @@ typedef struct nc_bcast_opts {
                         * message: bit 0 = the root streams into its queue, bit 1 = receivers stream out */
     int rotate;        /* -1 = team default; 0 = every use of a set starts at its first slot, 1 =
                         * successive uses start at rotating offsets (see frag_buf in bcast.c) */
+    int mark;          /* 1: a marked message, inline (at most the inline room): the MPI layer's
+                        * header of a broadcast over 2 GiB. A receiver whose mark differs from
+                        * the root's fails as one whose size differs (nc_bcast_last_mismatch) */
 } nc_bcast_opts_t;
 
 #define NC_BCAST_OPTS_DEFAULT                                                                      \
     {                                                                                              \
-        -1, 0, -1, -1, -1, -1, -1                                                                  \
+        -1, 0, -1, -1, -1, -1, -1, 0                                                               \
     }
 
 /** Like nc_bcast_run with per-call overrides (all members must pass the same options). */
 int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                       const nc_bcast_opts_t *o);
+
+/** After a broadcast that failed on this receiver with NUMACOLL_ERR_ARG because the root's
+ *  message differed from its own (size or mark): 1 and the root's size, its mark and the
+ *  first (up to) 8 bytes of an inline payload (else 0), once; 0 if the last such failure
+ *  was read already (or there was none). Local. */
+int nc_bcast_last_mismatch(numacoll_team_t *t, size_t *sent, int *mark, uint64_t *head);
 
 /** Geometry chosen for the team (creates the state collectively if needed). */
 typedef struct nc_bcast_info {
