@@ -9,9 +9,11 @@
  *   mpi_coll_test errors            MPI error semantics (root, count, communicator)
  *   mpi_coll_test threads           MPI_THREAD_MULTIPLE, one communicator per thread
  *   mpi_coll_test bcast [iters]     MPI_Bcast: sizes, roots, derived datatypes, type pairs
- *   mpi_coll_test truncate          MPI_Bcast with a receiver expecting more bytes
+ *   mpi_coll_test truncate          MPI_Bcast with receivers expecting other sizes (and
+ *                                   paths) than the root's
  *   mpi_coll_test bcastbig          broadcasts of more than 2 GiB: contiguous, rows against
- *                                   doubles, MPI_Bcast_c against MPI_Bcast, a short receiver
+ *                                   doubles, MPI_Bcast_c against MPI_Bcast, a short receiver,
+ *                                   a receiver under 2 GiB against a root over it and back
  *   mpi_coll_test bcastc            MPI-4's MPI_Bcast_c on some ranks, MPI_Bcast on the
  *                                   others, in the same broadcasts (MPI-4 MPIs only)
  *   mpi_coll_test sessions          MPI-4 sessions only (no MPI_Init): a communicator from
@@ -847,7 +849,8 @@ static size_t mem_available(void)
  * 3. (MPI-4) MPI_Bcast_c of 2^31 + 7 bytes on the even ranks, MPI_Bcast of the same bytes
  *    as 5-byte elements on the odd ranks... (2147483655 = 5 x 429496731);
  * 4. a receiver (the last rank) whose count is 8 doubles short of the root's: it gets
- *    MPI_ERR_TRUNCATE, the others succeed, nobody hangs.
+ *    MPI_ERR_TRUNCATE, the others succeed, nobody hangs;
+ * 5. (flat) a receiver of 100 doubles against a root over 2 GiB, and the other way round.
  * Every byte of every receiver is checked; numacoll's counters must show every broadcast
  * (NUMACOLL_MPI_SETUP_AFTER=0). Prints "SKIP: ..." (run_mpi.sh: skipped) without the
  * memory for it. */
@@ -941,7 +944,7 @@ static void test_bcastbig(void)
     }
 #endif
     /* 4. the last rank expects 8 doubles fewer than the root's 2^28 + 19 (both more than
-     * INT_MAX bytes: a receiver whose size picks another path of the core is not caught) */
+     * INT_MAX bytes; case 5 crosses the line) */
     MPI_Comm c;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
