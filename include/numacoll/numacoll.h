@@ -130,8 +130,11 @@ const numacoll_algorithm_info_t *numacoll_barrier_algorithms(int *count);
 /**
  * Broadcast @p bytes bytes from @p root's @p buf to every member's @p buf.
  * Any root, any size including 0, buffers anywhere in memory. All members must pass the
- * same @p bytes and @p root (checked where cheap). The broadcast queues are created at a
- * team's first broadcast.
+ * same @p bytes and @p root. A receiver whose @p bytes (not 0) differ from the root's
+ * still takes part in the root's broadcast, keeps the root's first bytes up to its own
+ * size and returns NUMACOLL_ERR_ARG naming both sizes; the team's next broadcasts work.
+ * A member passing 0 bytes takes no part. The broadcast queues are created at a team's
+ * first broadcast.
  */
 int numacoll_bcast(numacoll_team_t *team, void *buf, size_t bytes, int root);
 

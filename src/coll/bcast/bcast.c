@@ -952,7 +952,7 @@ static int size_error(int me, int root, size_t cap, size_t sent)
 
 /* A receiver's end of an inline op, after forwarding: copy at most its own size out of
  * block @p blk, ack op (@p ack_line is its ack line), and report a size different from the
- * root's @p sent. Shared by recv_blk and run_hot. */
+ * root's @p sent. Shared by recv_first and run_hot. */
 static inline int inl_take(int me, int root, const char *blk, size_t sent, void *buf, size_t bytes,
                            char *ack_line, uint64_t op)
 {
