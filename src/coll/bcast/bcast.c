@@ -226,50 +226,33 @@ static inline char *frag_buf(bst_t *b, int rot, int r, size_t set, uint64_t op, 
 
 /* ---- waits --------------------------------------------------------------------------- */
 
-static int wait_stamp(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t want)
+/* The fast check and the wait policy's spin phase (spin_limit pauses, none when
+ * oversubscribed) on @p p as a bare loop, nc_wait_t set up only after it (with inl_take's
+ * length from `bytes`, 128 B went from 1.24x to 1.16x of limit:inline, A/B over 6 launches
+ * each): 1 if @p p showed @p want. Its loop is that of its callers' waits. */
+static inline int spin_stamp(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t want)
 {
-    /* Wait loop: the only writer is this op's parent of ours in the tree; it stores the
-     * stamp with release after the size and payload (and after the data it forwards were
-     * written by it or by its own parent). After the acquire load shows `want`, the size,
-     * the payload and the fragment in the source's slot are visible to us. */
-    if (NC_LIKELY(atomic_load_explicit(p, memory_order_acquire) >= want)) return NUMACOLL_OK;
-    /* the wait policy's spin phase (spin_limit pauses, none when oversubscribed) as a bare
-     * loop, nc_wait_t set up only after it (with inl_take's length from `bytes`, 128 B
-     * went from 1.24x to 1.16x of limit:inline, A/B over 6 launches each) */
+    if (NC_LIKELY(atomic_load_explicit(p, memory_order_acquire) >= want)) return 1;
     uint32_t spins = t->spin_limit;
     for (uint32_t i = 0; i < spins; i++) {
         nc_cpu_relax();
-        if (atomic_load_explicit(p, memory_order_acquire) >= want) return NUMACOLL_OK;
+        if (atomic_load_explicit(p, memory_order_acquire) >= want) return 1;
     }
+    return 0;
+}
+
+/* The yielding phase after spin_stamp: until @p p, or @p alt if not NULL (then *in_alt =
+ * 1), shows @p want. */
+static int wait_yield(numacoll_team_t *t, _Atomic uint64_t *p, _Atomic uint64_t *alt, uint64_t want,
+                      int *in_alt)
+{
     nc_wait_t w;
     nc_wait_init(&w, t, "bcast");
     w.iter = w.spin_limit; /* spun already: on to yielding */
-    while (atomic_load_explicit(p, memory_order_acquire) < want) {
-        int rc = nc_wait_step(&w);
-        if (rc) return rc;
-    }
-    return NUMACOLL_OK;
-}
-
-/* The yielding phase of wait_first: watch both lines of op @p op (out of line: the hot
- * path's code stays small, and the control line's address costs a division). */
-static __attribute__((noinline)) int wait_both(numacoll_team_t *t, bst_t *b, int p_is_blk,
-                                               uint64_t op, int *in_alt)
-{
-    _Atomic uint64_t *blk = (_Atomic uint64_t *)inl_of(b, t, t->rank, op % INL_BLOCKS);
-    _Atomic uint64_t *ctl = &ctl_of(b, t, t->rank, (op % b->q) * b->nb)->stamp;
-    _Atomic uint64_t *p = p_is_blk ? blk : ctl, *alt = p_is_blk ? ctl : blk;
-    uint64_t want = op + 1;
-    nc_wait_t w;
-    nc_wait_init(&w, t, "bcast");
-    w.iter = w.spin_limit; /* spun already */
-    /* Wait loop: p and alt are two lines of ours that only this op's parent writes (an
-     * inline block and the control line of the op's first slot), each with release after
-     * what it publishes (payload, word, size, total), so an acquire load that shows `want`
-     * makes that visible. Which of the two it writes depends on the root's path. */
+    /* Wait loop: see the callers' (wait_stamp, wait_first) for who writes p and alt */
     for (;;) {
         if (atomic_load_explicit(p, memory_order_acquire) >= want) return NUMACOLL_OK;
-        if (atomic_load_explicit(alt, memory_order_acquire) >= want) {
+        if (alt && atomic_load_explicit(alt, memory_order_acquire) >= want) {
             *in_alt = 1;
             return NUMACOLL_OK;
         }
@@ -278,20 +261,38 @@ static __attribute__((noinline)) int wait_both(numacoll_team_t *t, bst_t *b, int
     }
 }
 
+static int wait_stamp(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t want)
+{
+    /* Wait loop: the only writer is this op's parent of ours in the tree; it stores the
+     * stamp with release after the size and payload (and after the data it forwards were
+     * written by it or by its own parent). After the acquire load shows `want`, the size,
+     * the payload and the fragment in the source's slot are visible to us. */
+    if (spin_stamp(t, p, want)) return NUMACOLL_OK;
+    return wait_yield(t, p, NULL, want, NULL);
+}
+
+/* wait_first's yielding phase, on both lines of op @p op (out of line: the hot path's code
+ * stays small, and the control line's address costs a division). */
+static __attribute__((noinline)) int wait_both(numacoll_team_t *t, bst_t *b, int p_is_blk,
+                                               uint64_t op, int *in_alt)
+{
+    _Atomic uint64_t *blk = (_Atomic uint64_t *)inl_of(b, t, t->rank, op % INL_BLOCKS);
+    _Atomic uint64_t *ctl = &ctl_of(b, t, t->rank, (op % b->q) * b->nb)->stamp;
+    return wait_yield(t, p_is_blk ? blk : ctl, p_is_blk ? ctl : blk, op + 1, in_alt);
+}
+
 /* A receiver's wait for the first notification of op @p op at @p p: its inline block of
  * the op (@p p_is_blk) or the control line of the op's first slot; past the spin phase on
- * both lines (see KIND_CMA), *in_alt = 1 if the other one came. The spin phase is
- * wait_stamp's. */
+ * both lines (see KIND_CMA), *in_alt = 1 if the other one came.
+ * Wait loop: p and the other line are two lines of ours that only this op's parent writes
+ * (an inline block and the control line of the op's first slot), each with release after
+ * what it publishes (payload, word, size, total), so an acquire load that shows op + 1
+ * makes that visible. Which of the two it writes depends on the root's path. */
 static inline int wait_first(numacoll_team_t *t, bst_t *b, _Atomic uint64_t *p, int p_is_blk,
                              uint64_t op, int *in_alt)
 {
     *in_alt = 0;
-    /* Wait loop (spin phase): as wait_both's */
-    if (NC_LIKELY(atomic_load_explicit(p, memory_order_acquire) > op)) return NUMACOLL_OK;
-    for (uint32_t i = 0; i < t->spin_limit; i++) {
-        nc_cpu_relax();
-        if (atomic_load_explicit(p, memory_order_acquire) > op) return NUMACOLL_OK;
-    }
+    if (spin_stamp(t, p, op + 1)) return NUMACOLL_OK;
     return wait_both(t, b, p_is_blk, op, in_alt);
 }
 
