@@ -1041,7 +1041,7 @@ static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
     return rc;
 }
 
-static void large_drain(nc_comm_t *s, uint64_t total, int root);
+static int large_drain(nc_comm_t *s, uint64_t total, int root);
 
 /* The status of a core broadcast from @p root as MPI_Bcast returns it. ERR_UNSUPPORTED (the
  * core cannot broadcast on this team; every member gets the same answer) switches the
@@ -1058,8 +1058,13 @@ static int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
         uint64_t head = 0;
         /* the root's message was the marked header of the large path: take its windows */
         if (s->team && nc_bcast_last_mismatch(s->team, &sent, &mark, &head) && mark &&
-            sent == sizeof head)
+            sent == sizeof head && head > INT_MAX) {
+            fprintf(stderr,
+                    "numacoll-mpi: MPI_Bcast: the root (rank %d) sends %llu bytes (over 2 GiB); "
+                    "rank %d takes them into a stage and drops them\n",
+                    root, (unsigned long long)head, s->rank);
             large_drain(s, head, root);
+        }
         PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
         return MPI_ERR_TRUNCATE;
     }
@@ -1222,30 +1227,29 @@ static int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_
  * fragment's latency (microseconds) against tens of milliseconds of copying. */
 #define LARGE_WINDOW ((size_t)128 << 20)
 
-/* A receiver of an ordinary broadcast (up to 2 GiB) whose root took the large path: the
- * core reported the root's marked 8-byte header, @p total. Take the root's windows into a
- * stage and drop them, so that the root is not left waiting for us; the caller fails with
- * MPI_ERR_TRUNCATE. */
-static void large_drain(nc_comm_t *s, uint64_t total, int root)
+/* A receiver whose byte count differs from the root's @p total (over 2 GiB: the large
+ * path's marked header told it): take the root's windows into a stage and drop them, so
+ * that the root is not left waiting for us; the callers fail with MPI_ERR_TRUNCATE. A
+ * large-path receiver with another count over 2 GiB (bcast_large), or an ordinary one
+ * (bcast_result). */
+static int large_drain(nc_comm_t *s, uint64_t total, int root)
 {
-    if (total <= INT_MAX) return; /* not a large path's header */
     char *stage = malloc(LARGE_WINDOW);
     if (!stage) {
+        /* the others go on without us: their timeout (NUMACOLL_TIMEOUT) names us */
         fprintf(stderr,
                 "numacoll-mpi: MPI_Bcast: no memory for a %zu-byte stage to take the root's %llu "
-                "bytes; the root will wait for rank %d (NUMACOLL_TIMEOUT)\n",
-                LARGE_WINDOW, (unsigned long long)total, s->rank);
-        return;
+                "bytes\n",
+                LARGE_WINDOW, (unsigned long long)total);
+        return NUMACOLL_ERR_NOMEM;
     }
-    fprintf(stderr,
-            "numacoll-mpi: MPI_Bcast: the root (rank %d) sends %llu bytes (over 2 GiB); rank %d "
-            "takes them into a stage and drops them\n",
-            root, (unsigned long long)total, s->rank);
-    for (uint64_t off = 0, len; off < total; off += len) {
+    int rc = NUMACOLL_OK;
+    for (uint64_t off = 0, len; off < total && rc == NUMACOLL_OK; off += len) {
         len = total - off < LARGE_WINDOW ? total - off : LARGE_WINDOW;
-        if (bcast_bytes(s, stage, (size_t)len, root, 0) != NUMACOLL_OK) break;
+        rc = bcast_bytes(s, stage, (size_t)len, root, 0);
     }
     free(stage);
+    return rc;
 }
 
 /* Element @p i of a buffer of elements @p ext bytes apart (in integers: @p buf may be
@@ -1270,10 +1274,21 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
     uint64_t total = bytes;                                 /* the root's count, for everyone */
     int rc = bcast_bytes(s, &total, sizeof total, root, 1); /* marked: see large_drain */
     if (rc != NUMACOLL_OK) return bcast_result(s, comm, rc, root);
-    int trunc = total != (uint64_t)bytes;
+    if (total != (uint64_t)bytes) {
+        rc = large_drain(s, total, root);
+        if (rc == NUMACOLL_ERR_NOMEM) return raise_error(comm, "MPI_Bcast", rc);
+        if (rc != NUMACOLL_OK) return bcast_result(s, comm, rc, root);
+        s->broken = 1;
+        fprintf(stderr,
+                "numacoll-mpi: MPI_Bcast: the root (rank %d) sent %llu bytes, rank %d expected "
+                "%zu (count and datatype must give the same type signature on every rank)\n",
+                root, (unsigned long long)total, me, bytes);
+        PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
+        return MPI_ERR_TRUNCATE;
+    }
     char *stage = NULL;
-    if (!contiguous || trunc) {
-        size_t cap = LARGE_WINDOW + (contiguous ? 0 : (size_t)tsz);
+    if (!contiguous) {
+        size_t cap = LARGE_WINDOW + (size_t)tsz;
         stage = malloc(cap);
         if (!stage) {
             /* the others go on without us: their timeout (NUMACOLL_TIMEOUT) names us */
@@ -1287,9 +1302,7 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
     for (size_t off = 0, len; off < total && rc == NUMACOLL_OK; off += len) {
         len = total - off < LARGE_WINDOW ? (size_t)(total - off) : LARGE_WINDOW;
         char *p;
-        if (trunc) {
-            p = stage; /* the root's bytes, taken and dropped */
-        } else if (contiguous) {
+        if (contiguous) {
             p = (char *)(intptr_t)((intptr_t)buf + tlb + (intptr_t)off);
         } else if (me == root) {
             /* whole elements until the window is full: have < len <= LARGE_WINDOW before,
@@ -1310,7 +1323,7 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
             p = stage + have; /* after the part of an element left by the last window */
         }
         rc = bcast_bytes(s, p, len, root, 0);
-        if (rc != NUMACOLL_OK || trunc || contiguous) continue;
+        if (rc != NUMACOLL_OK || contiguous) continue;
         if (me == root) {
             have -= len;
             memmove(stage, stage + len, have); /* the rest of a cut element first */
@@ -1327,15 +1340,6 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
     }
     free(stage);
     if (rc != NUMACOLL_OK) return bcast_result(s, comm, rc, root);
-    if (trunc) {
-        s->broken = 1;
-        fprintf(stderr,
-                "numacoll-mpi: MPI_Bcast: the root (rank %d) sent %llu bytes, rank %d expected "
-                "%zu (count and datatype must give the same type signature on every rank)\n",
-                root, (unsigned long long)total, me, bytes);
-        PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
-        return MPI_ERR_TRUNCATE;
-    }
     if (!contiguous) COUNT(bcast_staged);
     if (s->team && !s->bcast_native) COUNT(bcast_numacoll);
     return prc;
