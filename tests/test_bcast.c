@@ -599,6 +599,8 @@ typedef struct mm_args {
     int iters;
     unsigned seed;
     int vary_tree; /* random trees, relay and copy modes (nc_bcast_run_opts) */
+    int roots;     /* also every third call (P >= 3): one receiver passes another receiver
+                    * as the root */
 } mm_args_t;
 
 /* a size from 1 byte to 4 MiB: inline, queue of one op, queue of many ops (and CMA where
@@ -617,7 +619,10 @@ static size_t mm_size(uint32_t *x)
  * root's. The root must succeed; a receiver whose size differs must fail with ERR_ARG and
  * hold the root's first min(own, root's) bytes, its own bytes after those untouched, and
  * nothing written past its size; every later call must work as usual (the members' op
- * counts stayed equal). */
+ * counts stayed equal). With `roots`, in another third of the calls one receiver passes
+ * a wrong root (another receiver) and the root's size: it must fail with ERR_ARG naming
+ * both roots, hold the whole message (it followed the true root), and
+ * nc_bcast_last_mismatch must give it the true root; the others succeed. */
 static int mm_worker(nc_forkctx_t *ctx)
 {
     const mm_args_t *a = ctx->arg;
@@ -641,6 +646,13 @@ static int mm_worker(nc_forkctx_t *ctx)
         int mis = i % 3 == 1;
         for (int r = 0; r < P; r++)
             sizes[r] = mis && r != root ? mm_size(&x) : n;
+        /* the receiver that passes another receiver as the root, if any this call */
+        int liar = -1, told = root;
+        if (a->roots && P >= 3 && i % 3 == 2) {
+            liar = (root + 1 + (int)(rnd(&x) % (uint32_t)(P - 1))) % P;
+            told = (root + 1 + (int)(rnd(&x) % (uint32_t)(P - 1))) % P;
+            if (told == liar) told = (told + 1) % P == root ? (told + 2) % P : (told + 1) % P;
+        }
         nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
         if (a->vary_tree) {
             o.tree = (int)(rnd(&x) % NC_BTREE_COUNT);
@@ -659,14 +671,15 @@ static int mm_worker(nc_forkctx_t *ctx)
             memset(buf, old, mine);
         memset(buf + mine, 0x5C, 16);
         int rc;
+        int my_root = me == liar ? told : root;
         if (a->vary_tree) {
             nc_team_op_enter(t, "bcast");
-            rc = nc_bcast_run_opts(t, buf, mine, root, &o);
+            rc = nc_bcast_run_opts(t, buf, mine, my_root, &o);
             if (rc == NUMACOLL_OK) nc_team_op_leave(t);
         } else {
-            rc = numacoll_bcast(t, buf, mine, root);
+            rc = numacoll_bcast(t, buf, mine, my_root);
         }
-        int expect = mine == n ? NUMACOLL_OK : NUMACOLL_ERR_ARG;
+        int expect = mine == n && me != liar ? NUMACOLL_OK : NUMACOLL_ERR_ARG;
         if (rc != expect) {
             fprintf(stderr, "rank %d: call %d (root %d sent %zu, mine %zu): expected %s, got %s: %s\n",
                     me, i, root, n, mine, numacoll_status_name(expect),
@@ -676,7 +689,21 @@ static int mm_worker(nc_forkctx_t *ctx)
         if (rc != NUMACOLL_OK) {
             mismatched++;
             nc_team_op_leave(t); /* the call completed on every member (the error is ours) */
-            if (!strstr(numacoll_last_error(), "different sizes")) {
+            if (me == liar) {
+                char want_msg[96];
+                snprintf(want_msg, sizeof want_msg, "rank %d passed root %d and the root is rank %d",
+                         me, told, root);
+                size_t sent = 0;
+                int mark = 0, true_root = -1;
+                uint64_t head = 0;
+                if (!strstr(numacoll_last_error(), want_msg) ||
+                    !nc_bcast_last_mismatch(t, &sent, &mark, &head, &true_root) ||
+                    true_root != root || sent != n) {
+                    fprintf(stderr, "rank %d: call %d: root %d, told %d: %s (mismatch root %d)\n",
+                            me, i, root, told, numacoll_last_error(), true_root);
+                    return 99;
+                }
+            } else if (!strstr(numacoll_last_error(), "different sizes")) {
                 fprintf(stderr, "rank %d: unexpected message: %s\n", me, numacoll_last_error());
                 return 96;
             }
@@ -736,7 +763,7 @@ static int mark_worker(nc_forkctx_t *ctx)
         size_t sent = 0;
         int mark = -1;
         uint64_t head = 0;
-        int mm = nc_bcast_last_mismatch(t, &sent, &mark, &head);
+        int mm = nc_bcast_last_mismatch(t, &sent, &mark, &head, NULL);
         int differ = me != 0 && my_mark != root_mark;
         if (differ) {
             if (rc != NUMACOLL_ERR_ARG || !mm || sent != 8 || mark != root_mark || head != val) {
@@ -744,7 +771,7 @@ static int mark_worker(nc_forkctx_t *ctx)
                         me, c, numacoll_status_name(rc), mm, sent, mark, (unsigned long long)head);
                 return 81;
             }
-            if (nc_bcast_last_mismatch(t, &sent, &mark, &head)) return 82; /* once */
+            if (nc_bcast_last_mismatch(t, &sent, &mark, &head, NULL)) return 82; /* once */
         } else if (rc != NUMACOLL_OK || mm) {
             fprintf(stderr, "rank %d case %d: rc %s, mismatch %d\n", me, c,
                     numacoll_status_name(rc), mm);
@@ -789,6 +816,22 @@ static void test_size_mismatch(void **state)
     a.seed = 903, a.iters = 60;
     run_members(5, mm_worker, &a, 120);
     a.seed = 904, a.iters = 150, a.vary_tree = 1;
+    run_members(4, mm_worker, &a, 120);
+}
+
+/* A receiver that passes another receiver as the root (an erroneous program) gets an
+ * error naming both, not a hang or another rank's data: the root's notifications carry
+ * the root, so it follows the true root's tree and data. Sizes differ in other calls. */
+static void test_root_mismatch(void **state)
+{
+    (void)state;
+    clear_env();
+    env_reload();
+    mm_args_t a = {.iters = 150, .seed = 911, .roots = 1};
+    run_members(3, mm_worker, &a, 120);
+    a.seed = 912, a.iters = 60;
+    run_members(5, mm_worker, &a, 120);
+    a.seed = 913, a.iters = 150, a.vary_tree = 1;
     run_members(4, mm_worker, &a, 120);
 }
 
@@ -1072,6 +1115,7 @@ int main(void)
         cmocka_unit_test(test_synthetic_numa),
         cmocka_unit_test(test_oversubscribed_p8),
         cmocka_unit_test(test_size_mismatch),
+        cmocka_unit_test(test_root_mismatch),
         cmocka_unit_test(test_marked),
         cmocka_unit_test(test_copy_mode_selection),
         cmocka_unit_test(test_bad_config),

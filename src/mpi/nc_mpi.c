@@ -1051,22 +1051,30 @@ static int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
     if (rc == NUMACOLL_OK) return MPI_SUCCESS;
     s->broken = 1;
     if (rc == NUMACOLL_ERR_ARG) {
-        /* the core detected members with different byte counts */
+        /* the core detected members with different byte counts or roots */
         fprintf(stderr, "numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());
         size_t sent = 0;
-        int mark = 0;
+        int mark = 0, troot = -1, err = MPI_ERR_TRUNCATE;
         uint64_t head = 0;
-        /* the root's message was the marked header of the large path: take its windows */
-        if (s->team && nc_bcast_last_mismatch(s->team, &sent, &mark, &head) && mark &&
-            sent == sizeof head && head > INT_MAX) {
-            fprintf(stderr,
-                    "numacoll-mpi: MPI_Bcast: the root (rank %d) sends %llu bytes (over 2 GiB); "
-                    "rank %d takes them into a stage and drops them\n",
-                    root, (unsigned long long)head, s->rank);
-            large_drain(s, head, root);
+        if (s->team && nc_bcast_last_mismatch(s->team, &sent, &mark, &head, &troot)) {
+            /* the root the core followed (a rank of the team: of the node in hier mode) */
+            int from = troot;
+            if (s->mode == MODE_HIER)
+                for (int r = 0; r < s->size; r++)
+                    if (s->node_of[r] == s->my_node && s->rank_in_node[r] == troot) from = r;
+            int mine = s->mode == MODE_HIER ? s->rank_in_node[root] : root;
+            if (troot != mine) err = MPI_ERR_ROOT; /* we passed another root than it */
+            /* the root's message was the marked header of the large path: take its windows */
+            if (mark && sent == sizeof head && head > INT_MAX) {
+                fprintf(stderr,
+                        "numacoll-mpi: MPI_Bcast: the root (rank %d) sends %llu bytes (over "
+                        "2 GiB); rank %d takes them into a stage and drops them\n",
+                        from, (unsigned long long)head, s->rank);
+                large_drain(s, head, from);
+            }
         }
-        PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
-        return MPI_ERR_TRUNCATE;
+        PMPI_Comm_call_errhandler(comm, err);
+        return err;
     }
     return raise_error(comm, "MPI_Bcast", rc);
 }

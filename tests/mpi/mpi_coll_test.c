@@ -10,7 +10,8 @@
  *   mpi_coll_test threads           MPI_THREAD_MULTIPLE, one communicator per thread
  *   mpi_coll_test bcast [iters]     MPI_Bcast: sizes, roots, derived datatypes, type pairs
  *   mpi_coll_test truncate          MPI_Bcast with receivers expecting other sizes (and
- *                                   paths) than the root's
+ *                                   paths) than the root's, and a receiver passing
+ *                                   another root
  *   mpi_coll_test bcastbig          broadcasts of more than 2 GiB: contiguous, rows against
  *                                   doubles, MPI_Bcast_c against MPI_Bcast, a short receiver,
  *                                   a receiver under 2 GiB against a root over it and back
@@ -1165,6 +1166,51 @@ static void truncate_paths(void)
     MPI_Comm_free(&c);
 }
 
+/* Rank 2 passes rank 1 as the root while ranks 0 and 1 pass rank 0 (an erroneous program),
+ * with sizes of each path (the fast path's first: the communicator is cached by then).
+ * Rank 2 must get MPI_ERR_ROOT and the root's whole message (numacoll's notifications name
+ * the root, and it follows the root's broadcast); ranks 0 and 1 succeed; a matching
+ * broadcast after each must deliver its data. Ranks above 2 pass the right root. */
+static void roots_paths(void)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    int v = 0;
+    MPI_Bcast(&v, 1, MPI_INT, 0, c);
+    static const size_t sizes[] = {8, 100, 64 * 1024, 3 << 20};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        unsigned char *buf = malloc(n + 64);
+        if (!buf) {
+            CHECK(0, "roots: out of memory");
+            break;
+        }
+        for (size_t i = 0; i < n + 64; i++)
+            buf[i] = g_rank == 0 && i < n ? (unsigned char)(i * 5 + k) : 0xC3;
+        int rc = MPI_Bcast(buf, (int)n, MPI_BYTE, g_rank == 2 ? 1 : 0, c);
+        if (g_rank == 2)
+            CHECK(rc != MPI_SUCCESS && err_class(rc) == MPI_ERR_ROOT,
+                  "roots: rank 2 passing root 1 (root 0, %zu bytes) got class %d, not "
+                  "MPI_ERR_ROOT",
+                  n, err_class(rc));
+        else
+            CHECK(rc == MPI_SUCCESS, "roots: rank %d (%zu bytes) got class %d", g_rank, n,
+                  err_class(rc));
+        size_t bad = 0;
+        for (size_t i = 0; i < n + 64; i++)
+            bad += buf[i] != (i < n ? (unsigned char)(i * 5 + k) : 0xC3);
+        CHECK(bad == 0, "roots: rank %d (%zu bytes): %zu wrong bytes", g_rank, n, bad);
+        free(buf);
+        int after = g_rank == 0 ? 4242 + (int)k : 0;
+        rc = MPI_Bcast(&after, 1, MPI_INT, 0, c);
+        CHECK(rc == MPI_SUCCESS && after == 4242 + (int)k,
+              "roots: the broadcast after %zu bytes: rank %d class %d, value %d", n, g_rank,
+              err_class(rc), after);
+    }
+    MPI_Comm_free(&c);
+}
+
 static void test_truncate(void)
 {
     MPI_Comm c;
@@ -1200,6 +1246,7 @@ static void test_truncate(void)
               err_class(rc), small[2], small[3]);
     MPI_Comm_free(&c2);
     truncate_paths();
+    if (g_size >= 3) roots_paths();
     if (g_rank == 0) printf("truncate: rank 0 rc %d\n", rc);
     if (g_rank != 0)
         printf("truncate: rank %d error class %d (MPI_ERR_TRUNCATE=%d)\n", g_rank, err_class(rc),

@@ -83,9 +83,31 @@ typedef struct ctl_line {
 #define KIND_CMA (1ull << 63)
 #define KIND_MARK (1ull << 62) /* an inline message marked by its root (nc_bcast_opts_t.mark) */
 
+/* Every notification names the op's root: bits ROOT_SHIFT.. of an inline word (whose size
+ * is below 2^ROOT_SHIFT, the inline room) and of a control line's `mode`, and a CMA
+ * descriptor's `root`. A receiver that passed another root (an erroneous program) would
+ * otherwise forward to the children and read from the source of its own root's tree, that
+ * is, leave members waiting and take another rank's stale data. Instead it follows the
+ * root named (follow_root) like a receiver of another size, and fails. Ranks are named
+ * modulo 2^ROOT_BITS: in a team of more members, roots 2^22 apart are not told apart. */
+#define ROOT_SHIFT 40
+#define ROOT_BITS 22
+#define ROOT_MASK ((1ull << ROOT_BITS) - 1)
+#define INL_SIZE_MASK ((1ull << ROOT_SHIFT) - 1)
+#define MODE_MASK 0xffull /* the copy-mode bits of a control line's `mode` */
+static inline uint64_t root_bits(int root)
+{
+    return ((uint64_t)root & ROOT_MASK) << ROOT_SHIFT;
+}
+static inline int root_of(uint64_t w)
+{
+    return (int)((w >> ROOT_SHIFT) & ROOT_MASK);
+}
+
 typedef struct cma_desc {
     uint64_t addr; /* root's buffer address */
     int64_t pid;   /* root's pid */
+    int64_t root;  /* root's rank */
 } cma_desc_t;
 
 /* Per root, for this process: where to wait, whom to notify, where to read. */
@@ -146,7 +168,7 @@ struct nc_bcast_team {
         int run_mode, run_left; /* a measured run: its mode, calls left after this one */
     } sel[48];
     struct { /* the last mismatch of this receiver, until nc_bcast_last_mismatch reads it */
-        int valid, mark;
+        int valid, mark, root;
         size_t sent;
         uint64_t head;
     } mm;
@@ -978,42 +1000,74 @@ static int cma_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes);
  * control line of a queue broadcast), or where the root's path put it (see KIND_CMA), and
  * follow the root's path: forward what the root sent, keep at most @p cap bytes, ack
  * every op, and report a size or mark that differs from the root's (kept in b->mm). */
+/* A receiver whose notification names root @p r, not the one it passed (ROOT_SHIFT): from
+ * here on it is a receiver of @p r's broadcast (its children in @p r's tree; run_queue
+ * takes the data source from x->root). */
+static void follow_root(call_t *x, int r)
+{
+    x->root = r;
+    x->kids = x->c->child + x->c->coff[r];
+    x->nkids = x->c->coff[r + 1] - x->c->coff[r];
+}
+
 static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
 {
     bst_t *b = x->b;
     uint64_t op = b->hot.op;
     char *blk = inl_of(b, x->t, x->me, op % INL_BLOCKS);
     ctl_line_t *cl = ctl_of(b, x->t, x->me, (op % b->q) * b->nb);
-    int alt, mark = 0;
+    int alt, mark = 0, told = x->root, named;
     int rc = wait_first(x->t, b, in_blk ? (_Atomic uint64_t *)blk : &cl->stamp, in_blk, op, &alt);
     if (rc) return rc;
     size_t sent;
     uint64_t head = 0;
     if (!(in_blk ^ alt)) { /* the control line: a queue broadcast of the root's `total` bytes */
         sent = (size_t)cl->total;
+        named = root_of(cl->mode);
+        if (NC_UNLIKELY((uint64_t)named != ((uint64_t)told & ROOT_MASK))) follow_root(x, named);
         rc = run_queue(x, buf, sent, cap);
     } else {
         b->hot.op++;
         uint64_t word = ((const uint64_t *)blk)[1];
         size_t set = op % INL_BLOCKS;
-        sent = (size_t)(word & ~(KIND_CMA | KIND_MARK));
         if (!(word & KIND_CMA)) { /* inline: forward what the root sent (subtree in step) */
+            sent = (size_t)(word & INL_SIZE_MASK);
+            named = root_of(word);
+            if (NC_UNLIKELY((uint64_t)named != ((uint64_t)told & ROOT_MASK))) follow_root(x, named);
             size_t n = sent <= b->room ? sent : b->room;
             mark = (word & KIND_MARK) != 0;
             inl_forward(x, set, blk + INL_HDR, n, word, op + 1);
             memcpy(&head, blk + INL_HDR, n < sizeof head ? n : sizeof head); /* before the ack */
             rc = inl_take(x->me, x->root, blk, sent, buf, cap, (char *)ack_of(b, x->me), op);
         } else {
+            sent = (size_t)(word & ~KIND_CMA);
             cma_desc_t d;
             memcpy(&d, blk + INL_HDR, sizeof d);
+            named = (int)d.root;
+            if (NC_UNLIKELY(named != told)) follow_root(x, named);
             inl_forward(x, set, &d, sizeof d, word, op + 1);
             rc = cma_read(x, &d, buf, sent < cap ? sent : cap);
             ack(b, x->me, op); /* even on failure, so that the root is not left waiting */
             if (rc == NUMACOLL_OK && sent != cap) rc = size_error(x->me, x->root, cap, sent);
         }
     }
-    if (NC_UNLIKELY(sent != cap || mark != x->mark)) {
+    if (NC_UNLIKELY(x->root != told)) {
         b->mm.valid = 1, b->mm.mark = mark, b->mm.sent = sent, b->mm.head = head;
+        b->mm.root = x->root;
+        if (rc == NUMACOLL_OK || rc == NUMACOLL_ERR_ARG) {
+            char got[96] = "";
+            if (sent != cap)
+                snprintf(got, sizeof got, "; it expected %zu bytes and got the first %zu", cap,
+                         sent < cap ? sent : cap);
+            rc = nc_error(NUMACOLL_ERR_ARG,
+                          "bcast: rank %d passed root %d and the root is rank %d: members passed "
+                          "different roots; this rank took part in rank %d's broadcast of %zu "
+                          "bytes (nobody waits for it)%s",
+                          x->me, told, x->root, x->root, sent, got);
+        }
+    } else if (NC_UNLIKELY(sent != cap || mark != x->mark)) {
+        b->mm.valid = 1, b->mm.mark = mark, b->mm.sent = sent, b->mm.head = head;
+        b->mm.root = x->root;
         if (rc == NUMACOLL_OK)
             rc = nc_error(NUMACOLL_ERR_ARG,
                           "bcast: rank %d expected %s message and the root (rank %d) sent %s one "
@@ -1025,12 +1079,13 @@ static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
     return rc;
 }
 
-int nc_bcast_last_mismatch(numacoll_team_t *t, size_t *sent, int *mark, uint64_t *head)
+int nc_bcast_last_mismatch(numacoll_team_t *t, size_t *sent, int *mark, uint64_t *head, int *root)
 {
     bst_t *b = t->bcast;
     if (!b || !b->mm.valid) return 0;
     b->mm.valid = 0;
     *sent = b->mm.sent, *mark = b->mm.mark, *head = b->mm.head;
+    if (root) *root = b->mm.root;
     return 1;
 }
 
@@ -1041,7 +1096,8 @@ static int root_inline(call_t *x, void *buf, size_t bytes)
     uint64_t op = b->hot.op++;
     int rc = wait_reuse(x->t, b, op, INL_BLOCKS);
     if (rc) return rc;
-    inl_forward(x, op % INL_BLOCKS, buf, bytes, bytes | (x->mark ? KIND_MARK : 0), op + 1);
+    inl_forward(x, op % INL_BLOCKS, buf, bytes,
+                bytes | root_bits(x->me) | (x->mark ? KIND_MARK : 0), op + 1);
     ack(b, x->me, op);
     return NUMACOLL_OK;
 }
@@ -1054,7 +1110,7 @@ static int root_cma(call_t *x, void *buf, size_t bytes)
     uint64_t op = b->hot.op++;
     int rc = wait_reuse(x->t, b, op, INL_BLOCKS);
     if (rc) return rc;
-    cma_desc_t d = {.addr = (uint64_t)(uintptr_t)buf, .pid = getpid()};
+    cma_desc_t d = {.addr = (uint64_t)(uintptr_t)buf, .pid = getpid(), .root = x->me};
     inl_forward(x, op % INL_BLOCKS, &d, sizeof d, KIND_CMA | bytes, op + 1);
     ack(b, x->me, op);
     /* the receivers read our user buffer: it must not change before they are done */
@@ -1087,7 +1143,7 @@ static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
     for (int i = 0; i < x->nkids; i++) {
         ctl_line_t *cl = ctl_of(x->b, x->t, x->kids[i], slot);
         cl->size = n;
-        cl->mode = (uint64_t)x->nt;
+        cl->mode = (uint64_t)x->nt | root_bits(x->root);
         cl->total = x->total;
         /* release: the fragment (in the source's slot) and the size before the stamp */
         atomic_store_explicit(&cl->stamp, stamp, memory_order_release);
@@ -1244,14 +1300,14 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
                 rc = wait_stamp(x->t, &cl->stamp, op + 1);
                 if (rc) return rc;
                 if (NC_UNLIKELY(cl->mode & NT_NOSPACE)) return queue_failed(x, slot, op, NULL);
-                if (cl->size != n)
+                if (cl->size != n || root_of(cl->mode) != (int)((uint64_t)x->root & ROOT_MASK))
                     return nc_error(NUMACOLL_ERR_ARG,
                                     "bcast: rank %d expected a fragment of %zu bytes and got "
                                     "%llu: members passed different roots or options",
                                     x->me, n, (unsigned long long)cl->size);
                 /* what of this fragment we keep (cap: our own size) */
                 size_t take = off >= cap ? 0 : cap - off < n ? cap - off : n;
-                x->nt = (int)cl->mode; /* the root's choice, forwarded as is */
+                x->nt = (int)(cl->mode & MODE_MASK); /* the root's choice, forwarded as is */
                 if (hold) {
                     /* lazy queues with the relay forced per call (nc_bcast_opts_t; auto
                      * relay makes the queues eager): a failure here fails only this
@@ -1559,7 +1615,7 @@ static __attribute__((noinline)) void hot_forward(const hot_t *h, const char *bl
                                                   size_t bytes, uint64_t op)
 {
     for (int i = 0; i < h->nkids; i++)
-        inl_put(h->kid[i] + off, h->head, blk + INL_HDR, bytes, bytes, op + 1);
+        inl_put(h->kid[i] + off, h->head, blk + INL_HDR, bytes, bytes | root_bits(h->root), op + 1);
 }
 
 /* The hot path's receiver found a word other than its own size in its block, or the root
@@ -1586,7 +1642,7 @@ static int run_hot(numacoll_team_t *t, bst_t *b, void *buf, size_t bytes, int ro
             if (rc) return rc;
         }
         for (int i = 0; i < h->nkids; i++)
-            inl_put(h->kid[i] + off, h->head, buf, bytes, bytes, op + 1);
+            inl_put(h->kid[i] + off, h->head, buf, bytes, bytes | root_bits(root), op + 1);
         /* release: as ack() */
         atomic_store_explicit((_Atomic uint64_t *)h->mine, op + 1, memory_order_release);
         return NUMACOLL_OK;
@@ -1595,7 +1651,8 @@ static int run_hot(numacoll_team_t *t, bst_t *b, void *buf, size_t bytes, int ro
     int alt; /* its loops say who writes */
     int rc = wait_first(t, b, (_Atomic uint64_t *)blk, 1, op, &alt);
     if (rc) return rc;
-    if (NC_UNLIKELY(alt || ((uint64_t *)blk)[1] != bytes)) return hot_mismatch(t, buf, bytes, root);
+    if (NC_UNLIKELY(alt || ((uint64_t *)blk)[1] != (bytes | root_bits(root))))
+        return hot_mismatch(t, buf, bytes, root);
     /* lengths from `bytes` (a register, not the load of the word: the copies' addresses
      * need not wait for that load; see wait_stamp for the measured effect) */
     if (NC_UNLIKELY(h->nkids)) hot_forward(h, blk, off, bytes, op);

@@ -95,10 +95,12 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                       const nc_bcast_opts_t *o);
 
 /** After a broadcast that failed on this receiver with NUMACOLL_ERR_ARG because the root's
- *  message differed from its own (size or mark): 1 and the root's size, its mark and the
- *  first (up to) 8 bytes of an inline payload (else 0), once; 0 if the last such failure
- *  was read already (or there was none). Local. */
-int nc_bcast_last_mismatch(numacoll_team_t *t, size_t *sent, int *mark, uint64_t *head);
+ *  message differed from its own (size or mark) or its root was another rank than the one
+ *  this receiver passed: 1 and the root's size, its mark, the first (up to) 8 bytes of an
+ *  inline payload (else 0) and (if @p root is not NULL) the root's rank, once; 0 if the
+ *  last such failure was read already (or there was none). Local. */
+int nc_bcast_last_mismatch(numacoll_team_t *t, size_t *sent, int *mark, uint64_t *head,
+                           int *root);
 
 /** Geometry chosen for the team (creates the state collectively if needed). */
 typedef struct nc_bcast_info {
