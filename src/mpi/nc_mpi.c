@@ -1062,7 +1062,11 @@ static int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
             if (s->mode == MODE_HIER)
                 for (int r = 0; r < s->size; r++)
                     if (s->node_of[r] == s->my_node && s->rank_in_node[r] == troot) from = r;
-            int mine = s->mode == MODE_HIER ? s->rank_in_node[root] : root;
+            /* the team root this member passed (bcast_bytes: a root on another node is
+             * our node leader's broadcast, team rank 0) */
+            int mine = s->mode != MODE_HIER             ? root
+                       : s->node_of[root] == s->my_node ? s->rank_in_node[root]
+                                                        : 0;
             if (troot != mine) err = MPI_ERR_ROOT; /* we passed another root than it */
             /* the root's message was the marked header of the large path: take its windows */
             if (mark && sent == sizeof head && head > INT_MAX) {
