@@ -136,7 +136,8 @@ const numacoll_algorithm_info_t *numacoll_barrier_algorithms(int *count);
  * Likewise a receiver that passes another receiver as the root: it takes part in the true
  * root's broadcast (and gets its data) and returns NUMACOLL_ERR_ARG naming both roots.
  * Not detected: a member that wrongly passes itself as the root broadcasts its own buffer
- * (the true root's notification to it is lost and its subtree waits). A member passing
+ * (its children may take that or a mix of both messages; the true root's notification to
+ * it is lost and its subtree waits). A member passing
  * 0 bytes takes no part. The broadcast queues are created at a team's first broadcast.
  */
 int numacoll_bcast(numacoll_team_t *team, void *buf, size_t bytes, int root);
