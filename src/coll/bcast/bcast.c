@@ -103,6 +103,11 @@ static inline int root_of(uint64_t w)
 {
     return (int)((w >> ROOT_SHIFT) & ROOT_MASK);
 }
+/* whether the root named in @p w (root_bits) is @p root */
+static inline int names_root(uint64_t w, int root)
+{
+    return root_of(w) == root_of(root_bits(root));
+}
 
 typedef struct cma_desc {
     uint64_t addr; /* root's buffer address */
@@ -995,11 +1000,6 @@ static inline int inl_take(int me, int root, const char *blk, size_t sent, void 
 static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap);
 static int cma_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes);
 
-/* A receiver's broadcast: wait for the first notification where our own size @p cap
- * expects it (@p in_blk: the inline block, for an inline or CMA broadcast; else the first
- * control line of a queue broadcast), or where the root's path put it (see KIND_CMA), and
- * follow the root's path: forward what the root sent, keep at most @p cap bytes, ack
- * every op, and report a size or mark that differs from the root's (kept in b->mm). */
 /* A receiver whose notification names root @p r, not the one it passed (ROOT_SHIFT): from
  * here on it is a receiver of @p r's broadcast (its children in @p r's tree; run_queue
  * takes the data source from x->root). */
@@ -1010,21 +1010,25 @@ static void follow_root(call_t *x, int r)
     x->nkids = x->c->coff[r + 1] - x->c->coff[r];
 }
 
+/* A receiver's broadcast: wait for the first notification where our own size @p cap
+ * expects it (@p in_blk: the inline block, for an inline or CMA broadcast; else the first
+ * control line of a queue broadcast), or where the root's path put it (see KIND_CMA), and
+ * follow the root's path: forward what the root sent, keep at most @p cap bytes, ack
+ * every op, and report a size or mark that differs from the root's (kept in b->mm). */
 static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
 {
     bst_t *b = x->b;
     uint64_t op = b->hot.op;
     char *blk = inl_of(b, x->t, x->me, op % INL_BLOCKS);
     ctl_line_t *cl = ctl_of(b, x->t, x->me, (op % b->q) * b->nb);
-    int alt, mark = 0, told = x->root, named;
+    int alt, mark = 0, told = x->root;
     int rc = wait_first(x->t, b, in_blk ? (_Atomic uint64_t *)blk : &cl->stamp, in_blk, op, &alt);
     if (rc) return rc;
     size_t sent;
     uint64_t head = 0;
     if (!(in_blk ^ alt)) { /* the control line: a queue broadcast of the root's `total` bytes */
         sent = (size_t)cl->total;
-        named = root_of(cl->mode);
-        if (NC_UNLIKELY((uint64_t)named != ((uint64_t)told & ROOT_MASK))) follow_root(x, named);
+        if (NC_UNLIKELY(!names_root(cl->mode, told))) follow_root(x, root_of(cl->mode));
         rc = run_queue(x, buf, sent, cap);
     } else {
         b->hot.op++;
@@ -1032,8 +1036,7 @@ static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
         size_t set = op % INL_BLOCKS;
         if (!(word & KIND_CMA)) { /* inline: forward what the root sent (subtree in step) */
             sent = (size_t)(word & INL_SIZE_MASK);
-            named = root_of(word);
-            if (NC_UNLIKELY((uint64_t)named != ((uint64_t)told & ROOT_MASK))) follow_root(x, named);
+            if (NC_UNLIKELY(!names_root(word, told))) follow_root(x, root_of(word));
             size_t n = sent <= b->room ? sent : b->room;
             mark = (word & KIND_MARK) != 0;
             inl_forward(x, set, blk + INL_HDR, n, word, op + 1);
@@ -1043,17 +1046,18 @@ static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
             sent = (size_t)(word & ~KIND_CMA);
             cma_desc_t d;
             memcpy(&d, blk + INL_HDR, sizeof d);
-            named = (int)d.root;
-            if (NC_UNLIKELY(named != told)) follow_root(x, named);
+            if (NC_UNLIKELY(d.root != told)) follow_root(x, (int)d.root);
             inl_forward(x, set, &d, sizeof d, word, op + 1);
             rc = cma_read(x, &d, buf, sent < cap ? sent : cap);
             ack(b, x->me, op); /* even on failure, so that the root is not left waiting */
             if (rc == NUMACOLL_OK && sent != cap) rc = size_error(x->me, x->root, cap, sent);
         }
     }
-    if (NC_UNLIKELY(x->root != told)) {
+    if (NC_UNLIKELY(x->root != told || sent != cap || mark != x->mark)) {
         b->mm.valid = 1, b->mm.mark = mark, b->mm.sent = sent, b->mm.head = head;
         b->mm.root = x->root;
+    }
+    if (NC_UNLIKELY(x->root != told)) {
         if (rc == NUMACOLL_OK || rc == NUMACOLL_ERR_ARG) {
             char got[96] = "";
             if (sent != cap)
@@ -1065,9 +1069,7 @@ static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
                           "bytes (nobody waits for it)%s",
                           x->me, told, x->root, x->root, sent, got);
         }
-    } else if (NC_UNLIKELY(sent != cap || mark != x->mark)) {
-        b->mm.valid = 1, b->mm.mark = mark, b->mm.sent = sent, b->mm.head = head;
-        b->mm.root = x->root;
+    } else if (NC_UNLIKELY(mark != x->mark)) {
         if (rc == NUMACOLL_OK)
             rc = nc_error(NUMACOLL_ERR_ARG,
                           "bcast: rank %d expected %s message and the root (rank %d) sent %s one "
@@ -1300,7 +1302,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
                 rc = wait_stamp(x->t, &cl->stamp, op + 1);
                 if (rc) return rc;
                 if (NC_UNLIKELY(cl->mode & NT_NOSPACE)) return queue_failed(x, slot, op, NULL);
-                if (cl->size != n || root_of(cl->mode) != (int)((uint64_t)x->root & ROOT_MASK))
+                if (cl->size != n || !names_root(cl->mode, x->root))
                     return nc_error(NUMACOLL_ERR_ARG,
                                     "bcast: rank %d expected a fragment of %zu bytes and got "
                                     "%llu: members passed different roots or options",
