@@ -603,10 +603,11 @@ typedef struct mm_args {
                     * as the root */
 } mm_args_t;
 
-/* a size from 1 byte to 4 MiB: inline, queue of one op, queue of many ops (and CMA where
+/* a size from 0 (1 in 16) to 4 MiB: inline, queue of one op, queue of many ops (and CMA where
  * it is on), each class about as likely */
 static size_t mm_size(uint32_t *x)
 {
+    if (rnd(x) % 16 == 0) return 0; /* an op without payload (buffer NULL) */
     switch (rnd(x) % 4) {
     case 0: return 1 + rnd(x) % 1024;
     case 1: return 1 + rnd(x) % 8192;
@@ -672,12 +673,13 @@ static int mm_worker(nc_forkctx_t *ctx)
         memset(buf + mine, 0x5C, 16);
         int rc;
         int my_root = me == liar ? told : root;
+        void *arg = mine ? buf : NULL;
         if (a->vary_tree) {
             nc_team_op_enter(t, "bcast");
-            rc = nc_bcast_run_opts(t, buf, mine, my_root, &o);
+            rc = nc_bcast_run_opts(t, arg, mine, my_root, &o);
             if (rc == NUMACOLL_OK) nc_team_op_leave(t);
         } else {
-            rc = numacoll_bcast(t, buf, mine, my_root);
+            rc = numacoll_bcast(t, arg, mine, my_root);
         }
         int expect = mine == n && me != liar ? NUMACOLL_OK : NUMACOLL_ERR_ARG;
         if (rc != expect) {

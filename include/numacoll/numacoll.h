@@ -130,15 +130,16 @@ const numacoll_algorithm_info_t *numacoll_barrier_algorithms(int *count);
 /**
  * Broadcast @p bytes bytes from @p root's @p buf to every member's @p buf.
  * Any root, any size including 0, buffers anywhere in memory. All members must pass the
- * same @p bytes and @p root. A receiver whose @p bytes (not 0) differ from the root's
+ * same @p bytes and @p root. A receiver whose @p bytes differ from the root's (0 included:
+ * a broadcast of 0 bytes is a broadcast too, without payload; @p buf may be NULL)
  * still takes part in the root's broadcast, keeps the root's first bytes up to its own
  * size and returns NUMACOLL_ERR_ARG naming both sizes; the team's next broadcasts work.
  * Likewise a receiver that passes another receiver as the root: it takes part in the true
  * root's broadcast (and gets its data) and returns NUMACOLL_ERR_ARG naming both roots.
  * Not detected: a member that wrongly passes itself as the root broadcasts its own buffer
  * (its children may take that or a mix of both messages; the true root's notification to
- * it is lost and its subtree waits). A member passing
- * 0 bytes takes no part. The broadcast queues are created at a team's first broadcast.
+ * it is lost and its subtree waits). The broadcast queues are created at a team's first
+ * broadcast.
  */
 int numacoll_bcast(numacoll_team_t *team, void *buf, size_t bytes, int root);
 

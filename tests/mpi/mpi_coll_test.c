@@ -1155,7 +1155,11 @@ static void truncate_paths(void)
     static const size_t cases[][3] = {
         {100, 64 * 1024, 100},     /* root inline, a receiver in the queue path */
         {64 * 1024, 100, 3 << 20}, /* root queue, receivers inline and many ops */
-        {3 << 20, 64 * 1024, 3 << 20}, {3000, 3000, 17}, {1, 1024, 1025},
+        {3 << 20, 64 * 1024, 3 << 20},
+        {3000, 3000, 17},
+        {1, 1024, 1025},
+        {0, 100, 0},         /* root without payload: a receiver expecting some */
+        {100000, 0, 100000}, /* a receiver passing 0 against a queue root */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[64];

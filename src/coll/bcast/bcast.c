@@ -1307,7 +1307,8 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
                                     "bcast: rank %d expected a fragment of %zu bytes and got "
                                     "%llu: members passed different roots or options",
                                     x->me, n, (unsigned long long)cl->size);
-                /* what of this fragment we keep (cap: our own size) */
+                /* what of this fragment we keep (cap: our own size; nothing, and no
+                 * address formed in buf, past it: buf may be NULL for 0 bytes) */
                 size_t take = off >= cap ? 0 : cap - off < n ? cap - off : n;
                 x->nt = (int)(cl->mode & MODE_MASK); /* the root's choice, forwarded as is */
                 if (hold) {
@@ -1321,13 +1322,16 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
                     memcpy(frag_buf(b, x->rotate, x->me, set, op, span, fe, i),
                            frag_buf(b, x->rotate, src, set, op, span, fe, i), n);
                     notify(x, slot, n, op + 1);
-                    memcpy(buf + off, frag_buf(b, x->rotate, x->me, set, op, span, fe, i), take);
+                    if (take)
+                        memcpy(buf + off, frag_buf(b, x->rotate, x->me, set, op, span, fe, i),
+                               take);
                 } else {
                     notify(x, slot, n, op + 1);
-                    if (x->nt & 2)
-                        copy_nt(buf + off, frag_buf(b, x->rotate, src, set, op, span, fe, i), take);
-                    else
-                        memcpy(buf + off, frag_buf(b, x->rotate, src, set, op, span, fe, i), take);
+                    const char *from = frag_buf(b, x->rotate, src, set, op, span, fe, i);
+                    if (take && (x->nt & 2))
+                        copy_nt(buf + off, from, take);
+                    else if (take)
+                        memcpy(buf + off, from, take);
                 }
             }
             off += n;
@@ -1515,7 +1519,10 @@ int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[4], do
 int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                       const nc_bcast_opts_t *o)
 {
-    if (bytes == 0 || t->size == 1) return NUMACOLL_OK;
+    /* 0 bytes is an op like any other (an inline one without payload), so that a member
+     * passing 0 against a root's n, or n against a root's 0, gets the size error instead
+     * of leaving the root waiting or taking the next message for this one */
+    if (t->size == 1) return NUMACOLL_OK;
     if (!t->bcast) {
         int rc = bcast_init(t);
         if (rc) return rc;
