@@ -139,7 +139,7 @@ typedef struct hot {
     char *kid[HOT_KIDS]; /* inline block 0 of each child of `root` in the default tree */
     uint32_t blk_off;    /* offset of inline block 0 in a process's area */
     uint32_t blk;        /* bytes per inline block */
-    uint32_t fast_max;   /* largest message of this path (0: the path is off) */
+    uint32_t fast_lim;   /* messages of 0 .. fast_lim - 1 bytes take this path (0: off) */
     int16_t root;        /* root that kid[] belongs to (-1: none cached) */
     int16_t nkids;
     uint16_t head; /* payload bytes that share the stamp's line */
@@ -791,7 +791,7 @@ static int bcast_init(numacoll_team_t *t)
     b->hot = (hot_t){.mine = proc_base(b, t->rank),
                      .blk_off = (uint32_t)((1 + b->s) * line),
                      .blk = (uint32_t)b->inl_block,
-                     .fast_max = b->trace || P > INT16_MAX ? 0 : (uint32_t)b->inl_fast,
+                     .fast_lim = b->trace || P > INT16_MAX ? 0 : (uint32_t)b->inl_fast + 1,
                      .root = -1,
                      .head = (uint16_t)(line - INL_HDR)};
     b->leaders = (int32_t *)b->global;
@@ -1668,13 +1668,14 @@ static int run_hot(numacoll_team_t *t, bst_t *b, void *buf, size_t bytes, int ro
     return inl_take(t->rank, root, blk, bytes, buf, bytes, h->mine, op);
 }
 
-/* The default call. Small messages (1 .. fast_max bytes) with the default tree's children
+/* The default call. Small messages (0 .. fast_lim - 1 bytes, all inline; 0 bytes is a
+ * payload-free inline op on the general path too) with the default tree's children
  * of this root cached in the hot line go to run_hot; everything else, and the first call
  * of a root, to the general path (which builds the tree). */
 int nc_bcast_run(numacoll_team_t *t, void *buf, size_t bytes, int root)
 {
     bst_t *b = t->bcast;
-    if (NC_LIKELY(b && bytes - 1 < b->hot.fast_max) &&
+    if (NC_LIKELY(b && bytes < b->hot.fast_lim) &&
         (NC_LIKELY(b->hot.root == root) || hot_fill(b, root)))
         return run_hot(t, b, buf, bytes, root);
     return nc_bcast_run_opts(t, buf, bytes, root, NULL);
