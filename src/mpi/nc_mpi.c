@@ -1018,6 +1018,15 @@ static inline int node_bcast(nc_comm_t *s, void *p, size_t bytes, int root, int 
     return NUMACOLL_OK;
 }
 
+/* The root, in the node team's ranks, of a broadcast from communicator rank @p root: itself
+ * (flat), its rank in the node when it is on ours, else our node leader (team rank 0), who
+ * takes the message from the leaders' broadcast and broadcasts it on the node. */
+static inline int team_root(const nc_comm_t *s, int root)
+{
+    if (s->mode != MODE_HIER) return root;
+    return s->node_of[root] == s->my_node ? s->rank_in_node[root] : 0;
+}
+
 /* Broadcast @p bytes contiguous bytes at @p p (byte counts already validated); @p mark:
  * the node part marked (node_bcast). */
 static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
@@ -1026,7 +1035,7 @@ static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
     int rnode = s->node_of[root];
     int rc = NUMACOLL_OK;
     if (s->my_node == rnode) {
-        rc = node_bcast(s, p, bytes, s->rank_in_node[root], mark);
+        rc = node_bcast(s, p, bytes, team_root(s, root), mark);
         if (rc == NUMACOLL_OK && s->leaders != MPI_COMM_NULL && s->nnodes > 1)
             rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
                      ? NUMACOLL_OK
@@ -1036,7 +1045,7 @@ static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
             rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
                      ? NUMACOLL_OK
                      : NUMACOLL_ERR_OOB;
-        if (rc == NUMACOLL_OK) rc = node_bcast(s, p, bytes, 0, mark);
+        if (rc == NUMACOLL_OK) rc = node_bcast(s, p, bytes, team_root(s, root), mark);
     }
     return rc;
 }
@@ -1062,12 +1071,8 @@ static int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
             if (s->mode == MODE_HIER)
                 for (int r = 0; r < s->size; r++)
                     if (s->node_of[r] == s->my_node && s->rank_in_node[r] == troot) from = r;
-            /* the team root this member passed (bcast_bytes: a root on another node is
-             * our node leader's broadcast, team rank 0) */
-            int mine = s->mode != MODE_HIER             ? root
-                       : s->node_of[root] == s->my_node ? s->rank_in_node[root]
-                                                        : 0;
-            if (troot != mine) err = MPI_ERR_ROOT; /* we passed another root than it */
+            /* we passed another team root (as bcast_bytes chose it) than the core followed */
+            if (troot != team_root(s, root)) err = MPI_ERR_ROOT;
             /* the root's message was the marked header of the large path: take its windows */
             if (mark && sent == sizeof head && head > INT_MAX) {
                 fprintf(stderr,
