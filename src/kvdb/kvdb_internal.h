@@ -44,6 +44,14 @@ enum { NC_KV_CLOCK_CPUID = 0, NC_KV_CLOCK_LFENCE = 1, NC_KV_CLOCK_GETTIME = 2 };
 /** Clock used by the profiled get (set once by the benchmark before it measures). */
 extern int nc_kv_prof_clock;
 
+/* The profiler's portable clock (NC_KV_CLOCK_GETTIME, and any clock off x86): ns. */
+static inline uint64_t nc_kv_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Start-of-interval stamp: serialise (cpuid) so earlier instructions are done, then read. */
 static inline uint64_t nc_kv_stamp_start(void)
 {
@@ -61,9 +69,7 @@ static inline uint64_t nc_kv_stamp_start(void)
         return t;
     }
 #endif
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return nc_kv_mono_ns();
 }
 
 /* End-of-interval (and intermediate) stamp: rdtscp waits for earlier instructions, cpuid
@@ -85,9 +91,7 @@ static inline uint64_t nc_kv_stamp_end(void)
         return t;
     }
 #endif
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return nc_kv_mono_ns();
 }
 
 /** Same as numacoll_kvdb_get, recording the 7 profile points in @p stamps. The plain get

@@ -940,6 +940,17 @@ static int corrupt(numacoll_kvdb_t *db)
                     (unsigned long long)db->gen);
 }
 
+/* Copy the value of the entry found at @p off (header @p eh) into @p buf when it fits
+ * @p buflen; its length either way (get reports a value too large for buf by its length). */
+static inline uint32_t kv_copy_value(const numacoll_kvdb_t *db, int64_t off, const kv_entry_t *eh,
+                                     size_t nslen, size_t keylen, void *buf, size_t buflen)
+{
+    uint32_t vallen = eh->vallen;
+    if (vallen <= buflen && vallen)
+        memcpy(buf, db->data + off + sizeof *eh + nslen + keylen, vallen);
+    return vallen;
+}
+
 /* The body of get; @p prof is a compile-time constant in each instantiation, so the plain
  * get contains no stamp code at all. */
 static inline __attribute__((always_inline)) int get_impl(numacoll_kvdb_t *db, const char *ns,
@@ -963,11 +974,7 @@ static inline __attribute__((always_inline)) int get_impl(numacoll_kvdb_t *db, c
         if (prof) st[1] = st[2] = nc_kv_stamp_end();
         off = kv_find(db->data, db->data_size, h, ns, nslen, rank, key, keylen, &eh);
         if (prof) st[3] = nc_kv_stamp_end();
-        if (off > 0) {
-            vallen = eh.vallen;
-            if (vallen <= buflen && vallen)
-                memcpy(buf, db->data + off + sizeof eh + nslen + keylen, vallen);
-        }
+        if (off > 0) vallen = kv_copy_value(db, off, &eh, nslen, keylen, buf, buflen);
         if (prof) st[4] = st[5] = nc_kv_stamp_end();
     } else {
         while (1) {
@@ -981,11 +988,7 @@ static inline __attribute__((always_inline)) int get_impl(numacoll_kvdb_t *db, c
             if (NC_LIKELY(!rc))
                 off = kv_find(db->data, db->data_size, h, ns, nslen, rank, key, keylen, &eh);
             if (prof) st[3] = nc_kv_stamp_end();
-            if (off > 0) {
-                vallen = eh.vallen;
-                if (vallen <= buflen && vallen)
-                    memcpy(buf, db->data + off + sizeof eh + nslen + keylen, vallen);
-            }
+            if (off > 0) vallen = kv_copy_value(db, off, &eh, nslen, keylen, buf, buflen);
             if (prof) st[4] = nc_kv_stamp_end();
             int v = db->ops->rd_unlock(&db->lk, tok);
             if (prof) st[5] = nc_kv_stamp_end();
