@@ -749,7 +749,7 @@ int numacoll_kvdb_put(numacoll_kvdb_t *db, const char *nspace, uint32_t rank, co
     if (!db || !db->server)
         return nc_error(NUMACOLL_ERR_STATE, "numacoll_kvdb_put: only the server (the process "
                                             "that created the store) may write");
-    size_t nslen, keylen;
+    size_t nslen = 0, keylen = 0; /* set by check_key when it succeeds */
     int rc = check_key("numacoll_kvdb_put", nspace, key, &nslen, &keylen);
     if (rc) return rc;
     if (len > db->max_value)
@@ -765,7 +765,7 @@ int numacoll_kvdb_delete(numacoll_kvdb_t *db, const char *nspace, uint32_t rank,
 {
     if (!db || !db->server)
         return nc_error(NUMACOLL_ERR_STATE, "numacoll_kvdb_delete: only the server may write");
-    size_t nslen, keylen;
+    size_t nslen = 0, keylen = 0; /* set by check_key when it succeeds */
     int rc = check_key("numacoll_kvdb_delete", nspace, key, &nslen, &keylen);
     if (rc) return rc;
     uint64_t h = kv_hash(nspace, nslen, rank, key, keylen);
@@ -959,7 +959,7 @@ static inline __attribute__((always_inline)) int get_impl(numacoll_kvdb_t *db, c
                                                           const int prof)
 {
     if (prof) st[0] = nc_kv_stamp_start();
-    size_t nslen, keylen;
+    size_t nslen = 0, keylen = 0; /* set by check_key when it succeeds */
     if (NC_UNLIKELY(!db || !len))
         return nc_error(NUMACOLL_ERR_ARG, "numacoll_kvdb_get: NULL argument");
     int rc = check_key("numacoll_kvdb_get", ns, key, &nslen, &keylen);
