@@ -62,7 +62,9 @@ typedef struct nc_comm {
      * read them from another thread. Folded into g_st when the state is released. */
     _Atomic uint64_t st_barrier_calls, st_barrier_numacoll;
     _Atomic uint64_t st_bcast_calls, st_bcast_numacoll; /* MPI_Bcast's fast path (same rule) */
-    MPI_Comm comm;                                      /* the user's communicator (not owned) */
+
+    /* the rest: set-up, hierarchical mode, the idle-team cache */
+    MPI_Comm comm;    /* the user's communicator (not owned) */
     MPI_Comm node;    /* hier: this process's (pseudo-)node communicator (owned) */
     MPI_Comm leaders; /* hier: leaders' communicator on leaders, else MPI_COMM_NULL */
     int node_size, node_rank, my_node, nnodes;
