@@ -986,7 +986,7 @@ static inline int inl_take(int me, int root, const char *blk, size_t sent, void 
 {
     /* the length from `bytes` when the sizes match: memcpy's tail loads are addressed from
      * the length, and with min(sent, bytes) they waited for the load of `sent` (see
-     * wait_stamp for the measured effect of both changes) */
+     * spin_stamp for the measured effect of both changes) */
     if (NC_LIKELY(sent == bytes))
         small_copy(buf, blk + INL_HDR, bytes);
     else
@@ -1563,7 +1563,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                "children",
                (unsigned long long)b->hot.op, bytes, root, nc_bcast_tree_names[kind],
                x.c->parent[root], x.nkids);
-    /* the path from our own size; a receiver follows the root's if that differs (recv_blk) */
+    /* the path from our own size; a receiver follows the root's if that differs (recv_first) */
     int is_root = x.me == root;
     if (bytes <= inl || (b->cma_ok && cma_min && bytes >= cma_min)) {
         if (!is_root) return recv_first(&x, buf, bytes, 1);
@@ -1663,7 +1663,7 @@ static int run_hot(numacoll_team_t *t, bst_t *b, void *buf, size_t bytes, int ro
     if (NC_UNLIKELY(alt || ((uint64_t *)blk)[1] != (bytes | root_bits(root))))
         return hot_mismatch(t, buf, bytes, root);
     /* lengths from `bytes` (a register, not the load of the word: the copies' addresses
-     * need not wait for that load; see wait_stamp for the measured effect) */
+     * need not wait for that load; see spin_stamp for the measured effect) */
     if (NC_UNLIKELY(h->nkids)) hot_forward(h, blk, off, bytes, op);
     return inl_take(t->rank, root, blk, bytes, buf, bytes, h->mine, op);
 }
