@@ -73,6 +73,11 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
   nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)
   nc_mpi_test(mpi_${f}_bcast_truncate ${f} 3 -- ${P} truncate)
+  # NUMACOLL_BCAST_CHECK: a self-root and a size mismatch fail on every rank, nothing moves
+  nc_mpi_test(mpi_${f}_bcast_check ${f} 3 --env NUMACOLL_BCAST_CHECK=1
+              --expect "rank 2 passed root 2, 8 bytes, but rank 0 passed root 0"
+              --expect "rank 1 passed root 0, 200000 bytes, but rank 0 passed root 0, 100000"
+              -- ${P} check)
   # broadcasts of more than 2 GiB (about 5 GB of memory at np = 2; skipped without it)
   nc_mpi_test(mpi_${f}_bcast_big ${f} 2 --timeout 200 --env NUMACOLL_MPI_SETUP_AFTER=0
               --expect "bcastbig: PASS" -- ${P} bcastbig)

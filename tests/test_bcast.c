@@ -736,6 +736,141 @@ static int mm_worker(nc_forkctx_t *ctx)
     return 0;
 }
 
+/* NUMACOLL_BCAST_CHECK=1: the members' arguments are compared before any data moves. In
+ * one call of three (after two good ones) one member (any, the root included) passes
+ * something else: itself as the root (the mistake the unchecked broadcast cannot see),
+ * another rank as the root, another size, or other per-call options (a tree). Every
+ * member must then fail with ERR_ARG and a message naming that member, and nobody's
+ * buffer may change (receivers keep their old bytes, the root its message); every good
+ * call must deliver the whole message, the hot path's sizes and the queue's, so the
+ * team's state survives the refusals. */
+typedef struct ck_args {
+    int iters;
+    unsigned seed;
+} ck_args_t;
+
+static int check_worker(nc_forkctx_t *ctx)
+{
+    const ck_args_t *a = ctx->arg;
+    numacoll_team_t *t = ctx->team;
+    int P = ctx->size, me = ctx->rank;
+    size_t cap = 1 * MiB;
+    unsigned char *buf = malloc(cap + 16), *want = malloc(cap);
+    if (!buf || !want) return 70;
+    uint32_t x = a->seed | 1;
+    int refused = 0;
+    for (int i = 0; i < a->iters; i++) {
+        int root = (int)(rnd(&x) % (uint32_t)P);
+        size_t n = rnd(&x) % 2 ? rnd(&x) % 2048 : rnd(&x) % cap;
+        int bad = i % 3 == 2;
+        int culprit = bad ? (int)(rnd(&x) % (uint32_t)P) : -1;
+        int kind = (int)(rnd(&x) % 4); /* 0 self-root, 1 other root, 2 size, 3 options */
+        if (kind == 0 && culprit == root) kind = 2;
+        int my_root = root, other = (root + 1 + (int)(rnd(&x) % (uint32_t)(P - 1))) % P;
+        size_t mine = n, extra = 1 + rnd(&x) % 64; /* drawn on every member alike */
+        nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
+        if (me == culprit) {
+            if (kind == 0) my_root = me;
+            if (kind == 1) my_root = other;
+            if (kind == 2) mine = n + extra;
+            if (kind == 3) o.tree = NC_BTREE_CHAIN;
+        }
+        uint64_t key = ((uint64_t)a->seed << 32) ^ (uint64_t)i;
+        fill(want, n, key);
+        unsigned char old = (unsigned char)(0x3C ^ (i & 0xff));
+        memset(buf, old, mine);
+        if (me == root) memcpy(buf, want, n); /* (a root that passed more: old bytes after) */
+        memset(buf + mine, 0x5C, 16);
+        int rc;
+        if (kind == 3 && bad) { /* everyone through the options call, one with a tree */
+            nc_team_op_enter(t, "bcast");
+            rc = nc_bcast_run_opts(t, buf, mine, my_root, &o);
+            if (rc == NUMACOLL_OK) nc_team_op_leave(t);
+        } else {
+            rc = numacoll_bcast(t, buf, mine, my_root);
+        }
+        if (!bad) {
+            if (rc != NUMACOLL_OK) {
+                fprintf(stderr, "rank %d: good call %d (root %d, %zu bytes) failed: %s\n", me, i,
+                        root, n, numacoll_last_error());
+                return 71;
+            }
+            if (memcmp(buf, want, n) != 0) {
+                fprintf(stderr, "rank %d: good call %d: wrong data\n", me, i);
+                return 72;
+            }
+        } else {
+            char name[64];
+            snprintf(name, sizeof name, "rank %d passed", culprit);
+            if (rc != NUMACOLL_ERR_ARG || !strstr(numacoll_last_error(), name) ||
+                !strstr(numacoll_last_error(), "NUMACOLL_BCAST_CHECK")) {
+                fprintf(stderr, "rank %d: bad call %d (kind %d by rank %d): %s: %s\n", me, i,
+                        kind, culprit, numacoll_status_name(rc), numacoll_last_error());
+                return 73;
+            }
+            nc_team_op_leave(t);
+            refused++;
+            size_t sent = 0;
+            int mark = 0, mroot = -1;
+            uint64_t head = 0;
+            /* the mismatch record: another root iff roots differed (the MPI error class) */
+            if (!nc_bcast_last_mismatch(t, &sent, &mark, &head, &mroot) || mark ||
+                (kind <= 1) != (mroot != my_root)) {
+                fprintf(stderr, "rank %d: bad call %d (kind %d): record root %d, mine %d\n", me,
+                        i, kind, mroot, my_root);
+                return 74;
+            }
+            for (size_t j = 0; j < mine; j++)
+                if (buf[j] != (me == root && j < n ? want[j] : old)) {
+                    fprintf(stderr, "rank %d: refused call %d changed byte %zu\n", me, i, j);
+                    return 75;
+                }
+        }
+        for (int c = 0; c < 16; c++)
+            if (buf[mine + c] != 0x5C) return 76;
+    }
+    free(buf);
+    free(want);
+    return refused == a->iters / 3 ? 0 : 77;
+}
+
+/* Rank 1 alone turns the check on: the broadcast state is refused on every member with
+ * ERR_CONFIG naming the setting (nobody waits in a barrier the others never enter). */
+static int check_disagree_worker(nc_forkctx_t *ctx)
+{
+    if (ctx->rank == 1) {
+        setenv("NUMACOLL_BCAST_CHECK", "1", 1);
+        if (numacoll_config_reload() != NUMACOLL_OK) return 60;
+    }
+    char c = 7;
+    int rc = numacoll_bcast(ctx->team, &c, 1, 0);
+    const char *e = numacoll_last_error();
+    if (rc != NUMACOLL_ERR_CONFIG || (!strstr(e, "check 0/1") && !strstr(e, "check 1/0"))) {
+        fprintf(stderr, "rank %d: %s: %s\n", ctx->rank, numacoll_status_name(rc),
+                numacoll_last_error());
+        return 61;
+    }
+    return 0;
+}
+
+static void test_check(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("NUMACOLL_BCAST_CHECK", "1", 1);
+    env_reload();
+    ck_args_t a = {.iters = 120, .seed = 931};
+    run_members(2, check_worker, &a, 120);
+    a.seed = 932;
+    run_members(3, check_worker, &a, 120);
+    a.seed = 933, a.iters = 60;
+    run_members(6, check_worker, &a, 120);
+    /* every member must agree on the check: a team where one member checks is refused */
+    clear_env();
+    env_reload();
+    run_members(3, check_disagree_worker, NULL, 60);
+}
+
 /* Marked messages (nc_bcast_opts_t.mark, the MPI layer's header of a broadcast over
  * 2 GiB): a marked 8-byte message against unmarked receivers of 8, 100 and 100000 bytes
  * (the hot inline path, the general one, the queue path), then an unmarked one of 8 bytes
@@ -1118,6 +1253,7 @@ int main(void)
         cmocka_unit_test(test_oversubscribed_p8),
         cmocka_unit_test(test_size_mismatch),
         cmocka_unit_test(test_root_mismatch),
+        cmocka_unit_test(test_check),
         cmocka_unit_test(test_marked),
         cmocka_unit_test(test_copy_mode_selection),
         cmocka_unit_test(test_bad_config),

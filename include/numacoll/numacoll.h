@@ -136,10 +136,13 @@ const numacoll_algorithm_info_t *numacoll_barrier_algorithms(int *count);
  * size and returns NUMACOLL_ERR_ARG naming both sizes; the team's next broadcasts work.
  * Likewise a receiver that passes another receiver as the root: it takes part in the true
  * root's broadcast (and gets its data) and returns NUMACOLL_ERR_ARG naming both roots.
- * Not detected: a member that wrongly passes itself as the root broadcasts its own buffer
- * (its children may take that or a mix of both messages; the true root's notification to
- * it is lost and its subtree waits). The broadcast queues are created at a team's first
- * broadcast.
+ * Not detected by default: a member that wrongly passes itself as the root broadcasts its
+ * own buffer (its children may take that or a mix of both messages; the true root's
+ * notification to it is lost and its subtree waits). With NUMACOLL_BCAST_CHECK=1 (on every
+ * member) each broadcast first compares all members' roots and sizes (one extra barrier):
+ * on a mismatch every member returns NUMACOLL_ERR_ARG naming the member that differs, no
+ * buffer changes, and the team's next broadcasts work. The broadcast queues are created
+ * at a team's first broadcast.
  */
 int numacoll_bcast(numacoll_team_t *team, void *buf, size_t bytes, int root);
 

@@ -162,6 +162,14 @@ static const nc_cfg_def_t table[] = {
      "41, 256 KiB 42 vs 60; with the default streamed root copy equal or better. Not used when "
      "the team is oversubscribed (P = 8 on 2 CPUs: 2-10 % slower at 64-256 KiB)",
      NULL},
+    {"NUMACOLL_BCAST_CHECK", NC_CFG_BOOL, "0", "0|1",
+     "compare every broadcast's root, size and per-call options across the members before any "
+     "data moves (one extra barrier per broadcast; a debugging aid): a mismatch fails on every "
+     "member with NUMACOLL_ERR_ARG (MPI: MPI_ERR_ROOT or MPI_ERR_TRUNCATE) naming the member "
+     "that differs, and nobody's buffer changes. Off, a receiver with another size or root "
+     "still fails, but a member that passes itself as the root is not detected; all members "
+     "must agree",
+     NULL},
     {"NUMACOLL_BCAST_ADAPT", NC_CFG_BOOL, "1", "0|1",
      "from STREAM_MIN on, the root picks the copy mode (streamed or plain stores on each side) "
      "per log2 size class from the members' mean time in some of its broadcasts, each member "

@@ -1215,6 +1215,55 @@ static void roots_paths(void)
     MPI_Comm_free(&c);
 }
 
+/* Mode "check", run with NUMACOLL_BCAST_CHECK=1: erroneous broadcasts fail on every rank
+ * before any data moves. Case 0: the last rank passes itself as the root (the others root
+ * 0; without the check nobody would notice): MPI_ERR_ROOT on every rank. Case 1: rank 1
+ * passes twice the others' count: MPI_ERR_TRUNCATE on every rank. Inline and queue sizes,
+ * each on a fresh communicator whose first broadcast (correct) sets numacoll up; every
+ * rank's buffer must stay as it was, and a correct broadcast must work afterwards. */
+static void test_check(void)
+{
+    static const size_t sizes[] = {8, 100000};
+    for (int c = 0; c < 2; c++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            size_t n = sizes[k];
+            MPI_Comm m;
+            MPI_Comm_dup(MPI_COMM_WORLD, &m);
+            MPI_Comm_set_errhandler(m, MPI_ERRORS_RETURN);
+            int v = g_rank == 0 ? 77 : 0;
+            int rc = MPI_Bcast(&v, 1, MPI_INT, 0, m);
+            CHECK(rc == MPI_SUCCESS && v == 77, "check: warm-up got class %d, value %d",
+                  err_class(rc), v);
+            unsigned char *buf = malloc(2 * n);
+            if (!buf) {
+                CHECK(0, "check: out of memory");
+                MPI_Comm_free(&m);
+                return;
+            }
+            for (size_t i = 0; i < 2 * n; i++)
+                buf[i] = (unsigned char)(g_rank == 0 ? i * 3 + (size_t)c : (size_t)(0xC3 + g_rank));
+            int root = c == 0 && g_rank == g_size - 1 ? g_rank : 0;
+            int count = c == 1 && g_rank == 1 ? (int)(2 * n) : (int)n;
+            rc = MPI_Bcast(buf, count, MPI_BYTE, root, m);
+            int want = c == 0 ? MPI_ERR_ROOT : MPI_ERR_TRUNCATE;
+            CHECK(rc != MPI_SUCCESS && err_class(rc) == want,
+                  "check: case %d (%zu bytes): class %d, expected %d", c, n, err_class(rc), want);
+            size_t changed = 0;
+            for (size_t i = 0; i < 2 * n; i++)
+                changed += buf[i] != (unsigned char)(g_rank == 0 ? i * 3 + (size_t)c
+                                                                 : (size_t)(0xC3 + g_rank));
+            CHECK(changed == 0, "check: case %d (%zu bytes): %zu bytes changed", c, n, changed);
+            free(buf);
+            MPI_Comm_free(&m);
+        }
+    MPI_Comm m;
+    MPI_Comm_dup(MPI_COMM_WORLD, &m);
+    int v[2] = {g_rank == 1 ? 5 : 0, g_rank == 1 ? 6 : 0};
+    int rc = MPI_Bcast(v, 2, MPI_INT, 1, m);
+    CHECK(rc == MPI_SUCCESS && v[0] == 5 && v[1] == 6, "check: the correct broadcast after");
+    MPI_Comm_free(&m);
+}
+
 static void test_truncate(void)
 {
     MPI_Comm c;
@@ -1576,6 +1625,8 @@ int main(int argc, char **argv)
         test_bcast(arg > 0 ? arg : 3);
     else if (!strcmp(mode, "truncate"))
         test_truncate();
+    else if (!strcmp(mode, "check"))
+        test_check();
     else if (!strcmp(mode, "bcastc"))
         test_bcastc();
     else if (!strcmp(mode, "bcastbig"))

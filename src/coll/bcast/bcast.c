@@ -164,6 +164,8 @@ struct nc_bcast_team {
     size_t nt_out_min; /* NUMACOLL_BCAST_STREAM_OUT_MIN: receivers stream out (0 = never) */
     int rotate;        /* rotate an op's data through its set (frag_buf) */
     int adapt;         /* choose the copy mode per size class from timed probes (sel) */
+    int check;         /* NUMACOLL_BCAST_CHECK: compare the arguments first (check.c) */
+    uint64_t check_n;  /* checked calls so far (identical on all members) */
     struct sel {       /* per log2 size class, on the root side only (local state) */
         double last[4][4]; /* last 4 samples (ns per byte) of each mode (nt bits) */
         uint32_t n[4];     /* samples per mode */
@@ -447,7 +449,7 @@ out:
 typedef struct init_msg {
     uint64_t f, s, q, room, inline_max, cma_min;
     uint64_t shm_free;
-    int32_t tree, k, relay, pid, rotate, pad;
+    int32_t tree, k, relay, pid, rotate, check;
     uint64_t probe_addr;
 } init_msg_t;
 
@@ -640,6 +642,12 @@ static int bcast_init(numacoll_team_t *t)
     b->rotate = nc_cfg_bool("NUMACOLL_BCAST_ROTATE") && !t->oversubscribed;
     b->adapt = nc_cfg_bool("NUMACOLL_BCAST_ADAPT") && !t->oversubscribed;
     b->trace = nc_verbose() >= 3; /* read once: the config lookup is too slow per call */
+    b->check = nc_cfg_bool("NUMACOLL_BCAST_CHECK");
+    if (b->check && line < 8 * sizeof(uint64_t)) /* check_call's words 2-7 of the ack line */
+        rc = nc_error(NUMACOLL_ERR_CONFIG,
+                      "NUMACOLL_BCAST_CHECK=1 needs cache lines of at least 64 bytes; this "
+                      "team's are %zu (allowed here: NUMACOLL_BCAST_CHECK=0)",
+                      line);
 
     /* parameters from the configuration */
     size_t budget = nc_cfg_size("NUMACOLL_BCAST_QUEUE_BYTES");
@@ -691,6 +699,7 @@ static int bcast_init(numacoll_team_t *t)
                      .k = b->k,
                      .relay = b->relay,
                      .rotate = b->rotate,
+                     .check = b->check,
                      .pid = (int32_t)getpid(),
                      .probe_addr = (uint64_t)(uintptr_t)&cma_probe_word};
     if (t->allgather(&me, all, sizeof me, t->oob_ctx) != 0) {
@@ -702,13 +711,13 @@ static int bcast_init(numacoll_team_t *t)
         const init_msg_t *o = &all[r];
         if (o->f != f || o->s != s || o->q != q || o->room != b->room ||
             o->inline_max != b->inline_max || o->cma_min != b->cma_min || o->tree != b->tree ||
-            o->k != b->k || o->relay != b->relay || o->rotate != b->rotate)
+            o->k != b->k || o->relay != b->relay || o->rotate != b->rotate || o->check != b->check)
             rc = nc_error(NUMACOLL_ERR_CONFIG,
                           "broadcast parameters differ between ranks %d and %d (f %zu/%llu, s "
-                          "%zu/%llu, q %zu/%llu, tree %d/%d, ...); every member must see the "
-                          "same NUMACOLL_BCAST_* settings",
+                          "%zu/%llu, q %zu/%llu, tree %d/%d, check %d/%d, ...); every member "
+                          "must see the same NUMACOLL_BCAST_* settings",
                           t->rank, r, f, (unsigned long long)o->f, s, (unsigned long long)o->s, q,
-                          (unsigned long long)o->q, b->tree, o->tree);
+                          (unsigned long long)o->q, b->tree, o->tree, b->check, o->check);
         if (o->shm_free < shm_free) shm_free = o->shm_free;
     }
     int cma_mine = rc == NUMACOLL_OK && cma_probe(&all[(t->rank + 1) % P]);
@@ -788,12 +797,14 @@ static int bcast_init(numacoll_team_t *t)
     }
     b->global = b->seg.base;
     b->procs = b->global + b->global_bytes;
-    b->hot = (hot_t){.mine = proc_base(b, t->rank),
-                     .blk_off = (uint32_t)((1 + b->s) * line),
-                     .blk = (uint32_t)b->inl_block,
-                     .fast_lim = b->trace || P > INT16_MAX ? 0 : (uint32_t)b->inl_fast + 1,
-                     .root = -1,
-                     .head = (uint16_t)(line - INL_HDR)};
+    b->hot =
+        (hot_t){.mine = proc_base(b, t->rank),
+                .blk_off = (uint32_t)((1 + b->s) * line),
+                .blk = (uint32_t)b->inl_block,
+                /* off when tracing or checking: the general path does both */
+                .fast_lim = b->trace || b->check || P > INT16_MAX ? 0 : (uint32_t)b->inl_fast + 1,
+                .root = -1,
+                .head = (uint16_t)(line - INL_HDR)};
     b->leaders = (int32_t *)b->global;
     if (t->rank == 0) /* informational: the NUMA leader (lowest rank of its node) */
         for (int r = 0; r < P; r++) {
@@ -1516,6 +1527,30 @@ int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[4], do
     return NUMACOLL_OK;
 }
 
+/* NUMACOLL_BCAST_CHECK: this call's arguments against every member's (check.c), with
+ * the per-call options resolved against the team's defaults. On a mismatch nothing has
+ * moved and the op counts are untouched; the mismatch record tells the MPI layer whether
+ * the roots differ (MPI_ERR_ROOT) or only sizes, marks or options (MPI_ERR_TRUNCATE). */
+static __attribute__((noinline)) int check_call(numacoll_team_t *t, bst_t *b, size_t bytes,
+                                                int root, const nc_bcast_opts_t *o)
+{
+    nc_bcast_args_t a = {.root = root, .mark = o && o->mark > 0, .bytes = bytes};
+    a.opts = nc_bcast_opts_sig(
+        o && o->tree >= 0 && o->tree < NC_BTREE_COUNT ? o->tree : b->tree,
+        o && o->k > 0 ? o->k : b->k, o && o->inline_max >= 0 ? o->inline_max : (long)b->inline_max,
+        o && o->cma_min >= 0 ? o->cma_min : (long long)b->cma_min,
+        o && o->relay >= 0 ? o->relay : b->relay, o && o->nt >= 0 ? o->nt : -1,
+        o && o->rotate >= 0 ? o->rotate : b->rotate);
+    int other = -1;
+    /* the six check words: words 2-7 of each member's ack line (single writer: its owner) */
+    int rc =
+        nc_bcast_check_args(t, (char *)(ack_of(b, 0) + 2), b->proc_bytes, b->check_n++, &a, &other);
+    if (rc == NUMACOLL_ERR_ARG)
+        b->mm.valid = 1, b->mm.mark = 0, b->mm.sent = bytes, b->mm.head = 0,
+        b->mm.root = other >= 0 ? other : root;
+    return rc;
+}
+
 int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                       const nc_bcast_opts_t *o)
 {
@@ -1528,6 +1563,10 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
         if (rc) return rc;
     }
     bst_t *b = t->bcast;
+    if (NC_UNLIKELY(b->check)) {
+        int rc = check_call(t, b, bytes, root, o);
+        if (rc) return rc;
+    }
     int kind = o && o->tree >= 0 && o->tree < NC_BTREE_COUNT ? o->tree : b->tree;
     int k = o && o->k > 0 ? o->k : b->k;
     int rc = tree_build(t, b, kind, k);

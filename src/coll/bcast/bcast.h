@@ -3,7 +3,8 @@
  * The team-level entry point; state is created at a team's first broadcast.
  *
  * Files: bcast.c (state, segment, the algorithm), tree.c (notification trees),
- * model.c (the paper's cost model and the choice of f and s; pure functions).
+ * model.c (the paper's cost model and the choice of f and s; pure functions), check.c
+ * (NUMACOLL_BCAST_CHECK: the members' arguments compared before each broadcast).
  */
 #ifndef NC_BCAST_H
 #define NC_BCAST_H
@@ -19,6 +20,29 @@ void nc_bcast_team_fini(numacoll_team_t *t);
  *  that got their memory, all of them when populated at creation); 0 without a broadcast
  *  state or with only its control block. */
 size_t nc_bcast_team_queue_bytes(const numacoll_team_t *t);
+
+/* ---- argument check (check.c, NUMACOLL_BCAST_CHECK) ------------------------------------ */
+
+typedef struct nc_bcast_args {
+    int root, mark;
+    uint32_t opts; /* nc_bcast_opts_sig of the call's effective per-call options */
+    size_t bytes;
+} nc_bcast_args_t;
+
+/** A 31-bit signature of a call's effective per-call options (bcast.c resolves the team
+ *  defaults first, so a default and the same value passed explicitly agree). */
+uint32_t nc_bcast_opts_sig(int tree, int k, long inline_max, long long cma_min, int relay, int nt,
+                           int rotate);
+/**
+ * Collective: publish @p mine as this member's arguments of checked call @p n (counted
+ * alike on every member), barrier, compare every member's. Member r's six check words lie
+ * at @p words0 + r * @p stride (single writer r). NUMACOLL_OK if all match; otherwise
+ * NUMACOLL_ERR_ARG on every member, with a message naming the first member whose arguments
+ * differ from rank 0's, and *@p other_root = the first root passed by a member that differs
+ * from ours (-1: all passed our root).
+ */
+int nc_bcast_check_args(numacoll_team_t *t, char *words0, size_t stride, uint64_t n,
+                        const nc_bcast_args_t *mine, int *other_root);
 
 /* ---- trees ---------------------------------------------------------------------------- */
 
