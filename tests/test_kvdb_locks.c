@@ -221,6 +221,127 @@ static void test_robust(void **state)
     numacoll_kvdb_close(srv);
 }
 
+/* ---- rwlock: kill -9 of a reader inside its lock or unlock -------------------------- */
+
+typedef struct gap_arg {
+    shared_t *sh;
+    int point; /* nc_kvlock_rw_test_hook's point to die at */
+} gap_arg_t;
+
+static _Atomic int *g_gap_flag;
+static int g_gap_point;
+
+static void gap_hook(int point)
+{
+    if (point != g_gap_point) return;
+    atomic_store(g_gap_flag, 1);
+    while (1)
+        pause(); /* killed here */
+}
+
+static int gap_holder(void *argp)
+{
+    gap_arg_t *a = argp;
+    numacoll_kvdb_t *db;
+    if (numacoll_kvdb_attach(a->sh->handle, &db)) return 10;
+    g_gap_flag = &a->sh->holding, g_gap_point = a->point;
+    nc_kvlock_rw_test_hook = gap_hook;
+    uint64_t tok;
+    if (nc_kvdb_rdlock(db, &tok)) return 11; /* points 0 and 1 stop in here */
+    nc_kvdb_rdunlock(db, tok);               /* point 2 stops in here */
+    return 12;
+}
+
+/* A live reader that holds the read lock for about 100 ms (sh->inside = 1 meanwhile). */
+static int slow_reader(void *argp)
+{
+    shared_t *sh = argp;
+    numacoll_kvdb_t *db;
+    if (numacoll_kvdb_attach(sh->handle, &db)) return 20;
+    uint64_t tok;
+    if (nc_kvdb_rdlock(db, &tok)) return 21;
+    atomic_store(&sh->inside, 1);
+    atomic_store(&sh->ready, 1);
+    usleep(100000);
+    atomic_store(&sh->inside, 0);
+    if (nc_kvdb_rdunlock(db, tok)) return 22;
+    numacoll_kvdb_close(db);
+    return 0;
+}
+
+/* Attach (taking over slot 0 of a dead reader), read-lock and unlock once, detach. */
+static int slot_taker(void *argp)
+{
+    shared_t *sh = argp;
+    numacoll_kvdb_t *db;
+    if (numacoll_kvdb_attach(sh->handle, &db)) return 30;
+    if (nc_kvdb_slot(db) != 0) return 31;
+    uint64_t tok;
+    if (nc_kvdb_rdlock(db, &tok) || nc_kvdb_rdunlock(db, tok)) return 32;
+    numacoll_kvdb_close(db);
+    return 0;
+}
+
+/* The writer must wait for a live reader (never release its hold on its behalf) and then
+ * get the lock: checks that recovery left glibc's reader count right. */
+static void writer_waits_for_live_reader(numacoll_kvdb_t *srv, shared_t *sh)
+{
+    atomic_store(&sh->ready, 0);
+    pid_t p = kvt_spawn(slow_reader, sh);
+    while (!atomic_load(&sh->ready))
+        sched_yield();
+    assert_int_equal(nc_kvdb_wrlock(srv), NUMACOLL_OK);
+    int inside = atomic_load(&sh->inside);
+    assert_int_equal(nc_kvdb_wrunlock(srv), NUMACOLL_OK);
+    if (inside) print_error("the writer got the lock while a live reader held it\n");
+    assert_int_equal(inside, 0);
+    assert_int_equal(kvt_reap(p, 20), 0);
+}
+
+/* rwlock only: a reader killed (0) after showing ACQ, before it locks (it holds nothing),
+ * (1) after it locked, before it shows HOLD, (2) after it showed REL, before it unlocks.
+ * The writer must get the lock without NUMACOLL_TIMEOUT (before: it waited forever in 1
+ * and 2), release exactly the dead reader's hold (recovered count), and still wait for a
+ * live reader afterwards. Case 1 again with the dead slot taken over by a new reader first
+ * (its state is gone then; the writer finds the hold by count alone). */
+static void test_reader_dies_in_gap(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 4; c++) {
+        int point = c == 3 ? 1 : c;
+        shared_t *sh;
+        numacoll_kvdb_t *srv = start_server("rwlock", c == 3 ? 1 : 2, "v0", &sh);
+        alarm(60); /* a hang is a failure */
+        gap_arg_t a = {sh, point};
+        atomic_store(&sh->holding, 0);
+        pid_t p = kvt_spawn(gap_holder, &a);
+        while (!atomic_load(&sh->holding)) {
+            assert_int_equal(waitpid(p, NULL, WNOHANG), 0);
+            sched_yield();
+        }
+        kill(p, SIGKILL);
+        assert_int_equal(kvt_reap(p, 10), 128 + SIGKILL);
+        if (c == 3) /* a new reader takes over the dead one's (only) slot */
+            assert_int_equal(kvt_reap(kvt_spawn(slot_taker, sh), 20), 0);
+        numacoll_kvdb_stats_t st;
+        numacoll_kvdb_stats(srv, &st);
+        uint64_t before = st.recovered;
+        if (point == 0) /* the dead reader holds nothing: a live one must still be waited for */
+            writer_waits_for_live_reader(srv, sh);
+        assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", "v1", 2), NUMACOLL_OK);
+        assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK); /* takes the write lock */
+        numacoll_kvdb_stats(srv, &st);
+        if (st.recovered - before != (point == 0 ? 0u : 1u))
+            print_error("case %d: %llu holds recovered\n", c,
+                        (unsigned long long)(st.recovered - before));
+        assert_int_equal(st.recovered - before, point == 0 ? 0 : 1);
+        writer_waits_for_live_reader(srv, sh);
+        alarm(0);
+        munmap(sh, sizeof *sh);
+        numacoll_kvdb_close(srv);
+    }
+}
+
 /* ---- the server dies inside a write: readers get an error, not a hang ------------------ */
 
 typedef struct srv_arg {
@@ -413,6 +534,10 @@ int main(int argc, char **argv)
         snprintf(group, sizeof group, "kvdb locks: %s", name);
         fails += _cmocka_run_group_tests(group, all[i], 5, NULL, NULL);
         ran++;
+    }
+    if (!only || strcmp(only, "rwlock") == 0) {
+        const struct CMUnitTest gap[] = {cmocka_unit_test_setup(test_reader_dies_in_gap, setup)};
+        fails += cmocka_run_group_tests_name("kvdb locks: rwlock gaps", gap, NULL, NULL);
     }
     if (!ran) {
         fprintf(stderr, "unknown scheme '%s'\n", only);
