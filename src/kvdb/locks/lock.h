@@ -107,8 +107,8 @@ static inline int nc_kvwait_step(nc_kvwait_t *kw)
     return nc_kvwait_slow(kw);
 }
 
-/** Tests only: when set, a reader of the rwlock scheme calls it inside its lock and
- *  unlock, at point 0 (its slot shows ACQ, before pthread_rwlock_tryrdlock), 1 (it holds
- *  the lock, before its slot shows HOLD) and 2 (its slot shows REL, before the unlock). */
-extern void (*nc_kvlock_rw_test_hook)(int point);
+/** Tests only: @p hook (NULL: none) is called by readers of the rwlock scheme at point 0
+ *  (its slot shows IN, before pthread_rwlock_tryrdlock), 1 (it holds the lock) and 2 (it
+ *  has unlocked, before its slot shows OUT). */
+void nc_kvlock_rw_set_test_hook(void (*hook)(int point));
 #endif
