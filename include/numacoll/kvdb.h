@@ -20,8 +20,10 @@
  * same user (segments are mode 0600).
  *
  * Locking: NUMACOLL_KVDB_LOCK (or params.lock) selects the reader/writer scheme; see
- * numacoll_kvdb_locks(). Readers killed at any point (even holding their lock) neither
- * hang the server nor leak their reader slot.
+ * numacoll_kvdb_locks(). Readers killed at any point (even holding their lock, or half
+ * way into taking or dropping it) neither hang the server nor leak their reader slot. (The
+ * rwlock scheme recovers a dead reader's hold from glibc's reader count; with another C
+ * library its writer fails with NUMACOLL_ERR_TIMEOUT under NUMACOLL_TIMEOUT instead.)
  *
  * Threads: the server's calls must come from one thread at a time; a reader handle must
  * be used by one thread at a time (attach once per thread otherwise).
