@@ -31,10 +31,13 @@
 
 #define SLICE_NS 10000000ull /* 10 ms */
 
-/* A slot word: (generation << 1) | IN. Written by the slot's reader (plain stores: it is
- * the only writer while alive) and, once it is dead, by a reader taking over the slot
- * (compare-exchange, rw_slot_reset). */
+/* A slot word: (generation << 1) | IN. Written only by the slot's owner (plain stores),
+ * also by a new owner clearing a dead one's IN (rw_slot_reset). */
 #define RW_IN 1u
+static inline uint64_t rw_next(uint64_t w, unsigned in) /* next generation, IN or OUT */
+{
+    return ((w >> 1) + 1) << 1 | in;
+}
 
 typedef struct rw_slot {
     _Atomic uint64_t word;
@@ -132,7 +135,7 @@ static int rw_try(nc_kvlock_t *l, rw_slot_t *s)
 {
     /* relaxed: our own word (OUT), of which we are the only writer */
     uint64_t before = atomic_load_explicit(&s->word, memory_order_relaxed);
-    atomic_store_explicit(&s->word, before + 2 + RW_IN, memory_order_relaxed);
+    atomic_store_explicit(&s->word, rw_next(before, RW_IN), memory_order_relaxed);
     /* release fence: IN is visible to anyone whose acquire load of the lock word sees the
      * RMW of a successful tryrdlock below (rw_readers) */
     atomic_thread_fence(memory_order_release);
@@ -184,7 +187,8 @@ static int rw_rd_unlock(nc_kvlock_t *l, uint64_t token)
     if (NC_UNLIKELY(test_hook != NULL)) test_hook(2);
     /* release: whoever sees OUT sees our unlock in the lock word too. Relaxed load: our
      * own word (IN), of which we are the only writer */
-    atomic_store_explicit(&s->word, atomic_load_explicit(&s->word, memory_order_relaxed) + 1,
+    atomic_store_explicit(&s->word,
+                          rw_next(atomic_load_explicit(&s->word, memory_order_relaxed), 0),
                           memory_order_release);
     return NUMACOLL_OK;
 }
@@ -268,11 +272,10 @@ static void rw_slot_reset(nc_kvlock_t *l, int slot)
     /* the dead previous owner's IN goes; its hold, if any, stays for the writer's count
      * (rw_recover), the only one who releases holds on others' behalf */
     rw_slot_t *s = rw_slot(l, slot);
-    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
-    /* relaxed: the exchange only keeps the generation moving past the dead owner's word */
-    if (w & RW_IN)
-        atomic_compare_exchange_strong_explicit(&s->word, &w, w + 1, memory_order_relaxed,
-                                                memory_order_relaxed);
+    /* relaxed load: the slot is ours now (its pid), nobody else writes its word; release
+     * store: as any OUT of ours (rw_rd_unlock) */
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+    if (w & RW_IN) atomic_store_explicit(&s->word, rw_next(w, 0), memory_order_release);
 }
 
 const nc_kvlock_ops_t nc_kvlock_rwlock = {
