@@ -11,7 +11,9 @@
  *   per process r (first-touched by r, bound to its NUMA node):
  *       ack line                 (word 0: op + 1 of the last op r has finished; word 1: r's
  *                                time in the last broadcast the root asked it to report, for
- *                                the copy-mode selection; single writer r)
+ *                                the copy-mode selection; words 2-7: r's arguments of
+ *                                its last two checked calls, NUMACOLL_BCAST_CHECK;
+ *                                single writer r)
  *       s control lines          (one per queue slot: {stamp, size})
  *       8 inline blocks          (one per op mod 8: {stamp, size, payload[room]})
  *       (rounded up to a page)

@@ -37,8 +37,8 @@ uint32_t nc_bcast_opts_sig(int tree, int k, long inline_max, long long cma_min, 
  * Collective: publish @p mine as this member's arguments of checked call @p n (counted
  * alike on every member), barrier, compare every member's. Member r's six check words lie
  * at @p words0 + r * @p stride (single writer r). NUMACOLL_OK if all match; otherwise
- * NUMACOLL_ERR_ARG on every member, with a message naming the first member whose arguments
- * differ from rank 0's, and *@p other_root = the first root passed by a member that differs
+ * NUMACOLL_ERR_ARG on every member, with a message naming a member whose arguments differ
+ * from those most members passed (ties: the lowest rank's), and *@p other_root = the first root passed by a member that differs
  * from ours (-1: all passed our root).
  */
 int nc_bcast_check_args(numacoll_team_t *t, char *words0, size_t stride, uint64_t n,

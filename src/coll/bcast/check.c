@@ -11,9 +11,10 @@
  * With the check on, every member publishes (root, bytes, mark, options) in its own slot,
  * the team's default barrier follows, and every member reads every slot. All of them read
  * the same values, so all reach the same verdict: either the broadcast runs, or nobody
- * moves a byte and every member returns NUMACOLL_ERR_ARG with the same message naming the
- * first member whose arguments differ from rank 0's. The team's op counts stay untouched,
- * so its next broadcasts work. The price is one barrier per broadcast (a debugging aid).
+ * moves a byte and every member returns NUMACOLL_ERR_ARG with the same message naming a
+ * member whose arguments differ from those most members passed, and those. The team's op
+ * counts stay untouched, so its next broadcasts work. The price is one barrier per
+ * broadcast (a debugging aid).
  *
  * Slots: member r's check words live in its own ack line (bcast.c passes their address),
  * two sets of three words used alternately (call n uses set n % 2). A set is rewritten at
