@@ -134,6 +134,16 @@ int nc_seg_check_placement(const void *addr, size_t len, int expect, size_t *on_
 /** Page size and the configured cache-line padding unit (NUMACOLL_CACHELINE). */
 size_t nc_page_size(void);
 size_t nc_line_size(void);
+/* FNV-1a of @p n bytes at @p p, continuing from @p h (start: NC_FNV_BASIS) */
+#define NC_FNV_BASIS 1469598103934665603ull
+static inline uint64_t nc_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
 static inline size_t nc_round_up(size_t x, size_t a)
 {
     return (x + a - 1) / a * a;

@@ -45,9 +45,8 @@ static uint64_t autogroup_key(void)
     if (!f) return 0;
     if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
     fclose(f);
-    uint64_t h = 1469598103934665603ull; /* FNV-1a of the "/autogroup-N" word */
-    for (char *c = buf; *c && *c != ' ' && *c != '\n'; c++)
-        h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    /* FNV-1a of the "/autogroup-N" word */
+    uint64_t h = nc_fnv1a(NC_FNV_BASIS, buf, strcspn(buf, " \n"));
     return buf[0] ? h : 0;
 }
 

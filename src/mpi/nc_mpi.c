@@ -160,24 +160,16 @@ static struct {
     atomic_store_explicit(&(c), atomic_load_explicit(&(c), memory_order_relaxed) + 1,              \
                           memory_order_relaxed)
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 1099511628211ull;
-    return h;
-}
-
 /* A key that is equal for processes of one machine: host name and kernel boot id. */
 static uint64_t node_key(void)
 {
     char buf[256] = {0};
-    uint64_t h = 1469598103934665603ull;
-    if (gethostname(buf, sizeof buf - 1) == 0) h = fnv1a(h, buf, strlen(buf));
+    uint64_t h = NC_FNV_BASIS;
+    if (gethostname(buf, sizeof buf - 1) == 0) h = nc_fnv1a(h, buf, strlen(buf));
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (f) {
         memset(buf, 0, sizeof buf);
-        if (fgets(buf, sizeof buf, f)) h = fnv1a(h, buf, strlen(buf));
+        if (fgets(buf, sizeof buf, f)) h = nc_fnv1a(h, buf, strlen(buf));
         fclose(f);
     }
     return h;
@@ -289,7 +281,7 @@ static int world_active(void)
 
 static uint64_t team_id(const numacoll_team_t *t)
 {
-    return fnv1a(1469598103934665603ull, t->seg.name, strlen(t->seg.name));
+    return nc_fnv1a(NC_FNV_BASIS, t->seg.name, strlen(t->seg.name));
 }
 
 static void idle_destroy_all(void)
@@ -414,9 +406,9 @@ static uint64_t members_sig(MPI_Comm comm, int size)
         for (int i = 0; i < size; i++)
             in[i] = i;
         if (PMPI_Group_translate_ranks(g, size, in, g_world_group, in + size) == MPI_SUCCESS) {
-            h = fnv1a(1469598103934665603ull, &size, sizeof size);
+            h = nc_fnv1a(NC_FNV_BASIS, &size, sizeof size);
             for (int i = 0; i < size && h; i++)
-                h = in[size + i] == MPI_UNDEFINED ? 0 : fnv1a(h, &in[size + i], sizeof(int));
+                h = in[size + i] == MPI_UNDEFINED ? 0 : nc_fnv1a(h, &in[size + i], sizeof(int));
         }
         free(in);
     }

@@ -71,10 +71,7 @@ uint32_t nc_bcast_opts_sig(int tree, int k, long inline_max, long long cma_min, 
                            int rotate)
 {
     const long long v[7] = {tree, k, inline_max, cma_min, relay, nt, rotate};
-    uint64_t h = 1469598103934665603ull; /* FNV-1a over the effective values */
-    for (int i = 0; i < 7; i++)
-        for (int j = 0; j < 8; j++)
-            h = (h ^ (((uint64_t)v[i] >> (8 * j)) & 0xff)) * 1099511628211ull;
+    uint64_t h = nc_fnv1a(NC_FNV_BASIS, v, sizeof v); /* (members share a byte order) */
     return (uint32_t)(h ^ (h >> 32)) & 0x7fffffffu;
 }
 
