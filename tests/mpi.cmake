@@ -69,6 +69,28 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "badenv: 2 communicators, 80 calls, bytes right, native" -- ${P} badenv)
   nc_mpi_test(mpi_${f}_lazy_fake2 ${f} 5 --env NUMACOLL_MPI_SETUP_AFTER=40
               --env NUMACOLL_FAKE_NODES=2 --expect "lazy: threshold 40. .*hierarchical" -- ${P} lazy)
+  # seeded random barriers and broadcasts (0 B - 4 MiB, type pairs) on six overlapping
+  # communicators, one re-created now and then; the deferral ends mid-run; the seed is printed
+  # (NC_SOAK_SEED reruns it)
+  if(f STREQUAL "mpich") # oversubscribed MPICH busy-polls: fewer steps
+    nc_mpi_test(mpi_${f}_soak ${f} 3 --env NUMACOLL_MPI_SETUP_AFTER=64
+                --expect "soak: 3000 steps" -- ${P} soak 3000)
+    nc_mpi_test(mpi_${f}_soak_fake2 ${f} 4 --env NUMACOLL_FAKE_NODES=2
+                --expect "soak: 1000 steps" -- ${P} soak 1000)
+  else()
+    nc_mpi_test(mpi_${f}_soak ${f} 3 --env NUMACOLL_MPI_SETUP_AFTER=64
+                --expect "soak: 5000 steps" -- ${P} soak 5000)
+    nc_mpi_test(mpi_${f}_soak_np8 ${f} 8 --env NUMACOLL_MPI_SETUP_AFTER=32
+                --expect "soak: 2000 steps" -- ${P} soak 2000)
+    nc_mpi_test(mpi_${f}_soak_fake2 ${f} 5 --env NUMACOLL_FAKE_NODES=2
+                --expect "soak: 3000 steps" -- ${P} soak 3000)
+    nc_mpi_test(mpi_${f}_soak_check ${f} 4 --env NUMACOLL_BCAST_CHECK=1
+                --expect "soak: 3000 steps" -- ${P} soak 3000)
+  endif()
+  # its barrier check must catch no-op barriers
+  nc_mpi_test(mpi_${f}_soak_noop_detected ${f} 3 --env NC_SOAK_NOOP=1
+              --expect "soak: no-op barriers: [1-9][0-9]* exits before a member had entered"
+              -- ${P} soak 1000)
   nc_mpi_test(mpi_${f}_threads ${f} 2 -- ${P} threads)
   nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
   nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)
