@@ -91,6 +91,10 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_soak_noop_detected ${f} 3 --env NC_SOAK_NOOP=1
               --expect "soak: no-op barriers: [1-9][0-9]* exits before a member had entered"
               -- ${P} soak 1000)
+  # MPMD launches (two app contexts, ':' and an appfile/configfile): every rank preloaded
+  add_test(NAME mpi_${f}_mpmd
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_mpmd.sh ${CMAKE_BINARY_DIR}/bin ${f} ${P})
+  set_tests_properties(mpi_${f}_mpmd PROPERTIES TIMEOUT 240 LABELS "mpi;mpi-${f}" RUN_SERIAL TRUE)
   nc_mpi_test(mpi_${f}_threads ${f} 2 -- ${P} threads)
   nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
   nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)

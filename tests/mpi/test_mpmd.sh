@@ -1,0 +1,41 @@
+#!/bin/bash
+# MPMD launches under numacoll-run: every app context must be preloaded, or the preloaded
+# ranks wait in numacoll's set-up for ranks that never join it (Open MPI's -x covers only
+# the context it precedes).
+#   test_mpmd.sh BIN_DIR FLAVOR PROGRAM   (PROGRAM: mpi_coll_test for that MPI)
+set -u
+bin="$1"; flavor="$2"; prog="$3"; fail=0
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_base_warn_component_unused=0 NUMACOLL_MPI_SETUP_AFTER=0
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+run() { # label, launcher command...
+    local label="$1"; shift
+    local out rc
+    out="$(timeout 60 "$bin/numacoll-run" "$@" 2>&1)"; rc=$?
+    echo "=== $label (exit $rc)"
+    echo "$out" | grep -v '^\s*$' | tail -n 12
+    # 3 ranks in 2 app contexts, each rank's 30 broadcasts through numacoll
+    if [ $rc -ne 0 ] || ! grep -q "bcast: PASS" <<<"$out" ||
+        ! grep -q "bcast: 30 calls, 30 through numacoll" <<<"$out"; then
+        echo "FAILED: $label"; fail=1
+    fi
+}
+case "$flavor" in
+openmpi)
+    run "Open MPI, contexts split by ':'" mpirun.openmpi --oversubscribe \
+        -np 1 "$prog" bcast 1 : -np 2 "$prog" bcast 1
+    printf '# two contexts\n-np 1 %s bcast 1\n\n-np 2 %s bcast 1\n' "$prog" "$prog" >"$tmp/app"
+    run "Open MPI, --app FILE" mpirun.openmpi --oversubscribe --app "$tmp/app"
+    if ls "${TMPDIR:-/tmp}"/numacoll-appfile.* >/dev/null 2>&1; then
+        echo "FAILED: numacoll-run left its appfile copy behind"; fail=1
+    fi
+    ;;
+mpich)
+    run "MPICH, contexts split by ':'" mpiexec.mpich -n 1 "$prog" bcast 1 : -n 2 "$prog" bcast 1
+    printf -- '-n 1 %s bcast 1 : -n 2 %s bcast 1\n' "$prog" "$prog" >"$tmp/cfg"
+    run "MPICH, -configfile" mpiexec.mpich -configfile "$tmp/cfg"
+    ;;
+*) echo "test_mpmd.sh: unknown MPI $flavor"; exit 2 ;;
+esac
+exit $fail
