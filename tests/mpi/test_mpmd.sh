@@ -1,7 +1,8 @@
 #!/bin/bash
 # MPMD launches under numacoll-run: every app context must be preloaded, or the preloaded
 # ranks wait in numacoll's set-up for ranks that never join it (Open MPI's -x covers only
-# the context it precedes).
+# the context it precedes); likewise a context whose own LD_PRELOAD option (-x, -env)
+# would replace the preload.
 #   test_mpmd.sh BIN_DIR FLAVOR PROGRAM   (PROGRAM: mpi_coll_test for that MPI)
 set -u
 bin="$1"; flavor="$2"; prog="$3"; fail=0
@@ -27,6 +28,8 @@ openmpi)
         -np 1 "$prog" bcast 1 : -np 2 "$prog" bcast 1
     printf '# two contexts\n-np 1 %s bcast 1\n\n-np 2 %s bcast 1\n' "$prog" "$prog" >"$tmp/app"
     run "Open MPI, --app FILE" mpirun.openmpi --oversubscribe --app "$tmp/app"
+    run "Open MPI, a context with its own -x LD_PRELOAD" mpirun.openmpi --oversubscribe \
+        -np 1 -x LD_PRELOAD=libm.so.6 "$prog" bcast 1 : -np 2 "$prog" bcast 1
     if ls "${TMPDIR:-/tmp}"/numacoll-appfile.* >/dev/null 2>&1; then
         echo "FAILED: numacoll-run left its appfile copy behind"; fail=1
     fi
@@ -35,6 +38,8 @@ mpich)
     run "MPICH, contexts split by ':'" mpiexec.mpich -n 1 "$prog" bcast 1 : -n 2 "$prog" bcast 1
     printf -- '-n 1 %s bcast 1 : -n 2 %s bcast 1\n' "$prog" "$prog" >"$tmp/cfg"
     run "MPICH, -configfile" mpiexec.mpich -configfile "$tmp/cfg"
+    run "MPICH, a context with its own -env LD_PRELOAD" mpiexec.mpich \
+        -n 1 -env LD_PRELOAD libm.so.6 "$prog" bcast 1 : -n 2 "$prog" bcast 1
     ;;
 *) echo "test_mpmd.sh: unknown MPI $flavor"; exit 2 ;;
 esac

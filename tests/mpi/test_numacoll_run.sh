@@ -21,6 +21,10 @@ for f in $flavors; do
         NUMACOLL_VERBOSE=1 check "MPMD: -x in every context" \
             "^mpirun\.openmpi -x LD_PRELOAD=[^ ]+ -x NUMACOLL_VERBOSE -np 1 ./a : -x LD_PRELOAD=[^ ]+ -x NUMACOLL_VERBOSE -np 2 ./b x : -x LD_PRELOAD=[^ ]+ -x NUMACOLL_VERBOSE -np 1 ./c" \
             mpirun.openmpi -np 1 ./a : -np 2 ./b x : -np 1 ./c
+        # the command's own LD_PRELOAD keeps the library in front
+        check "-x LD_PRELOAD=... keeps the library first" \
+            "-np 1 -x LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so:libm\.so\.6 ./a" \
+            mpirun.openmpi -np 1 -x LD_PRELOAD=libm.so.6 ./a
         # an appfile is run from a copy with the options on each context line
         app="$(mktemp)"
         printf '# comment\n\n-np 1 ./a\n-np 2 ./b' >"$app"
@@ -41,6 +45,9 @@ for f in $flavors; do
         ;;
     mpich)
         check "mpiexec.mpich" "^mpiexec\.mpich -genv LD_PRELOAD [^ ]*/mpich/libnumacoll_mpi\.so -n 2 ./a" mpiexec.mpich -n 2 ./a
+        check "-env LD_PRELOAD ... keeps the library first" \
+            "-n 1 -env LD_PRELOAD [^ ]*/mpich/libnumacoll_mpi\.so:libm\.so\.6 ./a" \
+            mpiexec.mpich -n 1 -env LD_PRELOAD libm.so.6 ./a
         # -genv covers every context already
         check "MPMD: one -genv" "^mpiexec\.mpich -genv LD_PRELOAD [^ ]+ -n 1 ./a : -n 2 ./b $" \
             mpiexec.mpich -n 1 ./a : -n 2 ./b
