@@ -127,9 +127,10 @@ for mpi in openmpi mpich; do
     done
     # native (and Open MPI's coll/sm), numacoll's default, the physical references
     # limit:signal (a bare flag store and wait), limit:inline (a minimal inline broadcast with
-    # its payload, up to 1 KiB) and limit:memcpy (one local copy); numacoll's broadcast
-    # variants (notification trees, CMA) once, with Open MPI
-    bv=native,native-sm,default,limit:signal,limit:inline,limit:memcpy
+    # its payload, up to 1 KiB), limit:memcpy (one local copy) and limit:xcore (one copy of
+    # the root's just written message by the other core); numacoll's broadcast variants
+    # (notification trees, CMA) once, with Open MPI
+    bv=native,native-sm,default,limit:signal,limit:inline,limit:memcpy,limit:xcore
     if [ "$mpi" = openmpi ]; then
         bv="$bv,core,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma"
     fi
@@ -145,7 +146,8 @@ done
 # (MEASURING.md): one run says little about whether a target holds. So the target sizes run
 # again in LAUNCHES separate launches, each interleaving numacoll with the natives and the
 # references: 1 B - 1 KiB against the best native (Open MPI: its default and coll/sm), with
-# limit:inline beside them; 1-4 MiB against limit:memcpy. Rows go to
+# the floors limit:signal and limit:inline beside them; 1-4 MiB against limit:memcpy, with
+# the floor limit:xcore beside it. Rows go to
 # launches_mpi_bcast.csv (the CSV schema plus a `launch` column, mean over the ranks).
 LAUNCHES="${BENCH_LAUNCHES:-6}"
 if [ "${BENCH_QUICK:-0}" = 1 ]; then LAUNCHES="${BENCH_LAUNCHES:-0}"; fi
@@ -164,10 +166,10 @@ for l in $(seq 1 "$LAUNCHES"); do
         [ -x "$BIN/numacoll-bench-mpi-$mpi" ] || continue
         if [ "$mpi" = openmpi ]; then
             run "bcast targets, launch $l of $LAUNCHES, openmpi, np=2, 1 B - 1 KiB" \
-                launch_part openmpi "$l" 1 1K native,native-sm,default,limit:inline
+                launch_part openmpi "$l" 1 1K native,native-sm,default,limit:signal,limit:inline
         fi
         run "bcast targets, launch $l of $LAUNCHES, $mpi, np=2, 1-4 MiB" \
-            launch_part "$mpi" "$l" 1M 4M native,default,limit:memcpy
+            launch_part "$mpi" "$l" 1M 4M native,default,limit:memcpy,limit:xcore
     done
 done
 

@@ -143,12 +143,25 @@ foreach(f ${NC_MPI_FLAVORS})
                        RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
   # the MPI benchmark's broadcast references: limit:inline carries the payload (every
   # receiver checks it; a wrong byte fails the run) at each size up to its 1 KiB blocks
-  # and is left out above them (11 rows for 1 B .. 1 KiB, none at 2 KiB)
+  # and is left out above them (11 rows for 1 B .. 1 KiB, none at 2 KiB); limit:xcore's
+  # receivers copy the root's message and check it too (np = 3: two receivers)
   if(TARGET numacoll-bench-mpi-${f})
     nc_mpi_test(mpi_${f}_bench_bcast_limits ${f} 2 --count "^bcast +limit:inline " 11
                 --count "^bcast +limit:signal " 12 --reject "limit:inline +2 +2048 "
+                --count "^bcast +limit:xcore " 12
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --reps 2 --iters 50
-                --target-ms 1 --max-bytes 2048 --variants default,limit:signal,limit:inline)
+                --target-ms 1 --max-bytes 2048
+                --variants default,limit:signal,limit:inline,limit:xcore)
+    nc_mpi_test(mpi_${f}_bench_bcast_xcore ${f} 3 --count "^bcast +limit:xcore +3 " 4
+                -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --reps 2 --iters 20
+                --target-ms 1 --min-bytes 128K --max-bytes 1M --variants limit:xcore)
+    # a name --variants does not know is an error naming it and the allowed names; a known
+    # one this run cannot measure (limit:memcpy for the barrier) is said, not skipped
+    nc_mpi_test(mpi_${f}_bench_bad_variant ${f} 2 --exit 2
+                --count "unknown variant 'no-such'. allowed: native, default, .*limit:xcore" 1
+                --count "variant 'limit:memcpy' is not measured in this run" 1
+                -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} barrier --reps 1
+                --variants default,limit:memcpy,no-such)
   endif()
   # hierarchical path on one machine: pseudo-nodes
   foreach(k 2 3)

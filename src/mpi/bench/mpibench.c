@@ -24,7 +24,12 @@
  * `limit:inline` (up to INL_LIMIT_MAX bytes: the least an inline broadcast with its payload
  * can cost, a stamp and the payload stored straight into each receiver's block, one ack
  * line written per call and read only when a block comes round again; the floor of every
- * size the default sends inline, where the payload's extra lines add their transfers).
+ * size the default sends inline, where the payload's extra lines add their transfers) and
+ * `limit:xcore` (the root writes the message into a shared window, untimed, before the
+ * barrier; then every receiver times one memcpy of it into its pool buffer: the least any
+ * broadcast can cost when the data must cross from the root's core to another, with no
+ * queue, no notification and no second copy; reported like limit:memcpy as the slowest
+ * rank's mean; the floor beside the large-message target, which compares with memcpy).
  *
  * Broadcast buffers (like IMB -off_cache and the core harness): every call uses the next
  * buffer of a pool of min(64, region / n) page-aligned buffers in one region of at least
@@ -76,7 +81,7 @@ typedef struct opts {
 typedef struct variant {
     const char *name; /* CSV algorithm column */
     int kind;         /* 0 native, 1 default, 2 named algorithm, 3 core (no wrapper), 4 native-sm,
-                       * 5 limit:memcpy, 6 limit:signal, 7 limit:inline */
+                       * 5 limit:memcpy, 6 limit:signal, 7 limit:inline, 8 limit:xcore */
     const char *alg;
     double samples[MAXREPS];      /* bcast: mean over the ranks; barrier: slowest rank */
     double samples_slow[MAXREPS]; /* slowest rank */
@@ -103,6 +108,10 @@ static MPI_Win g_inl_win = MPI_WIN_NULL;
 static unsigned char **g_inl_all; /* every rank's region: ack line, then the blocks */
 static uint64_t *g_inl_seen;      /* root side: last ack seen per rank */
 static uint64_t g_inl_seq;
+/* limit:xcore: the root's message, in a shared window only the root's region of which has
+ * any bytes (max-bytes); the receivers copy from it */
+static MPI_Win g_xc_win = MPI_WIN_NULL;
+static unsigned char *g_xc_src;
 static numacoll_team_t *g_team; /* the flat team behind g_comm (variant "core") */
 static unsigned char *g_buf;    /* this call's buffer: g_pool[i % g_npool] */
 static size_t g_bytes;
@@ -123,7 +132,8 @@ static void usage(FILE *f)
                "         [--variants a,b,...] [--native-label NAME] [--quiet]\n"
                "Run it under mpirun/mpiexec. Variants: native, default, native-sm (Open MPI's\n"
                "coll/sm), (barrier) core and every registered numacoll algorithm\n"
-               "(numacoll-info --algorithms), (bcast) tree:<name>, cma and limit:memcpy.\n"
+               "(numacoll-info --algorithms), (bcast) tree:<name>, cma, copy:<mode>, core,\n"
+               "limit:memcpy, limit:signal, limit:inline and limit:xcore (np >= 2).\n"
                "Without --variants: native, default, native-sm, limit:memcpy (bcast) and every\n"
                "algorithm (barrier).\n");
 }
@@ -139,6 +149,62 @@ static int in_list(const char *list, const char *name)
         p = e ? e + 1 : NULL;
     }
     return 0;
+}
+
+/* Every name of --variants either became a variant in @p vs or is a known name that this
+ * run cannot measure (said on stderr, with the reason); an unknown name is an error
+ * (returns 1, message on rank 0, the allowed names listed). Same result on every rank. */
+static int check_variants(const opts_t *o, const variant_t *vs, int nv, int mode)
+{
+    static const char *fixed[] = {"default",      "native-sm",    "core",       "limit:memcpy",
+                                  "limit:signal", "limit:inline", "limit:xcore"};
+    int bad = 0;
+    for (const char *p = o->variants; p && *p;) {
+        const char *e = strchr(p, ',');
+        int l = e ? (int)(e - p) : (int)strlen(p);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", l < 63 ? l : 63, p);
+        p = e ? e + 1 : NULL;
+        int found = 0, known = 0;
+        for (int i = 0; i < nv && !found; i++)
+            found = !strcmp(vs[i].name, name) || (vs[i].kind == 0 && !strcmp(name, "native"));
+        if (found) continue;
+        for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+            known |= !strcmp(fixed[i], name);
+        const char *vn;
+        for (int i = 0; !o->barrier && (vn = numacoll_mpi_bcast_variant_name(i)); i++)
+            known |= !strcmp(vn, name);
+        int na = 0;
+        const numacoll_algorithm_info_t *al = numacoll_barrier_algorithms(&na);
+        for (int i = 0; o->barrier && i < na; i++)
+            known |= !strcmp(al[i].name, name);
+        if (g_rank != 0) {
+            bad |= !known;
+            continue;
+        }
+        if (known)
+            fprintf(stderr, "numacoll-bench --mpi: variant '%s' is not measured in this run (%s)\n",
+                    name,
+                    mode != 1 && strcmp(name, "native-sm") && strncmp(name, "limit:", 6)
+                        ? "numacoll is not active on this communicator"
+                        : "not available with this MPI, collective, process count or "
+                          "oversubscription");
+        else {
+            bad = 1;
+            fprintf(stderr, "numacoll-bench --mpi: unknown variant '%s'; allowed: native, ", name);
+            if (strcmp(o->native_label, "native")) fprintf(stderr, "%s, ", o->native_label);
+            for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+                fprintf(stderr, "%s, ", fixed[i]);
+            if (o->barrier)
+                for (int i = 0; i < na; i++)
+                    fprintf(stderr, "%s%s", al[i].name, i + 1 < na ? ", " : "\n");
+            else
+                for (int i = 0; (vn = numacoll_mpi_bcast_variant_name(i)); i++)
+                    fprintf(stderr, "%s%s", i ? ", " : "", vn);
+            if (!o->barrier) fprintf(stderr, "\n");
+        }
+    }
+    return bad;
 }
 
 static int parse_bytes(const char *s, size_t *out)
@@ -233,6 +299,15 @@ static int run_once(int barrier, const variant_t *v, int root)
         }
         return MPI_SUCCESS;
     }
+    if (v->kind == 8) {
+        /* the root has written g_xc_src before the barrier that precedes this call (the
+         * barrier orders that write before this read); only the receivers copy */
+        if (g_rank != root) {
+            memcpy(g_buf, g_xc_src, g_bytes);
+            __asm__ __volatile__("" ::"r"(g_buf) : "memory"); /* the copy is not dead */
+        }
+        return MPI_SUCCESS;
+    }
     if (v->kind == 7) {
         uint64_t seq = ++g_inl_seq;
         size_t off = 128 + (size_t)(seq % INL_LIMIT_BLKS) * INL_LIMIT_STRIDE;
@@ -269,14 +344,15 @@ static int run_once(int barrier, const variant_t *v, int root)
 }
 
 /* Before broadcast call @p i (untimed): the next buffer of the pool, and new content in
- * the root's (in limit:memcpy's source), so that the root's data are hot in its cache as an
- * application's just computed data would be, while the receivers' buffer (the copy's
- * destination) was last touched 64 calls or 64 MiB ago. */
+ * the root's (in limit:memcpy's source, in limit:xcore's shared window), so that the root's data
+ * are hot in its cache as an application's just computed data would be, while the receivers' buffer
+ * (the copy's destination) was last touched 64 calls or 64 MiB ago. */
 static void prepare_call(const variant_t *v, long i)
 {
     g_buf = g_pool[i % g_npool];
     g_key++;
-    if (g_rank == 0 && g_bytes) memset(v->kind == 5 ? g_src : g_buf, g_key, g_bytes);
+    if (g_rank == 0 && g_bytes)
+        memset(v->kind == 5 ? g_src : v->kind == 8 ? g_xc_src : g_buf, g_key, g_bytes);
 }
 
 /* Mean seconds per call of @p iters calls: the slowest rank's in *slow, and the mean over
@@ -307,11 +383,14 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err, d
             if (run_once(barrier, v, 0) != MPI_SUCCESS) *err = 1;
             dt += PMPI_Wtime() - t0;
             /* every receiver checks the first and last byte (untimed) */
-            if (g_rank != 0 && g_bytes && (v->kind <= 4 || v->kind == 7) &&
+            if (g_rank != 0 && g_bytes && (v->kind <= 4 || v->kind >= 7) &&
                 (g_buf[0] != g_key || g_buf[g_bytes - 1] != g_key))
                 g_bad++;
             /* the next call's buffer and content, before the barrier: a receiver's timed
-             * call must not include the root's writing of the message */
+             * call must not include the root's writing of the message. limit:xcore's root
+             * returns at once, so it must not overwrite its source before the receivers
+             * have copied it: one more barrier (untimed) */
+            if (v->kind == 8) MPI_Barrier(g_comm);
             prepare_call(v, i + 1);
             MPI_Barrier(g_comm);
         }
@@ -325,8 +404,9 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err, d
     PMPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, g_comm);
     PMPI_Allreduce(&dt, &sum, 1, MPI_DOUBLE, MPI_SUM, g_comm);
     if (slow) *slow = mx;
-    /* limit:memcpy: only rank 0 copies (the others' 0 would halve the mean) */
-    return barrier || v->kind == 5 ? mx : sum / g_size;
+    /* limit:memcpy: only rank 0 copies (the others' 0 would halve the mean); limit:xcore:
+     * only the receivers copy (the root's 0 would halve it at np = 2) */
+    return barrier || v->kind == 5 || v->kind == 8 ? mx : sum / g_size;
 }
 
 static FILE *g_csv, *g_csv_slow;
@@ -525,7 +605,26 @@ int main(int argc, char **argv)
 #endif
     if (!o.barrier && in_list(o.variants, "limit:memcpy"))
         vs[nv++] = (variant_t){.name = "limit:memcpy", .kind = 5};
-        /* limit:signal spins: only without oversubscription (and on x86, for the pause) */
+    if (!o.barrier && o.variants && in_list(o.variants, "limit:xcore") && g_size > 1) {
+        /* only the root's region has bytes (the others ask for 0) */
+        MPI_Aint sz = g_rank == 0 ? (MPI_Aint)(o.max_bytes ? o.max_bytes : 1) : 0;
+        void *base = NULL;
+        int du;
+        if (PMPI_Win_allocate_shared(sz, 4096, MPI_INFO_NULL, g_comm, &base, &g_xc_win) !=
+                MPI_SUCCESS ||
+            PMPI_Win_shared_query(g_xc_win, 0, &sz, &du, &base) != MPI_SUCCESS) {
+            fprintf(stderr,
+                    "numacoll-bench --mpi: MPI_Win_allocate_shared of %zu bytes (the "
+                    "source of limit:xcore) failed\n",
+                    o.max_bytes);
+            PMPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        g_xc_src = base;
+        if (g_rank == 0) memset(g_xc_src, 3, (size_t)sz); /* every page faulted in */
+        PMPI_Barrier(g_comm);
+        vs[nv++] = (variant_t){.name = "limit:xcore", .kind = 8};
+    }
+    /* limit:signal spins: only without oversubscription (and on x86, for the pause) */
 #if defined(__x86_64__) || defined(__i386__)
     int spin_ok = g_size <= (int)sysconf(_SC_NPROCESSORS_ONLN), all_ok = 0;
     PMPI_Allreduce(&spin_ok, &all_ok, 1, MPI_INT, MPI_MIN, g_comm);
@@ -559,6 +658,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < na && nv < MAXV; i++)
             if (in_list(o.variants, al[i].name))
                 vs[nv++] = (variant_t){.name = al[i].name, .kind = 2, .alg = al[i].name};
+    }
+    /* every name in --variants must be measured or be known and not available here */
+    if (o.variants && check_variants(&o, vs, nv, mode)) {
+        free(vs);
+        PMPI_Comm_free(&g_comm);
+        MPI_Finalize();
+        return 2;
     }
     if (g_rank == 0) {
         if (mode == 0)
@@ -614,6 +720,7 @@ int main(int argc, char **argv)
     if (g_comm_sm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm_sm);
     if (g_sig_win != MPI_WIN_NULL) PMPI_Win_free(&g_sig_win);
     if (g_inl_win != MPI_WIN_NULL) PMPI_Win_free(&g_inl_win);
+    if (g_xc_win != MPI_WIN_NULL) PMPI_Win_free(&g_xc_win);
     free(g_sig_all);
     free(g_inl_all);
     free(g_inl_seen);
