@@ -258,6 +258,18 @@ static unsigned char **shared_regions(size_t bytes, MPI_Win *win)
     return all;
 }
 
+/* The coll/sm duplicate and the windows of the limit:* references. Collective. */
+static void free_references(void)
+{
+    if (g_comm_sm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm_sm);
+    if (g_sig_win != MPI_WIN_NULL) PMPI_Win_free(&g_sig_win);
+    if (g_inl_win != MPI_WIN_NULL) PMPI_Win_free(&g_inl_win);
+    if (g_xc_win != MPI_WIN_NULL) PMPI_Win_free(&g_xc_win);
+    free(g_sig_all);
+    free(g_inl_all);
+    free(g_inl_seen);
+}
+
 static int run_once(int barrier, const variant_t *v, int root)
 {
     if (barrier) {
@@ -661,6 +673,7 @@ int main(int argc, char **argv)
     }
     /* every name in --variants must be measured or be known and not available here */
     if (o.variants && check_variants(&o, vs, nv, mode)) {
+        free_references();
         free(vs);
         PMPI_Comm_free(&g_comm);
         MPI_Finalize();
@@ -717,13 +730,7 @@ int main(int argc, char **argv)
     any |= nbad != 0;
     if (g_csv) fclose(g_csv);
     if (g_csv_slow) fclose(g_csv_slow);
-    if (g_comm_sm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm_sm);
-    if (g_sig_win != MPI_WIN_NULL) PMPI_Win_free(&g_sig_win);
-    if (g_inl_win != MPI_WIN_NULL) PMPI_Win_free(&g_inl_win);
-    if (g_xc_win != MPI_WIN_NULL) PMPI_Win_free(&g_xc_win);
-    free(g_sig_all);
-    free(g_inl_all);
-    free(g_inl_seen);
+    free_references();
     free(vs);
     PMPI_Comm_free(&g_comm);
     MPI_Finalize();
