@@ -138,17 +138,44 @@ static void usage(FILE *f)
                "algorithm (barrier).\n");
 }
 
+/* The next name of comma list @p p into @p out (at most @p n - 1 bytes of it); the rest of
+ * the list, or NULL after its last name. */
+static const char *next_name(const char *p, char *out, size_t n)
+{
+    const char *e = strchr(p, ',');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    snprintf(out, n, "%.*s", (int)(l < n ? l : n - 1), p);
+    return e ? e + 1 : NULL;
+}
+
 static int in_list(const char *list, const char *name)
 {
     if (!list) return 1;
-    size_t n = strlen(name);
+    char item[64];
     for (const char *p = list; p && *p;) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (l == n && !strncmp(p, name, n)) return 1;
-        p = e ? e + 1 : NULL;
+        p = next_name(p, item, sizeof item);
+        if (!strcmp(item, name)) return 1;
     }
     return 0;
+}
+
+/* Variant names besides the native label and the barrier algorithms / broadcast variants
+ * of the library (numacoll_barrier_algorithms, numacoll_mpi_bcast_variant_name) */
+static const char *const g_fixed_names[] = {"native",       "default",      "native-sm",
+                                            "core",         "limit:memcpy", "limit:signal",
+                                            "limit:inline", "limit:xcore"};
+enum { NFIXED = sizeof g_fixed_names / sizeof *g_fixed_names };
+
+/* The @p i-th name --variants may hold for the barrier (@p barrier) or the broadcast, NULL
+ * past the last */
+static const char *variant_name(int barrier, int i)
+{
+    if (i < NFIXED) return g_fixed_names[i];
+    i -= NFIXED;
+    if (!barrier) return numacoll_mpi_bcast_variant_name(i);
+    int na = 0;
+    const numacoll_algorithm_info_t *al = numacoll_barrier_algorithms(&na);
+    return i < na ? al[i].name : NULL;
 }
 
 /* Every name of --variants either became a variant in @p vs or is a known name that this
@@ -156,53 +183,35 @@ static int in_list(const char *list, const char *name)
  * (returns 1, message on rank 0, the allowed names listed). Same result on every rank. */
 static int check_variants(const opts_t *o, const variant_t *vs, int nv, int mode)
 {
-    static const char *fixed[] = {"default",      "native-sm",    "core",       "limit:memcpy",
-                                  "limit:signal", "limit:inline", "limit:xcore"};
     int bad = 0;
+    char name[64];
     for (const char *p = o->variants; p && *p;) {
-        const char *e = strchr(p, ',');
-        int l = e ? (int)(e - p) : (int)strlen(p);
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", l < 63 ? l : 63, p);
-        p = e ? e + 1 : NULL;
-        int found = 0, known = 0;
+        p = next_name(p, name, sizeof name);
+        int found = 0, known = !strcmp(name, o->native_label);
         for (int i = 0; i < nv && !found; i++)
             found = !strcmp(vs[i].name, name) || (vs[i].kind == 0 && !strcmp(name, "native"));
-        if (found) continue;
-        for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
-            known |= !strcmp(fixed[i], name);
         const char *vn;
-        for (int i = 0; !o->barrier && (vn = numacoll_mpi_bcast_variant_name(i)); i++)
-            known |= !strcmp(vn, name);
-        int na = 0;
-        const numacoll_algorithm_info_t *al = numacoll_barrier_algorithms(&na);
-        for (int i = 0; o->barrier && i < na; i++)
-            known |= !strcmp(al[i].name, name);
-        if (g_rank != 0) {
-            bad |= !known;
+        for (int i = 0; !found && !known && (vn = variant_name(o->barrier, i)); i++)
+            known = !strcmp(vn, name);
+        if (found || g_rank != 0) {
+            bad |= !found && !known;
             continue;
         }
-        if (known)
+        if (known) {
             fprintf(stderr, "numacoll-bench --mpi: variant '%s' is not measured in this run (%s)\n",
                     name,
                     mode != 1 && strcmp(name, "native-sm") && strncmp(name, "limit:", 6)
                         ? "numacoll is not active on this communicator"
                         : "not available with this MPI, collective, process count or "
                           "oversubscription");
-        else {
-            bad = 1;
-            fprintf(stderr, "numacoll-bench --mpi: unknown variant '%s'; allowed: native, ", name);
-            if (strcmp(o->native_label, "native")) fprintf(stderr, "%s, ", o->native_label);
-            for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
-                fprintf(stderr, "%s, ", fixed[i]);
-            if (o->barrier)
-                for (int i = 0; i < na; i++)
-                    fprintf(stderr, "%s%s", al[i].name, i + 1 < na ? ", " : "\n");
-            else
-                for (int i = 0; (vn = numacoll_mpi_bcast_variant_name(i)); i++)
-                    fprintf(stderr, "%s%s", i ? ", " : "", vn);
-            if (!o->barrier) fprintf(stderr, "\n");
+            continue;
         }
+        bad = 1;
+        fprintf(stderr, "numacoll-bench --mpi: unknown variant '%s'; allowed:", name);
+        if (strcmp(o->native_label, "native")) fprintf(stderr, " %s,", o->native_label);
+        for (int i = 0; (vn = variant_name(o->barrier, i)); i++)
+            fprintf(stderr, "%s %s", i ? "," : "", vn);
+        fprintf(stderr, "\n");
     }
     return bad;
 }
