@@ -157,7 +157,7 @@ foreach(f ${NC_MPI_FLAVORS})
                 --target-ms 1 --min-bytes 128K --max-bytes 1M --variants limit:xcore)
     # a name --variants does not know is an error naming it and the allowed names; a known
     # one this run cannot measure (limit:memcpy for the barrier) is said, not skipped
-    nc_mpi_test(mpi_${f}_bench_bad_variant ${f} 2 --exit 2
+    nc_mpi_test(mpi_${f}_bench_bad_variant ${f} 2 --fail
                 --count "unknown variant 'no-such'. allowed: native, default, .*limit:xcore" 1
                 --count "variant 'limit:memcpy' is not measured in this run" 1
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} barrier --reps 1
