@@ -111,6 +111,7 @@ static uint64_t g_inl_seq;
 /* limit:xcore: the root's message, in a shared window only the root's region of which has
  * any bytes (max-bytes); the receivers copy from it */
 static MPI_Win g_xc_win = MPI_WIN_NULL;
+static unsigned char **g_xc_all; /* every rank's region: only the root's has bytes */
 static unsigned char *g_xc_src;
 static numacoll_team_t *g_team; /* the flat team behind g_comm (variant "core") */
 static unsigned char *g_buf;    /* this call's buffer: g_pool[i % g_npool] */
@@ -242,9 +243,9 @@ static void oom(const char *what)
     PMPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-/* A shared window of @p bytes per rank, zeroed, for the limit:* references: every rank's
- * region (calloc'd array, indexed by rank). Collective; every region is zeroed before any
- * rank returns. */
+/* A shared window of @p bytes on this rank (ranks may ask for different sizes), zeroed,
+ * for the limit:* references: every rank's region (calloc'd array, indexed by rank).
+ * Collective; every region is zeroed (its pages faulted in) before any rank returns. */
 static unsigned char **shared_regions(size_t bytes, MPI_Win *win)
 {
     void *base = NULL;
@@ -277,6 +278,7 @@ static void free_references(void)
     free(g_sig_all);
     free(g_inl_all);
     free(g_inl_seen);
+    free(g_xc_all);
 }
 
 static int run_once(int barrier, const variant_t *v, int root)
@@ -628,21 +630,8 @@ int main(int argc, char **argv)
         vs[nv++] = (variant_t){.name = "limit:memcpy", .kind = 5};
     if (!o.barrier && o.variants && in_list(o.variants, "limit:xcore") && g_size > 1) {
         /* only the root's region has bytes (the others ask for 0) */
-        MPI_Aint sz = g_rank == 0 ? (MPI_Aint)(o.max_bytes ? o.max_bytes : 1) : 0;
-        void *base = NULL;
-        int du;
-        if (PMPI_Win_allocate_shared(sz, 4096, MPI_INFO_NULL, g_comm, &base, &g_xc_win) !=
-                MPI_SUCCESS ||
-            PMPI_Win_shared_query(g_xc_win, 0, &sz, &du, &base) != MPI_SUCCESS) {
-            fprintf(stderr,
-                    "numacoll-bench --mpi: MPI_Win_allocate_shared of %zu bytes (the "
-                    "source of limit:xcore) failed\n",
-                    o.max_bytes);
-            PMPI_Abort(MPI_COMM_WORLD, 2);
-        }
-        g_xc_src = base;
-        if (g_rank == 0) memset(g_xc_src, 3, (size_t)sz); /* every page faulted in */
-        PMPI_Barrier(g_comm);
+        g_xc_all = shared_regions(g_rank == 0 ? (o.max_bytes ? o.max_bytes : 1) : 0, &g_xc_win);
+        g_xc_src = g_xc_all[0];
         vs[nv++] = (variant_t){.name = "limit:xcore", .kind = 8};
     }
     /* limit:signal spins: only without oversubscription (and on x86, for the pause) */
