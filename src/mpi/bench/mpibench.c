@@ -255,7 +255,7 @@ static unsigned char **shared_regions(size_t bytes, MPI_Win *win)
                 bytes);
         PMPI_Abort(MPI_COMM_WORLD, 2);
     }
-    memset(base, 0, bytes);
+    if (bytes) memset(base, 0, bytes); /* a 0-byte region may have no base (MPICH: NULL) */
     unsigned char **all = calloc((size_t)g_size, sizeof *all);
     if (!all) oom("a shared window");
     for (int r = 0; r < g_size; r++) {
