@@ -108,6 +108,20 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "rank 2 passed root 2, 8 bytes, but rank 0 passed root 0"
               --expect "rank 1 passed root 0, 200000 bytes, but rank 0 passed root 0, 100000"
               -- ${P} check)
+  # ... in hierarchical mode: one check over the whole communicator, so a member of a
+  # non-root node with another root or size fails every rank too, not only its node
+  nc_mpi_test(mpi_${f}_bcast_check_fake2 ${f} 4 --env NUMACOLL_BCAST_CHECK=1
+              --env NUMACOLL_FAKE_NODES=2
+              --expect "all 4 members of a hierarchical communicator.: members passed different roots: rank 3 passed root 3, but rank 0 passed root 0"
+              --expect "different sizes: rank 3 passed 200000 bytes, but rank 0 passed 100000 bytes"
+              --expect "different sizes: rank 1 passed 16 bytes, but rank 0 passed 8 bytes"
+              -- ${P} check)
+  # members that differ in NUMACOLL_BCAST_CHECK (it adds a collective per broadcast in
+  # hierarchical mode): native on all, no hang
+  nc_mpi_test(mpi_${f}_check_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
+              --env NUMACOLL_FAKE_NODES=2 --env NUMACOLL_VERBOSE=1
+              --expect "members differ in NUMACOLL_BCAST_CHECK\\)"
+              --expect "checkenv: 2 communicators, 80 calls, bytes right, native" -- ${P} checkenv)
   # broadcasts of more than 2 GiB (about 5 GB of memory at np = 2; skipped without it)
   nc_mpi_test(mpi_${f}_bcast_big ${f} 2 --timeout 200 --env NUMACOLL_MPI_SETUP_AFTER=0
               --expect "bcastbig: PASS" -- ${P} bcastbig)

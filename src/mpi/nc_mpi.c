@@ -73,6 +73,7 @@ typedef struct nc_comm {
     MPI_Comm oob_comm; /* communicator the team's allgather runs on */
     uint64_t sig;      /* flat: members signature for the idle-team cache */
     int broken;        /* a numacoll call failed here: never reuse the team */
+    int check_err;     /* MPI error class of the last failed whole-communicator check */
     /* MODE_DEFER: barrier/bcast calls so far and their units (see defer_step); identical
      * on every member because every member makes the same collective calls in order */
     uint64_t defer_calls, defer_units;
@@ -101,6 +102,7 @@ static _Atomic int g_inited; /* set (release) at the end of init_once */
 static int g_active;
 static int g_bcast;       /* route MPI_Bcast through numacoll */
 static int g_fake_nodes;  /* NUMACOLL_FAKE_NODES */
+static int g_bcast_check; /* NUMACOLL_BCAST_CHECK: hierarchical mode checks at this level */
 static int g_stats_print; /* NUMACOLL_MPI_STATS */
 static int g_verbose;
 static int g_cache_max;        /* NUMACOLL_MPI_TEAM_CACHE */
@@ -188,6 +190,7 @@ static void init_once(void)
     g_active = !nc_cfg_bool("NUMACOLL_DISABLE");
     g_bcast = nc_cfg_bool("NUMACOLL_MPI_BCAST");
     g_fake_nodes = (int)nc_cfg_int("NUMACOLL_FAKE_NODES");
+    g_bcast_check = nc_cfg_bool("NUMACOLL_BCAST_CHECK");
     g_stats_print = nc_cfg_bool("NUMACOLL_MPI_STATS");
     g_cache_max = (int)nc_cfg_int("NUMACOLL_MPI_TEAM_CACHE");
     g_idle_qmax = nc_cfg_size("NUMACOLL_MPI_TEAM_CACHE_QUEUE");
@@ -607,7 +610,7 @@ typedef struct agree_rec {
     int32_t force;    /* this member asks for the set-up now (an explicit numacoll call) */
     uint64_t units;   /* this call's units (see defer_step) */
     int32_t bcast_on; /* NUMACOLL_MPI_BCAST */
-    int32_t pad;
+    int32_t check;    /* NUMACOLL_BCAST_CHECK (hierarchical mode: a collective per broadcast) */
 } agree_rec_t;
 
 /* Collective over comm (its first numacoll collective, or the call that ends its deferral
@@ -642,7 +645,8 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                       .bcast = cand && cand->bcast,
                       .force = force,
                       .units = units,
-                      .bcast_on = g_bcast};
+                      .bcast_on = g_bcast,
+                      .check = g_bcast_check};
     if (PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, comm) !=
         MPI_SUCCESS) {
         free(all);
@@ -653,12 +657,13 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         return s;
     }
     int distinct = 1, fake = all[0].fake, bcast_all = 1, forced = 0;
-    int inactive = 0, differ_fake = 0, differ_bcast = 0;
+    int inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0;
     uint64_t idle = all[0].idle, most = 0;
     for (int r = 0; r < s->size; r++) {
         inactive += !all[r].active;
         differ_fake |= all[r].fake != fake;
         differ_bcast |= all[r].bcast_on != all[0].bcast_on;
+        differ_check |= all[r].check != all[0].check;
         if (all[r].idle != idle) idle = 0;
         if (!all[r].bcast) bcast_all = 0;
         if (all[r].force) forced = 1;
@@ -669,7 +674,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         if (!seen && r > 0) distinct++;
     }
     free(all);
-    int agreed = !inactive && !differ_fake && !differ_bcast;
+    int agreed = !inactive && !differ_fake && !differ_bcast && !differ_check;
     /* reuse the reserved team only if every member reserved the same one */
     int reuse = cand && agreed && idle == cand_id && distinct == 1 && fake <= 1;
     if (cand && !reuse && !idle_insert(cand, sig)) {
@@ -687,10 +692,12 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                          "setting",
                          inactive, s->size);
             else
-                snprintf(why, sizeof why, "members differ in %s%s%s",
+                snprintf(why, sizeof why, "members differ in %s%s%s%s%s",
                          differ_fake ? "NUMACOLL_FAKE_NODES" : "",
-                         differ_fake && differ_bcast ? " and " : "",
-                         differ_bcast ? "NUMACOLL_MPI_BCAST" : "");
+                         differ_fake && (differ_bcast || differ_check) ? " and " : "",
+                         differ_bcast ? "NUMACOLL_MPI_BCAST" : "",
+                         differ_bcast && differ_check ? " and " : "",
+                         differ_check ? "NUMACOLL_BCAST_CHECK" : "");
             warn_fallback(s, "agreement on the numacoll configuration", why);
         }
         return s;
@@ -1038,11 +1045,61 @@ static inline int team_root(const nc_comm_t *s, int root)
     return s->node_of[root] == s->my_node ? s->rank_in_node[root] : 0;
 }
 
+/* NUMACOLL_BCAST_CHECK in hierarchical mode, before any data moves. The core's check
+ * compares the members of one node team, and the leaders' MPI_Bcast behaves as the MPI
+ * does, so alone it would let members of different nodes pass different arguments: some
+ * nodes would fail and others broadcast. Here one native reduction over the whole
+ * communicator finds the extremes of (root, bytes, mark) and who passed them; every member
+ * gets the same result, so either all broadcast or all fail (s->check_err: MPI_ERR_ROOT
+ * when the roots differ, else MPI_ERR_TRUNCATE) with a message naming two members that
+ * differ. Every member takes part: the set-up agreement made the setting the same on all. */
+static int hier_check(nc_comm_t *s, size_t bytes, int root, int mark)
+{
+    struct {
+        long v;
+        int rank;
+    } in[6], out[6];
+    long val[3] = {root, (long)bytes, mark != 0};
+    for (int i = 0; i < 3; i++) {
+        in[2 * i].v = val[i], in[2 * i + 1].v = -val[i];
+        in[2 * i].rank = in[2 * i + 1].rank = s->rank;
+    }
+    if (PMPI_Allreduce(in, out, 6, MPI_LONG_INT, MPI_MAXLOC, s->comm) != MPI_SUCCESS)
+        return nc_error(NUMACOLL_ERR_OOB, "bcast (NUMACOLL_BCAST_CHECK): the reduction over "
+                                          "the communicator failed");
+    static const char *const what[3] = {"roots", "sizes", "kinds of broadcast"};
+    for (int i = 0; i < 3; i++) {
+        if (out[2 * i].v == -out[2 * i + 1].v) continue;
+        int hi = out[2 * i].rank, lo = out[2 * i + 1].rank;
+        long vh = out[2 * i].v, vl = -out[2 * i + 1].v;
+        char a[64], b[64];
+        if (i == 0)
+            snprintf(a, sizeof a, "root %ld", vh), snprintf(b, sizeof b, "root %ld", vl);
+        else if (i == 1)
+            snprintf(a, sizeof a, "%ld bytes", vh), snprintf(b, sizeof b, "%ld bytes", vl);
+        else
+            snprintf(a, sizeof a, "the header of a broadcast of more than 2 GiB"),
+                snprintf(b, sizeof b, "a broadcast of at most 2 GiB");
+        s->check_err = i == 0 ? MPI_ERR_ROOT : MPI_ERR_TRUNCATE;
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "bcast (NUMACOLL_BCAST_CHECK, all %d members of a hierarchical "
+                        "communicator): members passed different %s: rank %d passed %s, but "
+                        "rank %d passed %s; every member must pass the same root and size; "
+                        "nobody broadcast anything",
+                        s->size, what[i], hi, a, lo, b);
+    }
+    return NUMACOLL_OK;
+}
+
 /* Broadcast @p bytes contiguous bytes at @p p (byte counts already validated); @p mark:
  * the node part marked (node_bcast). */
 static int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
 {
     if (s->mode == MODE_FLAT) return node_bcast(s, p, bytes, root, mark);
+    if (g_bcast_check) {
+        int rc = hier_check(s, bytes, root, mark);
+        if (rc != NUMACOLL_OK) return rc;
+    }
     int rnode = s->node_of[root];
     int rc = NUMACOLL_OK;
     if (s->my_node == rnode) {
@@ -1076,7 +1133,10 @@ static int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
         size_t sent = 0;
         int mark = 0, troot = -1, err = MPI_ERR_TRUNCATE;
         uint64_t head = 0;
-        if (s->team && nc_bcast_last_mismatch(s->team, &sent, &mark, &head, &troot)) {
+        if (s->check_err) { /* hier_check: nothing moved, every member fails alike */
+            err = s->check_err;
+            s->check_err = 0;
+        } else if (s->team && nc_bcast_last_mismatch(s->team, &sent, &mark, &head, &troot)) {
             /* the root the core followed (a rank of the team: of the node in hier mode) */
             int from = troot;
             if (s->mode == MODE_HIER)

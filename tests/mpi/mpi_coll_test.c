@@ -1221,13 +1221,15 @@ static void roots_paths(void)
 /* Mode "check", run with NUMACOLL_BCAST_CHECK=1: erroneous broadcasts fail on every rank
  * before any data moves. Case 0: the last rank passes itself as the root (the others root
  * 0; without the check nobody would notice): MPI_ERR_ROOT on every rank. Case 1: rank 1
- * passes twice the others' count: MPI_ERR_TRUNCATE on every rank. Inline and queue sizes,
- * each on a fresh communicator whose first broadcast (correct) sets numacoll up; every
- * rank's buffer must stay as it was, and a correct broadcast must work afterwards. */
+ * passes twice the others' count, case 2 the last rank does (with NUMACOLL_FAKE_NODES, a
+ * member of another node than the root's): MPI_ERR_TRUNCATE on every rank. Inline and
+ * queue sizes, each on a fresh communicator whose first broadcast (correct) sets numacoll
+ * up; every rank's buffer must stay as it was, and a correct broadcast must work
+ * afterwards. */
 static void test_check(void)
 {
     static const size_t sizes[] = {8, 100000};
-    for (int c = 0; c < 2; c++)
+    for (int c = 0; c < 3; c++)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
             size_t n = sizes[k];
             MPI_Comm m;
@@ -1246,7 +1248,8 @@ static void test_check(void)
             for (size_t i = 0; i < 2 * n; i++)
                 buf[i] = (unsigned char)(g_rank == 0 ? i * 3 + (size_t)c : (size_t)(0xC3 + g_rank));
             int root = c == 0 && g_rank == g_size - 1 ? g_rank : 0;
-            int count = c == 1 && g_rank == 1 ? (int)(2 * n) : (int)n;
+            int odd = c == 1 ? 1 : g_size - 1; /* the rank with the other count */
+            int count = c > 0 && g_rank == odd ? (int)(2 * n) : (int)n;
             rc = MPI_Bcast(buf, count, MPI_BYTE, root, m);
             int want = c == 0 ? MPI_ERR_ROOT : MPI_ERR_TRUNCATE;
             CHECK(rc != MPI_SUCCESS && err_class(rc) == want,
@@ -1852,6 +1855,7 @@ int main(int argc, char **argv)
         if (!strcmp(mode, "bcastenv")) setenv("NUMACOLL_MPI_BCAST", "0", 1);
         if (!strcmp(mode, "disableenv")) setenv("NUMACOLL_DISABLE", "1", 1);
         if (!strcmp(mode, "badenv")) setenv("NUMACOLL_BCAST_TREE", "no-such-tree", 1);
+        if (!strcmp(mode, "checkenv")) setenv("NUMACOLL_BCAST_CHECK", "1", 1);
     }
 
     if (!strcmp(mode, "barrier"))
@@ -1880,7 +1884,8 @@ int main(int argc, char **argv)
         test_lazy();
     else if (!strcmp(mode, "soak"))
         test_soak(arg > 0 ? arg : 2000);
-    else if (!strcmp(mode, "bcastenv") || !strcmp(mode, "disableenv") || !strcmp(mode, "badenv"))
+    else if (!strcmp(mode, "bcastenv") || !strcmp(mode, "disableenv") || !strcmp(mode, "badenv") ||
+             !strcmp(mode, "checkenv"))
         test_bcast_env(mode);
     else {
         if (g_rank == 0) fprintf(stderr, "unknown mode '%s'\n", mode);
