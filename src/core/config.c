@@ -169,7 +169,8 @@ static const nc_cfg_def_t table[] = {
      "that differs, and nobody's buffer changes. Off, a receiver with another size or root "
      "still fails, but a member that passes itself as the root is not detected; all members "
      "must agree (MPI: members that differ keep the communicator native). MPI hierarchical "
-     "mode: one native reduction over the whole communicator per broadcast instead",
+     "mode: plus one native reduction over the whole communicator per broadcast, so that "
+     "members of different nodes are compared too",
      NULL},
     {"NUMACOLL_BCAST_ADAPT", NC_CFG_BOOL, "1", "0|1",
      "from STREAM_MIN on, the root picks the copy mode (streamed or plain stores on each side) "

@@ -1068,7 +1068,10 @@ static int hier_check(nc_comm_t *s, size_t bytes, int root, int mark)
         return nc_error(NUMACOLL_ERR_OOB, "bcast (NUMACOLL_BCAST_CHECK): the reduction over "
                                           "the communicator failed");
     static const char *const what[3] = {"roots", "sizes", "kinds of broadcast"};
-    for (int i = 0; i < 3; i++) {
+    /* roots first, then the kind (a large path's header is 8 bytes: its size says little) */
+    static const int order[3] = {0, 2, 1};
+    for (int j = 0; j < 3; j++) {
+        int i = order[j];
         if (out[2 * i].v == -out[2 * i + 1].v) continue;
         int hi = out[2 * i].rank, lo = out[2 * i + 1].rank;
         long vh = out[2 * i].v, vl = -out[2 * i + 1].v;
