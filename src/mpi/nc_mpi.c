@@ -691,13 +691,22 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                          "%d of %d members run with NUMACOLL_DISABLE=1 or an invalid numacoll "
                          "setting",
                          inactive, s->size);
-            else
-                snprintf(why, sizeof why, "members differ in %s%s%s%s%s",
-                         differ_fake ? "NUMACOLL_FAKE_NODES" : "",
-                         differ_fake && (differ_bcast || differ_check) ? " and " : "",
-                         differ_bcast ? "NUMACOLL_MPI_BCAST" : "",
-                         differ_bcast && differ_check ? " and " : "",
-                         differ_check ? "NUMACOLL_BCAST_CHECK" : "");
+            else {
+                /* the settings that differ, joined by " and " */
+                const struct {
+                    int differ;
+                    const char *name;
+                } set[] = {{differ_fake, "NUMACOLL_FAKE_NODES"},
+                           {differ_bcast, "NUMACOLL_MPI_BCAST"},
+                           {differ_check, "NUMACOLL_BCAST_CHECK"}};
+                size_t o = (size_t)snprintf(why, sizeof why, "members differ in");
+                const char *sep = " ";
+                for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+                    if (set[i].differ && o < sizeof why) {
+                        o += (size_t)snprintf(why + o, sizeof why - o, "%s%s", sep, set[i].name);
+                        sep = " and ";
+                    }
+            }
             warn_fallback(s, "agreement on the numacoll configuration", why);
         }
         return s;
