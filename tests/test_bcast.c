@@ -227,6 +227,7 @@ static int bcast_worker(nc_forkctx_t *ctx)
         int k = a->vary_tree ? 1 + (int)(rnd(&x) % 4) : 0;
         int nt = a->vary_tree ? (int)(rnd(&x) % 5) - 1 : -1;  /* streaming stores or not */
         int rot = a->vary_tree ? (int)(rnd(&x) % 3) - 1 : -1; /* rotating set offsets or not */
+        int dem = a->vary_tree ? (int)(rnd(&x) % 3) - 1 : -1; /* inline cache hint or not */
         unsigned char *buf = mem + align;
         uint64_t key = ((uint64_t)a->seed << 32) ^ (uint64_t)i;
         fill(want, n + 16, key);
@@ -251,6 +252,7 @@ static int bcast_worker(nc_forkctx_t *ctx)
             o.cma_min = a->cma_min;
             o.nt = nt;
             o.rotate = rot;
+            o.demote = dem;
             nc_team_op_enter(t, "bcast");
             rc = nc_bcast_run_opts(t, buf, n, root, &o);
             if (rc == NUMACOLL_OK) nc_team_op_leave(t);
@@ -538,6 +540,20 @@ static void test_inline_lines(void **state)
         a.jitter_us = P > 2 ? 20 : 5;
         run_team(P, &a, 60);
     }
+    /* again with the cache hint on (NUMACOLL_BCAST_DEMOTE: lines beyond the first demoted
+     * before the stamp; where the CPU has no CLDEMOTE the team turns it off again) */
+    setenv("NUMACOLL_BCAST_DEMOTE", "1", 1);
+    env_reload();
+    for (int P = 2; P <= 8; P += 3) {
+        bc_args_t a = base_args(300, 400u + (unsigned)P);
+        a.max_small = 5 * line + 16;
+        a.mid_every = 5;
+        a.max_mid = 1100; /* past the default inline limit of 1 KiB */
+        a.jitter_us = P > 2 ? 20 : 5;
+        run_team(P, &a, 60);
+    }
+    clear_env();
+    env_reload();
 }
 
 /* NUMA relay with a fake two-node split, every tree. */
@@ -660,6 +676,7 @@ static int mm_worker(nc_forkctx_t *ctx)
             o.k = 1 + (int)(rnd(&x) % 4);
             o.relay = (int)(rnd(&x) % 2);
             o.nt = (int)(rnd(&x) % 4);
+            o.demote = (int)(rnd(&x) % 3) - 1; /* team default, off, on */
         }
         size_t mine = sizes[me], got = mine < n ? mine : n;
         unsigned char *buf = mem + (rnd(&x) % 64);

@@ -133,6 +133,18 @@ static const nc_cfg_def_t table[] = {
      "out, no buffer slot); 0 = never. Measured at np = 2 (MPI, against coll/sm in the same "
      "runs): 1 KiB inline 0.63x, through the queue 0.75x; 2 KiB inline 0.80x, queue 0.71x",
      NULL},
+    {"NUMACOLL_BCAST_DEMOTE", NC_CFG_BOOL, "0", "0|1",
+     "1: after writing an inline message's payload lines beyond the stamp's line, the root "
+     "(and each forwarding tree node) hints with CLDEMOTE (x86; a NOP on CPUs without it, "
+     "nothing elsewhere) that they may move from its core's caches to the shared L3. Off by "
+     "default because it depends on where the receiver runs. Measured at np = 2 (Open MPI, "
+     "variants demote:on / demote:off and limit:inline with and without it, same runs): with "
+     "the two vCPUs on different cores, receivers 10-15 % faster at 64 B - 1 KiB; with them "
+     "sharing a core's caches (the VM's other regime), 1.6-1.9x slower at 128 B - 1 KiB, "
+     "because the lines leave the cache both use. No change up to 48 B (the payload fits the "
+     "stamp's line, which the receiver polls and is not demoted). Inline messages only: on "
+     "the queue path it doubled the root's time at 2-64 KiB without speeding the receivers",
+     NULL},
     {"NUMACOLL_BCAST_CMA_MIN", NC_CFG_SIZE, "0", "0..1073741824",
      "messages of at least this size are read by every receiver straight from the root's buffer "
      "with process_vm_readv (CMA) when the kernel allows it; 0 = never (the default: on the "

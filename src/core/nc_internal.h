@@ -26,6 +26,20 @@
 #define nc_cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
+/* CLDEMOTE (x86: 0F 1C /0) hints that the line holding @p p may leave this core's private
+ * caches for the shared L3, so that the next reader on another core finds it there instead
+ * of snooping it out of ours. A hint: no effect on what any core reads; CPUs without it run
+ * the encoding as a NOP (it sits in the reserved-NOP space), so it is safe everywhere, but
+ * callers skip it where nc_cpu_has_demote() is 0 to save the instructions. Emitted as bytes
+ * with the address in rax ((%rax) is ModRM 0x00), so that no assembler support is needed. */
+#if defined(__x86_64__)
+#define nc_cache_demote(p) __asm__ __volatile__(".byte 0x0f, 0x1c, 0x00" ::"a"(p) : "memory")
+#else
+#define nc_cache_demote(p) ((void)(p))
+#endif
+/** 1 if the CPU implements CLDEMOTE (CPUID leaf 7, ECX bit 25), else 0 (wait.c). */
+int nc_cpu_has_demote(void);
+
 #define NC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define NC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define NC_MAX_LINE 256 /* largest supported padding unit */

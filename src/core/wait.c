@@ -11,6 +11,9 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #define PEER_CHECK_NS 20000000ull /* look for dead members every 20 ms of slow waiting */
 
@@ -154,4 +157,18 @@ int nc_detect_oversubscribed(int nprocs, int ncpus)
     if (strcmp(mode, "yes") == 0) return 1;
     if (strcmp(mode, "no") == 0) return 0;
     return ncpus > 0 && nprocs > ncpus;
+}
+
+int nc_cpu_has_demote(void)
+{
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    /* CPUID leaf 7 subleaf 0: ECX bit 25 = CLDEMOTE (the leaf exists when the max leaf >= 7) */
+    if (__get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    (void)a, (void)b, (void)d;
+    return (c >> 25) & 1;
+#else
+    return 0;
+#endif
 }

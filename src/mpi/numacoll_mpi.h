@@ -75,7 +75,9 @@ int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm);
  * (receivers read the root's buffer with process_vm_readv whatever the size), and the queue
  * path's copy modes forced for every size above the inline limit: "copy:plain",
  * "copy:stream-root" (the root writes its queue with non-temporal stores),
- * "copy:stream-recv" (the receivers copy out with non-temporal stores), "copy:stream" (both).
+ * "copy:stream-recv" (the receivers copy out with non-temporal stores), "copy:stream" (both);
+ * and the inline path's cache hint forced: "demote:off", "demote:on" (NUMACOLL_BCAST_DEMOTE).
+ * Every variant takes the general path of the core call, not the default call's shortcut.
  */
 const char *numacoll_mpi_bcast_variant_name(int i);
 

@@ -151,6 +151,7 @@ typedef struct hot {
     int16_t root;        /* root that kid[] belongs to (-1: none cached) */
     int16_t nkids;
     uint16_t head; /* payload bytes that share the stamp's line */
+    uint8_t demote; /* NUMACOLL_BCAST_DEMOTE in effect (inl_put) */
 } hot_t;
 _Static_assert(sizeof(hot_t) <= 64, "the hot state must fit one cache line");
 
@@ -161,6 +162,7 @@ struct nc_bcast_team {
     size_t paper_size, sets_off;
     int fixed_f; /* f set explicitly: no per-message fragment adaptation */
     int tree, k, relay, cma_ok;
+    int demote; /* NUMACOLL_BCAST_DEMOTE in effect: demote inline payload lines (inl_put) */
     size_t inline_max, cma_min;
     size_t inl_fast; /* inline_max clamped to room: the default call's inline limit */
     char *global, *procs;
@@ -690,6 +692,13 @@ static int bcast_init(numacoll_team_t *t)
     const char *relay = nc_cfg_str("NUMACOLL_BCAST_RELAY");
     b->relay = strcmp(relay, "auto") == 0 ? numa_count > 1 : strcmp(relay, "1") == 0;
     b->inline_max = nc_cfg_size("NUMACOLL_BCAST_INLINE_MAX");
+    b->demote = nc_cfg_bool("NUMACOLL_BCAST_DEMOTE");
+    if (b->demote && !nc_cpu_has_demote()) {
+        b->demote = 0; /* the hint would run as a NOP: save the instructions */
+        if (t->rank == 0)
+            nc_log(1, t->rank, P,
+                   "bcast: NUMACOLL_BCAST_DEMOTE=1 has no effect: this CPU has no CLDEMOTE");
+    }
     b->cma_min = nc_cfg_size("NUMACOLL_BCAST_CMA_MIN");
     size_t payload = b->inline_max > sizeof(cma_desc_t) ? b->inline_max : sizeof(cma_desc_t);
     b->inl_block = nc_round_up(INL_HDR + payload, line);
@@ -812,7 +821,8 @@ static int bcast_init(numacoll_team_t *t)
                 /* off when tracing or checking: the general path does both */
                 .fast_lim = b->trace || b->check || P > INT16_MAX ? 0 : (uint32_t)b->inl_fast + 1,
                 .root = -1,
-                .head = (uint16_t)(line - INL_HDR)};
+                .head = (uint16_t)(line - INL_HDR),
+                .demote = (uint8_t)b->demote};
     b->leaders = (int32_t *)b->global;
     if (t->rank == 0) /* informational: the NUMA leader (lowest rank of its node) */
         for (int r = 0; r < P; r++) {
@@ -916,7 +926,7 @@ typedef struct call {
     numacoll_team_t *t;
     bst_t *b;
     tree_cache_t *c;
-    int root, me, P, relay, nt, rotate, mark;
+    int root, me, P, relay, nt, rotate, mark, demote;
     const int *kids;
     int nkids;
     uint64_t t_in; /* when this member entered the call (0: not timed) */
@@ -949,6 +959,13 @@ static inline void small_copy(void *dst, const void *src, size_t n)
     }
 }
 
+/* CLDEMOTE every 64-byte line of [@p p, @p end) (p line-aligned), see inl_put */
+static inline void nc_demote_range(const char *p, const char *end)
+{
+    for (; p < end; p += 64)
+        nc_cache_demote(p);
+}
+
 /* Copy a small payload into the inline block @p blk and publish it (the first @p head
  * payload bytes share the line of the stamp).
  *
@@ -961,13 +978,18 @@ static inline void small_copy(void *dst, const void *src, size_t n)
  * payload only after its acquire load has seen this op's stamp, which the release store
  * below publishes after every payload byte; and nobody rewrites the block before the child
  * has acked this op (the root waits for the acks of op - INL_BLOCKS + 1 before reusing a
- * block, see root_inline), so the bytes stay as published while the child copies them. */
+ * block, see root_inline), so the bytes stay as published while the child copies them.
+ * With @p demote (NUMACOLL_BCAST_DEMOTE) the lines beyond the first get a CLDEMOTE hint
+ * right after they are written, before the stamp: a child on another core then reads them
+ * from L3; the polled first line is left alone (the child is usually already waiting for
+ * it). A hint only: it changes no value anyone reads, so no ordering argument depends on it. */
 static inline void inl_put(char *blk, size_t head, const void *data, size_t n, uint64_t word,
-                           uint64_t stamp)
+                           uint64_t stamp, int demote)
 {
     /* head: payload bytes that share the stamp's line (line size - INL_HDR) */
     if (n > head) {
         memcpy(blk + INL_HDR + head, (const char *)data + head, n - head);
+        if (demote) nc_demote_range(blk + INL_HDR + head, blk + INL_HDR + n);
         memcpy(blk + INL_HDR, data, head);
     } else {
         small_copy(blk + INL_HDR, data, n);
@@ -982,7 +1004,8 @@ static void inl_forward(call_t *x, size_t set, const void *data, size_t n, uint6
                         uint64_t stamp)
 {
     for (int i = 0; i < x->nkids; i++)
-        inl_put(inl_of(x->b, x->t, x->kids[i], set), x->b->hot.head, data, n, word, stamp);
+        inl_put(inl_of(x->b, x->t, x->kids[i], set), x->b->hot.head, data, n, word, stamp,
+                x->demote);
 }
 
 /* The error of a receiver whose size @p cap differs from the root's @p sent, after it has
@@ -1582,6 +1605,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     call_t x = {.t = t, .b = b, .c = &b->trees[kind], .root = root, .me = t->rank, .P = t->size};
     x.relay = o && o->relay >= 0 ? o->relay : b->relay;
     x.rotate = o && o->rotate >= 0 ? o->rotate : b->rotate;
+    x.demote = o && o->demote >= 0 ? o->demote : b->demote;
     /* the two sides separately: the root's streamed stores keep the fragments out of its
      * cache, so the receivers read them from L3/memory instead of snooping dirty lines out
      * of another core (very slow on the reference VM); the receivers' streamed stores only
@@ -1671,7 +1695,8 @@ static __attribute__((noinline)) void hot_forward(const hot_t *h, const char *bl
                                                   size_t bytes, uint64_t op)
 {
     for (int i = 0; i < h->nkids; i++)
-        inl_put(h->kid[i] + off, h->head, blk + INL_HDR, bytes, bytes | root_bits(h->root), op + 1);
+        inl_put(h->kid[i] + off, h->head, blk + INL_HDR, bytes, bytes | root_bits(h->root), op + 1,
+                h->demote);
 }
 
 /* The hot path's receiver found a word other than its own size in its block, or the root
@@ -1698,7 +1723,8 @@ static int run_hot(numacoll_team_t *t, bst_t *b, void *buf, size_t bytes, int ro
             if (rc) return rc;
         }
         for (int i = 0; i < h->nkids; i++)
-            inl_put(h->kid[i] + off, h->head, buf, bytes, bytes | root_bits(root), op + 1);
+            inl_put(h->kid[i] + off, h->head, buf, bytes, bytes | root_bits(root), op + 1,
+                    h->demote);
         /* release: as ack() */
         atomic_store_explicit((_Atomic uint64_t *)h->mine, op + 1, memory_order_release);
         return NUMACOLL_OK;
