@@ -141,7 +141,9 @@ static const nc_cfg_def_t table[] = {
      "variants demote:on / demote:off and limit:inline with and without it, same runs): with "
      "the two vCPUs on different cores, receivers 10-15 % faster at 64 B - 1 KiB; with them "
      "sharing a core's caches (the VM's other regime), 1.6-1.9x slower at 128 B - 1 KiB, "
-     "because the lines leave the cache both use. No change up to 48 B (the payload fits the "
+     "because the lines leave the cache both use; in one make bench run (the regimes mixed) "
+     "demote:on was 1.5 % faster at 1 KiB and 3-13 % slower at 64-512 B. No change up to "
+     "48 B (the payload fits the "
      "stamp's line, which the receiver polls and is not demoted). Inline messages only: on "
      "the queue path it doubled the root's time at 2-64 KiB without speeding the receivers",
      NULL},
