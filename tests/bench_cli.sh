@@ -61,5 +61,20 @@ if [ "${nq:-0}" -lt 5 ] || [ "$nq" != "$nm" ]; then
     echo "FAIL: fragment CSV: $nq measured rows, $nm model rows with a positive time:"
     cat "$tmp/f.csv"; fail=1
 fi
+# the streaming thresholds a team applies (its verbose set-up line): oversubscribed and
+# NUMACOLL_BCAST_STREAM_MIN unset, the root streams only where the receivers do
+# (STREAM_OUT_MIN); set, it is kept; not oversubscribed, the defaults (16 KiB / 256 KiB)
+streams() { # expected "root / receivers" env...
+    local want="$1"; shift
+    local out
+    out=$(env "$@" NUMACOLL_VERBOSE=1 "$bench" bcast --procs 2 --sizes 1:1 --reps 1 --iters 5 2>&1)
+    if ! grep -q "streamed copies from $want bytes" <<<"$out"; then
+        echo "FAIL: $* -> wanted 'streamed copies from $want bytes' in: $out"; fail=1
+    fi
+}
+streams "262144 (root) / 262144 (receivers)" NUMACOLL_OVERSUBSCRIBED=yes
+streams "65536 (root) / 65536 (receivers)" NUMACOLL_OVERSUBSCRIBED=yes NUMACOLL_BCAST_STREAM_OUT_MIN=64K
+streams "16384 (root) / 262144 (receivers)" NUMACOLL_OVERSUBSCRIBED=yes NUMACOLL_BCAST_STREAM_MIN=16K
+streams "16384 (root) / 262144 (receivers)" NUMACOLL_OVERSUBSCRIBED=no
 [ $fail = 0 ] && echo "bench_cli: PASS"
 exit $fail

@@ -159,7 +159,10 @@ static const nc_cfg_def_t table[] = {
      "lines out of the root's cache); 0 = never. Measured at np=2 on the reference VM, plain vs "
      "streamed root copy (receiver plain): 16 KiB 6.9 vs 2.1 us, 64 KiB 10.3 vs 5.9, 256 KiB "
      "35 vs 18, 1 MiB 70 vs 72, 2 MiB 3286 vs 101 (dirty-line pathology); 8 KiB and below "
-     "plain wins (0.7 vs 1.7 us)",
+     "plain wins (0.7 vs 1.7 us). Unset and the team oversubscribed, STREAM_OUT_MIN applies "
+     "instead (the root streams only where its receivers stream too): at P = 8 on 2 CPUs "
+     "(Open MPI, 3 launches, against its native) 32-128 KiB plain 0.58-0.77x, streamed root "
+     "0.78-1.07x; 256-512 KiB both sides streamed 0.54-0.65x, plain 0.69-0.83x",
      NULL},
     {"NUMACOLL_BCAST_STREAM_OUT_MIN", NC_CFG_SIZE, "256K", "0..1073741824",
      "queue messages of at least this size are also copied out by the receivers with "
