@@ -525,7 +525,7 @@ static void test_inline_edges(void **state)
 
 /* The inline path's line boundaries (the payload head shares the stamp's line, the rest
  * lies in the lines after it): every size around each line boundary and around the inline
- * limit (default 512), random roots, P = 2..8 (8 oversubscribed), random arrival delays. */
+ * limit (default 4 KiB), random roots, P = 2..8 (8 oversubscribed), random arrival delays. */
 static void test_inline_lines(void **state)
 {
     (void)state;
@@ -536,7 +536,7 @@ static void test_inline_lines(void **state)
         bc_args_t a = base_args(P > 4 ? 300 : 600, 300u + (unsigned)P);
         a.max_small = 5 * line + 16; /* covers head (line - 16) and the next lines */
         a.mid_every = 5;
-        a.max_mid = 600; /* around the limit: inline up to 512, queue above */
+        a.max_mid = 4200; /* around the limit: inline up to 4096, queue above */
         a.jitter_us = P > 2 ? 20 : 5;
         run_team(P, &a, 60);
     }
@@ -548,7 +548,7 @@ static void test_inline_lines(void **state)
         bc_args_t a = base_args(300, 400u + (unsigned)P);
         a.max_small = 5 * line + 16;
         a.mid_every = 5;
-        a.max_mid = 1100; /* past the default inline limit of 1 KiB */
+        a.max_mid = 4200; /* past the default inline limit of 4 KiB */
         a.jitter_us = P > 2 ? 20 : 5;
         run_team(P, &a, 60);
     }

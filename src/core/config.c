@@ -128,10 +128,14 @@ static const nc_cfg_def_t table[] = {
      "fan-out of the k-ary tree, radix of the k-nomial tree (at least 2) and fan-out inside the "
      "groups of the topo tree",
      NULL},
-    {"NUMACOLL_BCAST_INLINE_MAX", NC_CFG_SIZE, "1024", "0..4096",
+    {"NUMACOLL_BCAST_INLINE_MAX", NC_CFG_SIZE, "4096", "0..4096",
      "messages up to this size travel inline in the receivers' control lines (one copy in, one "
-     "out, no buffer slot); 0 = never. Measured at np = 2 (MPI, against coll/sm in the same "
-     "runs): 1 KiB inline 0.63x, through the queue 0.75x; 2 KiB inline 0.80x, queue 0.71x",
+     "out, no buffer slot); 0 = never. Measured at np = 2 (Open MPI, against its best native "
+     "broadcast in the same runs, 3 launches each): 2 KiB inline 0.76-0.81x, through the "
+     "queue 0.94-1.03x (0.69x against 1.47-1.59x when the VM's two vCPUs share a core's "
+     "caches); 4 KiB inline 0.73-0.76x, queue 0.92-1.02x; 8 KiB inline 0.79-0.81x, queue "
+     "0.65-0.72x (hence at most 4 KiB); P = 8 on 2 CPUs, 2-4 KiB: 0.26-0.36x either way. "
+     "(An earlier VM measured 2 KiB inline 0.80x, queue 0.71x, and the default was 1 KiB)",
      NULL},
     {"NUMACOLL_BCAST_DEMOTE", NC_CFG_BOOL, "0", "0|1",
      "1: after writing an inline message's payload lines beyond the stamp's line, the root "
