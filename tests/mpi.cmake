@@ -159,16 +159,19 @@ foreach(f ${NC_MPI_FLAVORS})
   # receiver checks it; a wrong byte fails the run) at each size up to its 1 KiB blocks
   # and is left out above them (11 rows for 1 B .. 1 KiB, none at 2 KiB); limit:xcore's
   # receivers copy the root's message and check it too (np = 3: two receivers); the
-  # variants demote:on / demote:off (the inline path's cache hint forced) are measured
-  # and checked the same way at every size
+  # variants demote:on / demote:off (the inline path's cache hint forced) and
+  # prefetch:on / prefetch:off (its write prefetch forced) are measured and checked the same
+  # way at every size
   if(TARGET numacoll-bench-mpi-${f})
     nc_mpi_test(mpi_${f}_bench_bcast_limits ${f} 2 --count "^bcast +limit:inline " 11
                 --count "^bcast +limit:signal " 12 --reject "limit:inline +2 +2048 "
                 --count "^bcast +limit:xcore " 12 --count "^bcast +demote:on " 12
-                --count "^bcast +demote:off " 12
+                --count "^bcast +demote:off " 12 --count "^bcast +prefetch:on " 12
+                --count "^bcast +prefetch:off " 12
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --reps 2 --iters 50
                 --target-ms 1 --max-bytes 2048
-                --variants default,limit:signal,limit:inline,limit:xcore,demote:on,demote:off)
+                --variants
+                default,limit:signal,limit:inline,limit:xcore,demote:on,demote:off,prefetch:on,prefetch:off)
     nc_mpi_test(mpi_${f}_bench_bcast_xcore ${f} 3 --count "^bcast +limit:xcore +3 " 4
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --reps 2 --iters 20
                 --target-ms 1 --min-bytes 128K --max-bytes 1M --variants limit:xcore)

@@ -228,6 +228,7 @@ static int bcast_worker(nc_forkctx_t *ctx)
         int nt = a->vary_tree ? (int)(rnd(&x) % 5) - 1 : -1;  /* streaming stores or not */
         int rot = a->vary_tree ? (int)(rnd(&x) % 3) - 1 : -1; /* rotating set offsets or not */
         int dem = a->vary_tree ? (int)(rnd(&x) % 3) - 1 : -1; /* inline cache hint or not */
+        int pf = a->vary_tree ? (int)(rnd(&x) % 3) - 1 : -1;  /* inline write prefetch or not */
         unsigned char *buf = mem + align;
         uint64_t key = ((uint64_t)a->seed << 32) ^ (uint64_t)i;
         fill(want, n + 16, key);
@@ -253,6 +254,7 @@ static int bcast_worker(nc_forkctx_t *ctx)
             o.nt = nt;
             o.rotate = rot;
             o.demote = dem;
+            o.prefetch = pf;
             nc_team_op_enter(t, "bcast");
             rc = nc_bcast_run_opts(t, buf, n, root, &o);
             if (rc == NUMACOLL_OK) nc_team_op_leave(t);
@@ -541,8 +543,10 @@ static void test_inline_lines(void **state)
         run_team(P, &a, 60);
     }
     /* again with the cache hint on (NUMACOLL_BCAST_DEMOTE: lines beyond the first demoted
-     * before the stamp; where the CPU has no CLDEMOTE the team turns it off again) */
+     * before the stamp; where the CPU has no CLDEMOTE the team turns it off again) and the
+     * write prefetch off (NUMACOLL_BCAST_PREFETCH, on in the passes above) */
     setenv("NUMACOLL_BCAST_DEMOTE", "1", 1);
+    setenv("NUMACOLL_BCAST_PREFETCH", "0", 1);
     env_reload();
     for (int P = 2; P <= 8; P += 3) {
         bc_args_t a = base_args(300, 400u + (unsigned)P);
@@ -676,7 +680,8 @@ static int mm_worker(nc_forkctx_t *ctx)
             o.k = 1 + (int)(rnd(&x) % 4);
             o.relay = (int)(rnd(&x) % 2);
             o.nt = (int)(rnd(&x) % 4);
-            o.demote = (int)(rnd(&x) % 3) - 1; /* team default, off, on */
+            o.demote = (int)(rnd(&x) % 3) - 1;   /* team default, off, on */
+            o.prefetch = (int)(rnd(&x) % 3) - 1; /* the same */
         }
         size_t mine = sizes[me], got = mine < n ? mine : n;
         unsigned char *buf = mem + (rnd(&x) % 64);

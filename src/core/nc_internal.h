@@ -37,6 +37,16 @@
 #else
 #define nc_cache_demote(p) ((void)(p))
 #endif
+/* Prefetch the line holding @p p for writing: its owner gives it up now, in parallel with
+ * the other lines so requested, instead of when a store reaches the head of the store
+ * buffer (stores leave it in program order, one ownership request after another). A hint:
+ * no effect on what any core reads. x86: PREFETCHW (0F 0D /1; CPUs without it, Intel's
+ * before Broadwell, run the encoding as a NOP); elsewhere the compiler's write prefetch. */
+#if defined(__x86_64__) || defined(__i386__)
+#define nc_prefetch_w(p) __asm__ __volatile__("prefetchw %0" ::"m"(*(const char *)(p)))
+#else
+#define nc_prefetch_w(p) __builtin_prefetch((p), 1, 3)
+#endif
 /** 1 if the CPU implements CLDEMOTE (CPUID leaf 7, ECX bit 25), else 0 (wait.c). */
 int nc_cpu_has_demote(void);
 

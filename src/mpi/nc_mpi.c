@@ -1545,11 +1545,16 @@ enum { NCOPY = 4 };
 /* the inline path's cache hint forced off / on (nc_bcast_opts_t.demote), after the copy modes */
 static const char *const demote_modes[] = {"demote:off", "demote:on"};
 enum { NDEMOTE = 2 };
+/* the inline path's write prefetch forced off / on (nc_bcast_opts_t.prefetch), after those */
+static const char *const prefetch_modes[] = {"prefetch:off", "prefetch:on"};
+enum { NPREFETCH = 2 };
 
 const char *numacoll_mpi_bcast_variant_name(int i)
 {
     static char names[NC_BTREE_COUNT + 1][32];
-    if (i < 0 || i > NC_BTREE_COUNT + NCOPY + NDEMOTE) return NULL;
+    if (i < 0 || i > NC_BTREE_COUNT + NCOPY + NDEMOTE + NPREFETCH) return NULL;
+    if (i > NC_BTREE_COUNT + NCOPY + NDEMOTE)
+        return prefetch_modes[i - NC_BTREE_COUNT - NCOPY - NDEMOTE - 1];
     if (i > NC_BTREE_COUNT + NCOPY) return demote_modes[i - NC_BTREE_COUNT - NCOPY - 1];
     if (i > NC_BTREE_COUNT) return copy_modes[i - NC_BTREE_COUNT - 1];
     if (!names[i][0]) {
@@ -1585,8 +1590,10 @@ int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, co
         o.cma_min = 1;
     else if (i <= NC_BTREE_COUNT + NCOPY)
         o.nt = i - NC_BTREE_COUNT - 1; /* bit 0 root streams, bit 1 receivers stream */
-    else
+    else if (i <= NC_BTREE_COUNT + NCOPY + NDEMOTE)
         o.demote = i - NC_BTREE_COUNT - NCOPY - 1; /* demote:off = 0, demote:on = 1 */
+    else
+        o.prefetch = i - NC_BTREE_COUNT - NCOPY - NDEMOTE - 1; /* prefetch:off 0, :on 1 */
     nc_team_op_enter(s->team, "bcast");
     int rc = nc_bcast_run_opts(s->team, buf, bytes, root, &o);
     if (rc != NUMACOLL_OK) {

@@ -76,7 +76,8 @@ int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm);
  * path's copy modes forced for every size above the inline limit: "copy:plain",
  * "copy:stream-root" (the root writes its queue with non-temporal stores),
  * "copy:stream-recv" (the receivers copy out with non-temporal stores), "copy:stream" (both);
- * and the inline path's cache hint forced: "demote:off", "demote:on" (NUMACOLL_BCAST_DEMOTE).
+ * the inline path's cache hint forced: "demote:off", "demote:on" (NUMACOLL_BCAST_DEMOTE);
+ * and its write prefetch forced: "prefetch:off", "prefetch:on" (NUMACOLL_BCAST_PREFETCH).
  * Every variant takes the general path of the core call, not the default call's shortcut.
  */
 const char *numacoll_mpi_bcast_variant_name(int i);

@@ -139,6 +139,14 @@ typedef struct tree_cache {
  * the diagnostics' entry/exit stamps, the size/root word check, the two-part copy or the
  * yielding wait each changed that by no more than the launch-to-launch noise, and all of
  * them together left it 6-14 % above (Open MPI, np = 2, 3-8 launches per setting). */
+/* the optional cache hints of inl_put (per team: hot_t.hints; per call: call_t.hints) */
+#define HINT_DEMOTE 1u   /* NUMACOLL_BCAST_DEMOTE */
+#define HINT_PREFETCH 2u /* NUMACOLL_BCAST_PREFETCH */
+static inline unsigned hints_of(int demote, int prefetch)
+{
+    return (demote ? HINT_DEMOTE : 0u) | (prefetch ? HINT_PREFETCH : 0u);
+}
+
 #define HOT_KIDS 2
 typedef struct hot {
     uint64_t op;         /* ops done so far (identical on all members) */
@@ -151,7 +159,7 @@ typedef struct hot {
     int16_t root;        /* root that kid[] belongs to (-1: none cached) */
     int16_t nkids;
     uint16_t head; /* payload bytes that share the stamp's line */
-    uint8_t demote; /* NUMACOLL_BCAST_DEMOTE in effect (inl_put) */
+    uint8_t hints;  /* HINT_* in effect (inl_put) */
 } hot_t;
 _Static_assert(sizeof(hot_t) <= 64, "the hot state must fit one cache line");
 
@@ -162,7 +170,8 @@ struct nc_bcast_team {
     size_t paper_size, sets_off;
     int fixed_f; /* f set explicitly: no per-message fragment adaptation */
     int tree, k, relay, cma_ok;
-    int demote; /* NUMACOLL_BCAST_DEMOTE in effect: demote inline payload lines (inl_put) */
+    int demote;   /* NUMACOLL_BCAST_DEMOTE in effect: demote inline payload lines (inl_put) */
+    int prefetch; /* NUMACOLL_BCAST_PREFETCH: write-prefetch inline payload lines (inl_put) */
     size_t inline_max, cma_min;
     size_t inl_fast; /* inline_max clamped to room: the default call's inline limit */
     char *global, *procs;
@@ -705,6 +714,7 @@ static int bcast_init(numacoll_team_t *t)
             nc_log(1, t->rank, P,
                    "bcast: NUMACOLL_BCAST_DEMOTE=1 has no effect: this CPU has no CLDEMOTE");
     }
+    b->prefetch = nc_cfg_bool("NUMACOLL_BCAST_PREFETCH");
     b->cma_min = nc_cfg_size("NUMACOLL_BCAST_CMA_MIN");
     size_t payload = b->inline_max > sizeof(cma_desc_t) ? b->inline_max : sizeof(cma_desc_t);
     b->inl_block = nc_round_up(INL_HDR + payload, line);
@@ -828,7 +838,7 @@ static int bcast_init(numacoll_team_t *t)
                 .fast_lim = b->trace || b->check || P > INT16_MAX ? 0 : (uint32_t)b->inl_fast + 1,
                 .root = -1,
                 .head = (uint16_t)(line - INL_HDR),
-                .demote = (uint8_t)b->demote};
+                .hints = (uint8_t)hints_of(b->demote, b->prefetch)};
     b->leaders = (int32_t *)b->global;
     if (t->rank == 0) /* informational: the NUMA leader (lowest rank of its node) */
         for (int r = 0; r < P; r++) {
@@ -846,12 +856,13 @@ static int bcast_init(numacoll_team_t *t)
         nc_log(1, t->rank, P,
                "bcast: segment %zu bytes (paper's w + wq + ps(w+f) = %zu), f = %zu%s, s = %zu, "
                "q = %zu, queue b = %zu per process (model: t = %.4f ns/byte %s, t_W = %.1f ns "
-               "%s), inline <= %zu (room %zu, cache hint %s), tree %s (k %d), relay %s, CMA %s, "
+               "%s), inline <= %zu (room %zu, cache hint %s, write prefetch %s), tree %s (k %d), relay %s, CMA %s, "
                "streamed copies from %zu (root) / %zu (receivers) bytes (0 = never), queue "
                "memory at %s",
                total, b->paper_size, f, b->fixed_f ? "" : " (model)", s, q, b->b, b->model.t * 1e9,
                model_src[b->t_measured], b->model.t_w * 1e9, model_src[b->tw_measured],
-               b->inline_max, b->room, b->demote ? "on" : "off", nc_bcast_tree_names[b->tree], b->k,
+               b->inline_max, b->room, b->demote ? "on" : "off", b->prefetch ? "on" : "off",
+               nc_bcast_tree_names[b->tree], b->k,
                b->relay ? "on" : "off",
                !b->cma_ok   ? "not permitted"
                : b->cma_min ? "on"
@@ -934,7 +945,8 @@ typedef struct call {
     numacoll_team_t *t;
     bst_t *b;
     tree_cache_t *c;
-    int root, me, P, relay, nt, rotate, mark, demote;
+    int root, me, P, relay, nt, rotate, mark;
+    unsigned hints; /* HINT_* for inl_put */
     const int *kids;
     int nkids;
     uint64_t t_in; /* when this member entered the call (0: not timed) */
@@ -987,17 +999,28 @@ static inline void nc_demote_range(const char *p, const char *end)
  * below publishes after every payload byte; and nobody rewrites the block before the child
  * has acked this op (the root waits for the acks of op - INL_BLOCKS + 1 before reusing a
  * block, see root_inline), so the bytes stay as published while the child copies them.
- * With @p demote (NUMACOLL_BCAST_DEMOTE) the lines beyond the first get a CLDEMOTE hint
- * right after they are written, before the stamp: a child on another core then reads them
- * from L3; the polled first line is left alone (the child is usually already waiting for
- * it). A hint only: it changes no value anyone reads, so no ordering argument depends on it. */
+ * Two optional hints (@p hints), neither of which changes a value anyone reads, so no
+ * ordering argument depends on them:
+ * - HINT_PREFETCH (NUMACOLL_BCAST_PREFETCH): the lines beyond the first are prefetched for
+ *   writing before they are written. The child read them at the block's previous op, so
+ *   they sit shared in its cache, and each store must first take its line back; the stores
+ *   leave the store buffer in order, so those requests would go out one after another, and
+ *   the stamp, stored last, would wait for all of them. Prefetched, they travel together.
+ *   The polled first line is not prefetched: the child is usually polling it, and would
+ *   pull it back before the stamp is written.
+ * - HINT_DEMOTE (NUMACOLL_BCAST_DEMOTE): the lines beyond the first get a CLDEMOTE hint
+ *   right after they are written, before the stamp: a child on another core then reads them
+ *   from L3; the polled first line is left alone, as above. */
 static inline void inl_put(char *blk, size_t head, const void *data, size_t n, uint64_t word,
-                           uint64_t stamp, int demote)
+                           uint64_t stamp, unsigned hints)
 {
     /* head: payload bytes that share the stamp's line (line size - INL_HDR) */
     if (n > head) {
+        if (hints & HINT_PREFETCH)
+            for (const char *p = blk + INL_HDR + head; p < blk + INL_HDR + n; p += 64)
+                nc_prefetch_w(p);
         memcpy(blk + INL_HDR + head, (const char *)data + head, n - head);
-        if (demote) nc_demote_range(blk + INL_HDR + head, blk + INL_HDR + n);
+        if (hints & HINT_DEMOTE) nc_demote_range(blk + INL_HDR + head, blk + INL_HDR + n);
         memcpy(blk + INL_HDR, data, head);
     } else {
         small_copy(blk + INL_HDR, data, n);
@@ -1013,7 +1036,7 @@ static void inl_forward(call_t *x, size_t set, const void *data, size_t n, uint6
 {
     for (int i = 0; i < x->nkids; i++)
         inl_put(inl_of(x->b, x->t, x->kids[i], set), x->b->hot.head, data, n, word, stamp,
-                x->demote);
+                x->hints);
 }
 
 /* The error of a receiver whose size @p cap differs from the root's @p sent, after it has
@@ -1613,7 +1636,8 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     call_t x = {.t = t, .b = b, .c = &b->trees[kind], .root = root, .me = t->rank, .P = t->size};
     x.relay = o && o->relay >= 0 ? o->relay : b->relay;
     x.rotate = o && o->rotate >= 0 ? o->rotate : b->rotate;
-    x.demote = o && o->demote >= 0 ? o->demote : b->demote;
+    x.hints = hints_of(o && o->demote >= 0 ? o->demote : b->demote,
+                       o && o->prefetch >= 0 ? o->prefetch : b->prefetch);
     /* the two sides separately: the root's streamed stores keep the fragments out of its
      * cache, so the receivers read them from L3/memory instead of snooping dirty lines out
      * of another core (very slow on the reference VM); the receivers' streamed stores only
@@ -1704,7 +1728,7 @@ static __attribute__((noinline)) void hot_forward(const hot_t *h, const char *bl
 {
     for (int i = 0; i < h->nkids; i++)
         inl_put(h->kid[i] + off, h->head, blk + INL_HDR, bytes, bytes | root_bits(h->root), op + 1,
-                h->demote);
+                h->hints);
 }
 
 /* The hot path's receiver found a word other than its own size in its block, or the root
@@ -1732,7 +1756,7 @@ static int run_hot(numacoll_team_t *t, bst_t *b, void *buf, size_t bytes, int ro
         }
         for (int i = 0; i < h->nkids; i++)
             inl_put(h->kid[i] + off, h->head, buf, bytes, bytes | root_bits(root), op + 1,
-                    h->demote);
+                    h->hints);
         /* release: as ack() */
         atomic_store_explicit((_Atomic uint64_t *)h->mine, op + 1, memory_order_release);
         return NUMACOLL_OK;

@@ -106,6 +106,8 @@ typedef struct nc_bcast_opts {
                         * successive uses start at rotating offsets (see frag_buf in bcast.c) */
     int demote;        /* -1 = team default (NUMACOLL_BCAST_DEMOTE); 0 off, 1 on (the root's and
                         * forwarders' hint for inline payload lines; members need not agree) */
+    int prefetch;      /* -1 = team default (NUMACOLL_BCAST_PREFETCH); 0 off, 1 on (the root's and
+                        * forwarders' write prefetch of inline payload lines; need not agree) */
     int mark;          /* 1: a marked message, inline (at most the inline room): the MPI layer's
                         * header of a broadcast over 2 GiB. A receiver whose mark differs from
                         * the root's fails as one whose size differs (nc_bcast_last_mismatch) */
@@ -113,7 +115,7 @@ typedef struct nc_bcast_opts {
 
 #define NC_BCAST_OPTS_DEFAULT                                                                      \
     {                                                                                              \
-        -1, 0, -1, -1, -1, -1, -1, -1, 0                                                           \
+        -1, 0, -1, -1, -1, -1, -1, -1, -1, 0                                                       \
     }
 
 /** Like nc_bcast_run with per-call overrides (all members must pass the same options). */

@@ -133,8 +133,9 @@ static void usage(FILE *f)
                "         [--variants a,b,...] [--native-label NAME] [--quiet]\n"
                "Run it under mpirun/mpiexec. Variants: native, default, native-sm (Open MPI's\n"
                "coll/sm), (barrier) core and every registered numacoll algorithm\n"
-               "(numacoll-info --algorithms), (bcast) tree:<name>, cma, copy:<mode>, core,\n"
-               "limit:memcpy, limit:signal, limit:inline and limit:xcore (np >= 2).\n"
+               "(numacoll-info --algorithms), (bcast) tree:<name>, cma, copy:<mode>,\n"
+               "demote:on|off, prefetch:on|off, core, limit:memcpy, limit:signal,\n"
+               "limit:inline and limit:xcore (np >= 2).\n"
                "Without --variants: native, default, native-sm, limit:memcpy (bcast) and every\n"
                "algorithm (barrier).\n");
 }
