@@ -76,5 +76,26 @@ streams "262144 (root) / 262144 (receivers)" NUMACOLL_OVERSUBSCRIBED=yes
 streams "65536 (root) / 65536 (receivers)" NUMACOLL_OVERSUBSCRIBED=yes NUMACOLL_BCAST_STREAM_OUT_MIN=64K
 streams "16384 (root) / 262144 (receivers)" NUMACOLL_OVERSUBSCRIBED=yes NUMACOLL_BCAST_STREAM_MIN=16K
 streams "16384 (root) / 262144 (receivers)" NUMACOLL_OVERSUBSCRIBED=no
+# the model's fragment stays within the queue budget b whatever t_W is: f <= b / (2q), so
+# s = b / f >= 2q buffers take at most b (4 MiB by default, 1 MiB set here); a t_W of 5 ms
+# once gave f = 19 MB, s = 4: 77 MB per process. Also the write prefetch shows (on by default)
+budget() { # budget-bytes wanted-prefetch env...
+    local cap="$1" pf="$2"; shift 2
+    local out line qb f s
+    out=$(env "$@" NUMACOLL_VERBOSE=1 "$bench" bcast --procs 2 --sizes 1:1 --reps 1 --iters 5 2>&1)
+    line=$(grep -m1 "bcast: segment" <<<"$out")
+    qb=$(sed -n 's/.*queue b = \([0-9]*\) per process.*/\1/p' <<<"$line")
+    f=$(sed -n 's/.*, f = \([0-9]*\) (model), s = \([0-9]*\),.*/\1/p' <<<"$line")
+    s=$(sed -n 's/.*, f = \([0-9]*\) (model), s = \([0-9]*\),.*/\2/p' <<<"$line")
+    if [ -z "$qb" ] || [ -z "$f" ] || [ "$qb" -gt "$cap" ] || [ $((f * s)) -gt "$cap" ]; then
+        echo "FAIL: $* -> wanted f (model) * s = queue b <= $cap in: $line"; fail=1
+    fi
+    if ! grep -q "write prefetch $pf)" <<<"$line"; then
+        echo "FAIL: $* -> wanted 'write prefetch $pf' in: $line"; fail=1
+    fi
+}
+budget 4194304 on NUMACOLL_BCAST_MODEL_TW=5000000
+budget 1048576 off NUMACOLL_BCAST_MODEL_TW=5000000 NUMACOLL_BCAST_QUEUE_BYTES=1M NUMACOLL_BCAST_PREFETCH=0
+budget 4194304 on NUMACOLL_BCAST_SETS=4 NUMACOLL_BCAST_MODEL_TW=20000000
 [ $fail = 0 ] && echo "bench_cli: PASS"
 exit $fail

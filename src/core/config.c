@@ -95,8 +95,9 @@ static const nc_cfg_def_t table[] = {
      NULL},
     {"NUMACOLL_BCAST_FRAGMENT", NC_CFG_SIZE, "0", "0..67108864",
      "fragment (slot) size f, rounded up to a page; 0 = the paper's model: f* = sqrt(b t_W / t) "
-     "rounded up to a page, and a message m < b is cut into fragments of sqrt(m t_W / t), with "
-     "t and t_W from NUMACOLL_BCAST_MODEL_T / _TW; a set f is used as is",
+     "rounded up to a page, at most b / (2q) so that the model's s >= 2q buffers fit the "
+     "budget, and a message m < b is cut into fragments of sqrt(m t_W / t), with t and t_W "
+     "from NUMACOLL_BCAST_MODEL_T / _TW; a set f is used as is",
      NULL},
     {"NUMACOLL_BCAST_MODEL_T", NC_CFG_DOUBLE, "0", "0..1000",
      "the model's t in nanoseconds per byte copied; 0 = measured once per process at its first "
@@ -107,8 +108,9 @@ static const nc_cfg_def_t table[] = {
      "the model's t_W, nanoseconds a receiver waits for one notification; 0 = measured at each "
      "team's first broadcast: the median of 5 batches of 4 team barriers, per barrier, divided "
      "by ceil(log2 P), the notification rounds of a barrier (a mean of all of them carried the "
-     "members' arrival skew and preemption: once 12.9 us instead of ~0.24 us); every member "
-     "uses rank 0's value. Oversubscribed "
+     "members' arrival skew and preemption: once 12.9 us instead of ~0.24 us); a median above "
+     "100 us is taken as disturbed (once 5.5 ms here) and measured again, at most 3 times, "
+     "then 200 is used; every member uses rank 0's value. Oversubscribed "
      "teams use 200 unless set (a barrier there measures the scheduler: t_W = 2.2 us at P = 8 "
      "on 2 CPUs, whose fragments of 644 KiB made 64-128 KiB broadcasts 2x slower). t_WO = "
      "2 t_W and t_A = 0.2 t_W (the paper's ratios)",

@@ -603,27 +603,40 @@ static int model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int
         *t_meas = t_cfg > 0 ? 0 : 2, *tw_meas = tw_cfg > 0 ? 0 : 2;
         return NUMACOLL_OK;
     }
-    double v[2] = {t_cfg, tw_cfg}, spread[2] = {0, 0};
-    if (tw_cfg <= 0) {
-        int rc = measure_tw(t, &v[1], spread);
-        if (rc) {
-            free(all);
-            return rc;
-        }
-    }
+    double v[2] = {t_cfg, tw_cfg}, spread[2] = {0, 0}, tt = t_cfg, tw = tw_cfg;
     if (t_cfg <= 0 && t->rank == 0) v[0] = measure_t();
-    if (t->allgather(v, all, sizeof v, t->oob_ctx) != 0) {
-        free(all);
-        return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather failed setting up the broadcast");
+    /* A notification is a cache-line transfer plus a loop: tens of ns to a few us on any
+     * machine. A median above TW_PLAUSIBLE means the batches were disturbed (once here:
+     * 5.5 ms, all 5 batches, right after a build; f came out at 19 MB). Every member sees
+     * rank 0's value after the allgather, so all take the same branch: measure again, at
+     * most TW_TRIES times in all, then fall back (below). */
+    enum { TW_TRIES = 3 };
+    const double TW_PLAUSIBLE = 100e-6;
+    for (int k = 0; k < TW_TRIES; k++) {
+        if (tw_cfg <= 0) {
+            int rc = measure_tw(t, &v[1], spread);
+            if (rc) {
+                free(all);
+                return rc;
+            }
+        }
+        if (t->allgather(v, all, sizeof v, t->oob_ctx) != 0) {
+            free(all);
+            return nc_error(NUMACOLL_ERR_OOB,
+                            "the OOB allgather failed setting up the broadcast");
+        }
+        tt = all[0], tw = all[1];
+        if (tw_cfg <= 0 && t->rank == 0)
+            nc_log(1, t->rank, t->size,
+                   "bcast: t_W batches (per notification) fastest %.1f, median "
+                   "%.1f (used), slowest %.1f ns%s",
+                   spread[0] * 1e9, v[1] * 1e9, spread[1] * 1e9,
+                   tw > TW_PLAUSIBLE ? " - disturbed, not used" : "");
+        if (tw_cfg > 0 || tw <= TW_PLAUSIBLE) break;
+        tw = -1; /* the fallback, unless the next try is plausible */
     }
-    double tt = all[0], tw = all[1];
     free(all);
     *t_meas = t_cfg <= 0, *tw_meas = tw_cfg <= 0;
-    if (tw_cfg <= 0 && t->rank == 0)
-        nc_log(1, t->rank, t->size,
-               "bcast: t_W batches (per notification) fastest %.1f, median "
-               "%.1f (used), slowest %.1f ns",
-               spread[0] * 1e9, v[1] * 1e9, spread[1] * 1e9);
     if (!(tt > 0 && tt < 1e-6)) { /* not measurable (or absurd): the fallback */
         nc_log(1, t->rank, t->size, "bcast: t could not be measured; using %.3f ns/byte",
                fb.t * 1e9);
@@ -682,9 +695,16 @@ static int bcast_init(numacoll_team_t *t)
     if (budget == 0) budget = (t->oversubscribed ? 8u : 4u) << 20;
     size_t f = nc_cfg_size("NUMACOLL_BCAST_FRAGMENT");
     b->fixed_f = f != 0;
-    if (f == 0) f = nc_bcast_model_fragment(&b->model, budget, ps);
-    f = nc_round_up(f, ps);
     size_t q = (size_t)nc_cfg_int("NUMACOLL_BCAST_SETS");
+    if (f == 0) {
+        f = nc_bcast_model_fragment(&b->model, budget, ps);
+        /* at most b / (2q): the model's s >= 2q buffers must fit the budget (a configured
+         * t_W of 5 ms gave f = 19 MB, s = 4: 77 MB of queue per process for a 4 MiB budget) */
+        size_t f_max = budget / (2 * q) / ps * ps;
+        if (f_max < ps) f_max = ps;
+        if (f > f_max) f = f_max;
+    }
+    f = nc_round_up(f, ps);
     size_t s = (size_t)nc_cfg_int("NUMACOLL_BCAST_SLOTS");
     int s_auto = s == 0;
     if (s_auto) s = nc_bcast_model_slots(budget, f, 2 * q);
