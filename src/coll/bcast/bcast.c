@@ -127,6 +127,14 @@ typedef struct tree_cache {
     int *child;
 } tree_cache_t;
 
+/* the optional cache hints of inl_put (per team: hot_t.hints; per call: call_t.hints) */
+#define HINT_DEMOTE 1u   /* NUMACOLL_BCAST_DEMOTE */
+#define HINT_PREFETCH 2u /* NUMACOLL_BCAST_PREFETCH */
+static inline unsigned hints_of(int demote, int prefetch)
+{
+    return (demote ? HINT_DEMOTE : 0u) | (prefetch ? HINT_PREFETCH : 0u);
+}
+
 /* The local state of the default small-message call (nc_bcast_run -> run_hot), packed
  * into one cache line at the start of the line-aligned bst_t. The general path touches
  * about a dozen lines of local state per call (team, options, tree arrays, ack cache);
@@ -139,14 +147,6 @@ typedef struct tree_cache {
  * the diagnostics' entry/exit stamps, the size/root word check, the two-part copy or the
  * yielding wait each changed that by no more than the launch-to-launch noise, and all of
  * them together left it 6-14 % above (Open MPI, np = 2, 3-8 launches per setting). */
-/* the optional cache hints of inl_put (per team: hot_t.hints; per call: call_t.hints) */
-#define HINT_DEMOTE 1u   /* NUMACOLL_BCAST_DEMOTE */
-#define HINT_PREFETCH 2u /* NUMACOLL_BCAST_PREFETCH */
-static inline unsigned hints_of(int demote, int prefetch)
-{
-    return (demote ? HINT_DEMOTE : 0u) | (prefetch ? HINT_PREFETCH : 0u);
-}
-
 #define HOT_KIDS 2
 typedef struct hot {
     uint64_t op;         /* ops done so far (identical on all members) */
@@ -876,14 +876,13 @@ static int bcast_init(numacoll_team_t *t)
         nc_log(1, t->rank, P,
                "bcast: segment %zu bytes (paper's w + wq + ps(w+f) = %zu), f = %zu%s, s = %zu, "
                "q = %zu, queue b = %zu per process (model: t = %.4f ns/byte %s, t_W = %.1f ns "
-               "%s), inline <= %zu (room %zu, cache hint %s, write prefetch %s), tree %s (k %d), relay %s, CMA %s, "
-               "streamed copies from %zu (root) / %zu (receivers) bytes (0 = never), queue "
-               "memory at %s",
+               "%s), inline <= %zu (room %zu, cache hint %s, write prefetch %s), tree %s (k %d), "
+               "relay %s, CMA %s, streamed copies from %zu (root) / %zu (receivers) bytes "
+               "(0 = never), queue memory at %s",
                total, b->paper_size, f, b->fixed_f ? "" : " (model)", s, q, b->b, b->model.t * 1e9,
                model_src[b->t_measured], b->model.t_w * 1e9, model_src[b->tw_measured],
                b->inline_max, b->room, b->demote ? "on" : "off", b->prefetch ? "on" : "off",
-               nc_bcast_tree_names[b->tree], b->k,
-               b->relay ? "on" : "off",
+               nc_bcast_tree_names[b->tree], b->k, b->relay ? "on" : "off",
                !b->cma_ok   ? "not permitted"
                : b->cma_min ? "on"
                             : "off",
