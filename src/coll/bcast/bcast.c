@@ -1005,6 +1005,13 @@ static inline void nc_demote_range(const char *p, const char *end)
         nc_cache_demote(p);
 }
 
+/* PREFETCHW every 64-byte line of [@p p, @p end) (p line-aligned), see inl_put */
+static inline void nc_prefetch_w_range(const char *p, const char *end)
+{
+    for (; p < end; p += 64)
+        nc_prefetch_w(p);
+}
+
 /* Copy a small payload into the inline block @p blk and publish it (the first @p head
  * payload bytes share the line of the stamp).
  *
@@ -1035,11 +1042,10 @@ static inline void inl_put(char *blk, size_t head, const void *data, size_t n, u
 {
     /* head: payload bytes that share the stamp's line (line size - INL_HDR) */
     if (n > head) {
-        if (hints & HINT_PREFETCH)
-            for (const char *p = blk + INL_HDR + head; p < blk + INL_HDR + n; p += 64)
-                nc_prefetch_w(p);
-        memcpy(blk + INL_HDR + head, (const char *)data + head, n - head);
-        if (hints & HINT_DEMOTE) nc_demote_range(blk + INL_HDR + head, blk + INL_HDR + n);
+        char *tail = blk + INL_HDR + head, *end = blk + INL_HDR + n; /* beyond the first line */
+        if (hints & HINT_PREFETCH) nc_prefetch_w_range(tail, end);
+        memcpy(tail, (const char *)data + head, n - head);
+        if (hints & HINT_DEMOTE) nc_demote_range(tail, end);
         memcpy(blk + INL_HDR, data, head);
     } else {
         small_copy(blk + INL_HDR, data, n);
