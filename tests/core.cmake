@@ -4,3 +4,10 @@
 add_test(NAME test_core_small_devshm
          COMMAND sh -c "export NUMACOLL_SHM_BACKEND=posix; unshare -m true 2>/dev/null || exit 77; exec unshare -m --propagation private sh -c 'mount -t tmpfs -o size=64k tmpfs /dev/shm && NC_TEST_SMALL_SHM=1 exec \"$0\"' $<TARGET_FILE:test_core>")
 set_tests_properties(test_core_small_devshm PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+
+# test_core's huge-page test with the kernel's shmem THP policy set to "always" (the setting
+# that puts one 2 MiB page across several processes' blocks): NUMACOLL_SHM_HUGEPAGES=off must
+# keep every page small and "system" must show huge pages. Needs root and a writable
+# /sys/kernel/mm/transparent_hugepage/shmem_enabled; the previous value is restored on exit.
+add_test(NAME test_core_thp COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/thp_forced.sh $<TARGET_FILE:test_core>)
+set_tests_properties(test_core_thp PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -179,13 +180,119 @@ static void test_small_shm(void **state)
     assert_int_equal(nc_count_shm_files(), 0);
 }
 
+/* NUMACOLL_SHM_HUGEPAGES. Each rank creates an 8 MiB segment whose own ranges are not
+ * 2 MiB-aligned and reports, for its mapping (from /proc/self/smaps), whether the VMA has
+ * the "nh" flag (MADV_NOHUGEPAGE) and how many kB are mapped as huge pages; rank 0 also the
+ * growth of /proc/meminfo's ShmemHugePages while the segment exists. Under
+ * tests/core.cmake's test_core_thp the kernel's shmem_enabled is "always" and
+ * NC_TEST_THP_FORCED=1: then "system" must show huge pages (so the check can see them)
+ * and "off" none. */
+typedef struct thp_report {
+    int nh[8];
+    long huge_kb[8];
+    long meminfo_growth_kb;
+} thp_report_t;
+
+static long meminfo_kb(const char *field)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t n = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, field, n) && line[n] == ':') v = atol(line + n + 1);
+    fclose(f);
+    return v;
+}
+
+/* the smaps entry of the mapping that starts at @p base: VmFlags has "nh"; huge kB */
+static int smaps_of(const void *base, int *nh, long *huge_kb)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return -1;
+    char line[512];
+    int in = 0, found = 0;
+    *nh = 0, *huge_kb = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = lo == (unsigned long)(uintptr_t)base;
+            found |= in;
+            continue;
+        }
+        if (!in) continue;
+        if (!strncmp(line, "ShmemPmdMapped:", 15) || !strncmp(line, "FilePmdMapped:", 14))
+            *huge_kb += atol(strchr(line, ':') + 1);
+        if (!strncmp(line, "VmFlags:", 8)) *nh = strstr(line, " nh") != NULL;
+    }
+    fclose(f);
+    return found ? 0 : -1;
+}
+
+static int seg_thp(nc_forkctx_t *c)
+{
+    thp_report_t *rep = c->arg; /* shared with the parent */
+    size_t ps = nc_page_size(), size = (size_t)8 << 20, glob = 16 * ps;
+    size_t own = ((size - glob) / (size_t)c->size) / ps * ps;
+    long before = c->rank == 0 ? meminfo_kb("ShmemHugePages") : 0;
+    if (numacoll_fork_oob_barrier(c->oob)) return 30;
+    nc_seg_t seg;
+    if (nc_seg_create_collective(c->rank, c->size, numacoll_fork_oob_allgather, c->oob, size, glob,
+                                 glob + (size_t)c->rank * own, own, own, -1, "the THP test",
+                                 &seg) != NUMACOLL_OK)
+        return 31;
+    memset(seg.base, 0, glob); /* everyone touches the global range too */
+    if (numacoll_fork_oob_barrier(c->oob)) return 32;
+    if (smaps_of(seg.base, &rep->nh[c->rank], &rep->huge_kb[c->rank])) return 33;
+    if (c->rank == 0) rep->meminfo_growth_kb = meminfo_kb("ShmemHugePages") - before;
+    if (numacoll_fork_oob_barrier(c->oob)) return 34;
+    nc_seg_destroy(&seg);
+    return 0;
+}
+
+static void test_seg_hugepages(void **state)
+{
+    (void)state;
+    int forced = getenv("NC_TEST_THP_FORCED") != NULL;
+    const char *modes[] = {"off", "system"};
+    for (int m = 0; m < 2; m++) {
+        set_env("NUMACOLL_SHM_HUGEPAGES", modes[m]);
+        nc_forkresult_t res;
+        thp_report_t *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
+                                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        assert_true(shared != MAP_FAILED);
+        int P = 3;
+        int failed = nc_forkrun(P, NC_FORK_NO_TEAM, seg_thp, shared, 0, 60, &res);
+        thp_report_t rep = *shared;
+        munmap(shared, sizeof *shared);
+        assert_int_equal(failed, 0);
+        long huge = 0;
+        for (int r = 0; r < P; r++) {
+            assert_int_equal(rep.nh[r], m == 0); /* the flag exactly when "off" */
+            huge += rep.huge_kb[r];
+        }
+        printf("NUMACOLL_SHM_HUGEPAGES=%s: huge pages mapped %ld kB, ShmemHugePages +%ld kB%s\n",
+               modes[m], huge, rep.meminfo_growth_kb, forced ? " (shmem_enabled=always)" : "");
+        if (m == 0) {
+            assert_int_equal(huge, 0);
+            if (forced) assert_true(rep.meminfo_growth_kb <= 0);
+        } else if (forced) {
+            assert_true(rep.meminfo_growth_kb > 0 || huge > 0);
+        }
+    }
+    set_env("NUMACOLL_SHM_HUGEPAGES", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_team_segment),       cmocka_unit_test(test_timeout_names_missing),
         cmocka_unit_test(test_dead_peer_detected), cmocka_unit_test(test_oversubscription_values),
         cmocka_unit_test(test_oob_failure),        cmocka_unit_test(test_small_shm),
+        cmocka_unit_test(test_seg_hugepages),
     };
     if (getenv("NC_TEST_SMALL_SHM")) cmocka_set_test_filter("test_small_shm");
+    if (getenv("NC_TEST_THP_FORCED")) cmocka_set_test_filter("test_seg_hugepages");
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

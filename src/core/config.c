@@ -53,6 +53,13 @@ static const nc_cfg_def_t table[] = {
      "exists; posix = shm_open name in /dev/shm, unlinked once all attached; auto = memfd, "
      "then posix if peers cannot open /proc of rank 0",
      NULL},
+    {"NUMACOLL_SHM_HUGEPAGES", NC_CFG_ENUM, "off", "off|system",
+     "transparent huge pages in the shared segments of teams and broadcast queues: off = "
+     "MADV_NOHUGEPAGE and pages reserved through that mapping, so each process's block gets "
+     "base-size pages on its own node whatever the kernel's shmem_enabled; system = the "
+     "kernel's policy (with shmem_enabled=always one 2 MiB page spans several processes' "
+     "blocks and lands on the node of whoever touches it first)",
+     NULL},
     /* ---- topology ---- */
     {"NUMACOLL_TOPO_SYNTHETIC", NC_CFG_STRING, "", "hwloc synthetic description",
      "plan on this hwloc synthetic topology (e.g. \"pack:2 numa:2 l3:1 core:4 pu:1\") with a "

@@ -125,7 +125,8 @@ typedef struct nc_seg {
  * attached; then each rank binds its own range [own_off, own_off + own_len) (pass
  * own_len = 0 for none) to @p numa_node if that is >= 0 and NUMACOLL_NUMA_BIND allows, and
  * reserves and first-touches its first @p own_now bytes (<= own_len; the rest is for the
- * owner to populate later with nc_seg_populate), with MADV_RANDOM set. The outcome is
+ * owner to populate later with nc_seg_populate), with MADV_RANDOM set and, unless
+ * NUMACOLL_SHM_HUGEPAGES=system, MADV_NOHUGEPAGE (see segment.c). The outcome is
  * agreed: if any member fails, all return the same error and nothing is left behind.
  */
 int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn allgather, void *ctx,

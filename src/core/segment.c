@@ -11,8 +11,20 @@
  *      file is left behind whatever happens to any process;
  *   4. each rank sets MADV_RANDOM (no readahead that would allocate neighbours' pages on
  *      our node), optionally binds its own range to its NUMA node, reserves its own range
- *      with posix_fallocate (pages come from the allocating process's node) and touches
- *      it; the outcome is agreed again.
+ *      (pages come from the allocating process's node) and touches it; the outcome is
+ *      agreed again.
+ *
+ * Transparent huge pages (NUMACOLL_SHM_HUGEPAGES): Linux's readahead does not allocate
+ * tmpfs pages, but a shmem THP policy does the harm the paper's readahead would: with
+ * /sys/kernel/mm/transparent_hugepage/shmem_enabled = always, within_size or force, the
+ * first process to touch a 2 MiB-aligned stretch of the file gets one 2 MiB page for all of
+ * it, on its own node, whoever's blocks it holds (measured on kernel 6.18, memfd: a P = 4
+ * broadcast's segments held 12 MiB of huge pages). By default ("off") every rank therefore
+ * sets MADV_NOHUGEPAGE on its mapping before anything is touched, and reservations go
+ * through that mapping (MADV_POPULATE_WRITE): posix_fallocate takes its page size from the
+ * file's policy, not from any mapping, and still allocated a 2 MiB page for a 20 KiB range
+ * under "always". A kernel without MADV_POPULATE_WRITE (before 5.14) reserves with
+ * posix_fallocate, and only faults are kept to small pages.
  */
 #include "nc_internal.h"
 
@@ -97,6 +109,8 @@ size_t nc_shm_free_bytes(void)
     return (size_t)sv.f_bavail * sv.f_frsize;
 }
 
+static int populate(void *addr, size_t len, const char *what, int test_hook);
+
 static int reserve(int fd, size_t off, size_t len, const char *what)
 {
     if (len == 0) return NUMACOLL_OK;
@@ -174,6 +188,10 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
 
     if (size == 0 || own_off + own_len > size || reserve0 > size || own_now > own_len)
         return nc_error(NUMACOLL_ERR_ARG, "invalid segment geometry for %s", what);
+    /* NUMACOLL_SHM_HUGEPAGES=off (see the top of this file): no THP on our mappings, and
+     * reservations through them where the kernel can (vma_reserve) */
+    int no_thp = strcmp(nc_cfg_str("NUMACOLL_SHM_HUGEPAGES"), "off") == 0;
+    int vma_reserve = no_thp && nc_seg_populate_supported();
 
     /* Backends, in order: an anonymous memfd that peers open through /proc/<pid>/fd (no
      * name ever exists, so nothing can be left behind even if rank 0 dies during
@@ -197,7 +215,7 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
             else if (ftruncate(fd, (off_t)size) != 0)
                 rc = nc_error(NUMACOLL_ERR_SYS, "ftruncate(%s, %zu) for %s failed: %s", name, size,
                               what, strerror(errno));
-            else
+            else if (!vma_reserve)
                 rc = reserve(fd, 0, reserve0, what);
         }
 
@@ -235,6 +253,11 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
                 rc = nc_error(NUMACOLL_ERR_SYS, "mmap of %zu bytes for %s failed: %s", size, what,
                               strerror(errno));
         }
+        /* before this process touches any page of it; EINVAL: a kernel without THP */
+        if (rc == NUMACOLL_OK && no_thp && madvise(base, size, MADV_NOHUGEPAGE) != 0 &&
+            errno != EINVAL)
+            nc_log(2, rank, nprocs, "MADV_NOHUGEPAGE on %s failed: %s", what, strerror(errno));
+        if (rc == NUMACOLL_OK && rank == 0 && vma_reserve) rc = populate(base, reserve0, what, 0);
 
         /* 3. agree, then unlink: nothing can be left in /dev/shm after this */
         rc = nc_agree(rank, nprocs, allgather, ctx, rc);
@@ -265,7 +288,7 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
                            strerror(errno));
             }
         }
-        rc = reserve(fd, own_off, own_now, what);
+        rc = vma_reserve ? populate(own, own_now, what, 0) : reserve(fd, own_off, own_now, what);
         if (rc == NUMACOLL_OK) {
             size_t ps = nc_page_size();
             for (size_t o = 0; o < own_now; o += ps)
@@ -318,11 +341,19 @@ int nc_seg_populate_supported(void)
 
 int nc_seg_populate(void *addr, size_t len, const char *what)
 {
+    return populate(addr, len, what, 1);
+}
+
+/* nc_seg_populate; @p test_hook: the call counts for nc_seg_debug_fail_populate (the
+ * segment's own reservations do not, so a test's count starts at the queues) */
+static int populate(void *addr, size_t len, const char *what, int test_hook)
+{
+    if (len == 0) return NUMACOLL_OK;
     size_t ps = nc_page_size();
     char *a = (char *)((uintptr_t)addr & ~(uintptr_t)(ps - 1));
     len = nc_round_up(len + (size_t)((char *)addr - a), ps);
     int err = 0;
-    if (atomic_load_explicit(&populate_fail_next, memory_order_relaxed) > 0 &&
+    if (test_hook && atomic_load_explicit(&populate_fail_next, memory_order_relaxed) > 0 &&
         atomic_fetch_sub_explicit(&populate_fail_next, 1, memory_order_relaxed) == 1) {
         err = EFAULT; /* as the kernel reports a page it could not allocate */
     } else {
@@ -340,7 +371,8 @@ int nc_seg_populate(void *addr, size_t len, const char *what)
      * mislead, so name the cause */
     return nc_error(NUMACOLL_ERR_NOMEM,
                     "cannot allocate %zu bytes of shared memory for %s: %s (/dev/shm has %llu "
-                    "bytes free; a full /dev/shm or a memory limit)",
+                    "bytes free; a full /dev/shm or a memory limit): enlarge /dev/shm (e.g. "
+                    "docker --shm-size) or use fewer/smaller buffers",
                     len, what, err == EFAULT ? "the kernel has no pages for it (EFAULT)"
                                              : strerror(err),
                     avail);
