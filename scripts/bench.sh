@@ -113,6 +113,13 @@ mpi_bench() { # mpi np collective extra-bench-args... -- extra-launcher-args...
     esac
 }
 
+root_shift() { # mpi variants
+    local max=1M
+    [ "${BENCH_QUICK:-0}" = 1 ] && max=$BMAX
+    MB_CSV="$OUT/rootshift_mpi_bcast.csv" mpi_bench "$1" 2 bcast --root-shift --max-bytes "$max" \
+        --variants "$2"
+}
+
 for mpi in openmpi mpich; do
     if [ ! -x "$BIN/numacoll-bench-mpi-$mpi" ]; then
         say "MPI $mpi: not built (no numacoll-bench-mpi-$mpi); skipped"
@@ -136,6 +143,11 @@ for mpi in openmpi mpich; do
         bv="$bv,core,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma,demote:off,demote:on,prefetch:off,prefetch:on"
     fi
     run "MPI bcast, $mpi, np=2" mpi_bench "$mpi" 2 bcast --max-bytes "$BMAX" --variants "$bv"
+    # the same with a rotating root (call i from rank i mod np, IMB's -root_shift on as in
+    # the paper's runs), up to 1 MiB: rootshift_mpi_bcast.csv
+    rv=native,default
+    [ "$mpi" = openmpi ] && rv=native,native-sm,default
+    run "MPI bcast, $mpi, np=2, rotating root" root_shift "$mpi" "$rv"
     if [ "$mpi" = openmpi ]; then
         run "MPI bcast, openmpi, np=8 (oversubscribed)" mpi_bench openmpi 8 bcast \
             --max-bytes "$BMAX" --variants native,native-sm,default,limit:memcpy

@@ -19,6 +19,7 @@ bad "--procs '0' is not valid" bcast --procs 0
 bad "--reps '1000000' is not valid; allowed: an integer in 1\.\.1000" bcast --reps 1000000
 bad "--iters 'abc' is not valid" bcast --iters abc
 bad "--root 5 is not valid with --procs 2; allowed: 0\.\.1" bcast --root 5
+bad "--root 'x' is not valid; allowed: a rank 0\.\.255, or shift" bcast --root x
 bad "--mode fragment needs --procs >= 2" bcast --mode fragment --procs 1
 bad "--mode 'xx'; allowed: size, slots, fragment" bcast --mode xx
 bad "--sizes '5:3'; allowed: MIN:MAX" bcast --sizes 5:3
@@ -60,6 +61,13 @@ nm=$(awk -F, '$2 ~ /^model:f=/ && $5 > 0' "$tmp/f.csv" 2>/dev/null | wc -l)
 if [ "${nq:-0}" -lt 5 ] || [ "$nq" != "$nm" ]; then
     echo "FAIL: fragment CSV: $nq measured rows, $nm model rows with a positive time:"
     cat "$tmp/f.csv"; fail=1
+fi
+# --root shift (IMB's -root_shift on): three roots take turns; every receiver checks the
+# data of each call (the run fails on a wrong byte), on the inline and the queue path
+if ! out=$("$bench" bcast --procs 3 --root shift --sizes 512:64K --reps 1 --iters 30 \
+        --variants default,chain,queue,limit:memcpy 2>&1) ||
+    ! grep -q "root shift (i mod 3)" <<<"$out" || [ "$(grep -c '^default ' <<<"$out")" != 8 ]; then
+    echo "FAIL: --root shift: $out"; fail=1
 fi
 # the streaming thresholds a team applies (its verbose set-up line): oversubscribed and
 # NUMACOLL_BCAST_STREAM_MIN unset, the root streams only where the receivers do

@@ -175,6 +175,20 @@ foreach(f ${NC_MPI_FLAVORS})
     nc_mpi_test(mpi_${f}_bench_bcast_xcore ${f} 3 --count "^bcast +limit:xcore +3 " 4
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --reps 2 --iters 20
                 --target-ms 1 --min-bytes 128K --max-bytes 1M --variants limit:xcore)
+    # --root-shift (IMB's -root_shift on): the root of call i is i mod np, its content is
+    # written there and every other rank checks it; limit:inline's acks then come from
+    # every rank (it hung before), and at np = 3 three roots take turns on the hot path
+    nc_mpi_test(mpi_${f}_bench_bcast_root_shift ${f} 2 --count "^bcast +default +2 " 12
+                --count "^bcast +limit:inline +2 " 11 --count "^bcast +limit:signal +2 " 12
+                -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --root-shift --reps 2
+                --iters 50 --target-ms 1 --max-bytes 2048
+                --variants native,default,limit:signal,limit:inline,limit:memcpy)
+    nc_mpi_test(mpi_${f}_bench_bcast_root_shift3 ${f} 3 --count "^bcast +default +3 " 10
+                -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --root-shift --reps 2
+                --iters 30 --target-ms 1 --min-bytes 64 --max-bytes 32K --variants native,default)
+    nc_mpi_test(mpi_${f}_bench_root_shift_barrier ${f} 2 --fail
+                --count "--root-shift is an option of bcast" 2
+                -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} barrier --root-shift)
     # a name --variants does not know is an error naming it and the allowed names; a known
     # one this run cannot measure (limit:memcpy for the barrier) is said, not skipped
     nc_mpi_test(mpi_${f}_bench_bad_variant ${f} 2 --fail

@@ -2,7 +2,7 @@
  * numacoll-bench bcast: the fork-based broadcast benchmark (paper 3's figures).
  *
  *   numacoll-bench bcast --procs P [--sizes 1:16M] [--iters N] [--reps R] [--csv FILE]
- *                        [--mode size|slots|fragment] [--root R] [--variants A,B,...]
+ *                        [--mode size|slots|fragment] [--root R|shift] [--variants A,B,...]
  *
  * Method (as OSU's osu_bcast): for every iteration the root writes new content into its
  * buffer (untimed; like IMB -off_cache a size-n measurement rotates through min(64,
@@ -40,6 +40,8 @@
  *   fragment  time vs f at fixed s = 16, q = 1 (algorithm queue:f=N) with the model's
  *             prediction beside it (algorithm model:f=N; t from the memcpy reference, t_W
  *             the team's, measured at its first broadcast) (Fig. 8/9)
+ * --root shift: the root of call i is i mod P (IMB's -root_shift on, as in the paper's runs);
+ * the references stay as they are (they have no root).
  * Processes are bound to the allowed CPUs round-robin.
  */
 #define _GNU_SOURCE 1
@@ -89,7 +91,7 @@ typedef struct shared {
 #define MAXSIZES 64
 
 typedef struct bench {
-    int P, reps, mode, root;
+    int P, reps, mode, root; /* root -1: shift (call i from root i mod P) */
     long iters; /* 0 = auto */
     size_t smin, smax;
     variant_t var[MAXVAR];
@@ -124,7 +126,8 @@ static int parse_size_arg(const char *s, size_t *out)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: numacoll-bench bcast [--procs P] [--sizes MIN:MAX] [--iters N] [--reps R]\n"
-               "                            [--csv FILE] [--mode size|slots|fragment] [--root R]\n"
+               "                            [--csv FILE] [--mode size|slots|fragment]\n"
+               "                            [--root R|shift]\n"
                "  --procs P    processes (default 2; more than the CPUs = oversubscribed)\n"
                "  --sizes A:B  message sizes, powers of two from A to B (default 1:16M; slots and\n"
                "               fragment modes: default 1M:1M and 4M:4M)\n"
@@ -133,7 +136,7 @@ static void usage(FILE *f)
                "  --csv FILE   write collective,algorithm,procs,bytes,latency_us_median,"
                "latency_us_min,latency_us_max\n"
                "  --mode M     size (Fig. 10), slots (Fig. 7), fragment (Fig. 8/9)\n"
-               "  --root R     broadcast root (default 0)\n"
+               "  --root R     broadcast root (default 0); shift: call i from root i mod P\n"
                "  --variants L only the comma-separated variants L (e.g. default,limit:memcpy)\n");
 }
 
@@ -195,20 +198,21 @@ static int measure(bench_t *B, numacoll_team_t *t, int v, size_t n, long iters, 
     long warm = iters / 10 + 2 < 50 ? iters / 10 + 2 : 50;
     for (long i = -warm; i < iters && rc == NUMACOLL_OK; i++) {
         unsigned char *buf = pool[(i + warm) % npool];
+        int root = B->root >= 0 ? B->root : (int)((i + warm) % t->size);
         ++*key;
-        if (me == B->root) fill_pattern(buf, n, *key);
+        if (me == root) fill_pattern(buf, n, *key);
         rc = numacoll_barrier(t);
         if (rc) break;
         uint64_t t0 = nc_now_ns();
         if (V->kind == 0) {
-            rc = numacoll_bcast(t, buf, n, B->root);
+            rc = numacoll_bcast(t, buf, n, root);
         } else {
             nc_team_op_enter(t, "bcast");
-            rc = nc_bcast_run_opts(t, buf, n, B->root, &V->o);
+            rc = nc_bcast_run_opts(t, buf, n, root, &V->o);
             if (rc == NUMACOLL_OK) nc_team_op_leave(t);
         }
         if (i >= 0) sum += (double)(nc_now_ns() - t0);
-        if (rc == NUMACOLL_OK && n && me != B->root && buf[n - 1] != (unsigned char)(*key & 0xff))
+        if (rc == NUMACOLL_OK && n && me != root && buf[n - 1] != (unsigned char)(*key & 0xff))
             rc = nc_error(NUMACOLL_ERR_STATE, "bench: rank %d received wrong data (%zu bytes)", me,
                           n);
     }
@@ -373,8 +377,18 @@ int bench_bcast_main(int argc, char **argv)
             if (nc_cli_long("numacoll-bench bcast", a, val, 1, 1000, &n)) return 2;
             B.reps = (int)n;
         } else if (!strcmp(a, "--root")) {
-            if (nc_cli_long("numacoll-bench bcast", a, val, 0, MAXP - 1, &n)) return 2;
-            B.root = (int)n;
+            char *end = NULL;
+            long r = strtol(val, &end, 10);
+            if (!strcmp(val, "shift"))
+                B.root = -1;
+            else if (end == val || *end || r < 0 || r >= MAXP) {
+                fprintf(stderr,
+                        "numacoll-bench bcast: --root '%s' is not valid; allowed: a rank "
+                        "0..%d, or shift\n",
+                        val, MAXP - 1);
+                return 2;
+            } else
+                B.root = (int)r;
         } else if (!strcmp(a, "--csv"))
             csv = val;
         else if (!strcmp(a, "--variants"))
@@ -551,9 +565,14 @@ int bench_bcast_main(int argc, char **argv)
     if (out)
         fprintf(out, "collective,algorithm,procs,bytes,latency_us_median,latency_us_min,"
                      "latency_us_max\n");
-    printf("# numacoll-bench bcast: %d processes, root %d, %d reps, mode %s; latency in us "
+    char rootdesc[32];
+    if (B.root >= 0)
+        snprintf(rootdesc, sizeof rootdesc, "root %d", B.root);
+    else
+        snprintf(rootdesc, sizeof rootdesc, "root shift (i mod %d)", B.P);
+    printf("# numacoll-bench bcast: %d processes, %s, %d reps, mode %s; latency in us "
            "(median [min..max] of the reps)\n",
-           B.P, B.root, B.reps,
+           B.P, rootdesc, B.reps,
            B.mode == MODE_SIZE    ? "size"
            : B.mode == MODE_SLOTS ? "slots"
                                   : "fragment");

@@ -76,6 +76,7 @@ typedef struct opts {
     double target_ms;
     size_t min_bytes, max_bytes;
     int quiet;
+    int root_shift; /* bcast: the root of timed call i is i mod np (IMB's -root_shift on) */
 } opts_t;
 
 typedef struct variant {
@@ -124,20 +125,22 @@ static unsigned char *g_pool_base, *g_pool[64];
 static size_t g_pool_bytes;
 static int g_npool;
 static unsigned char g_key; /* content of the current iteration (same on all ranks) */
+static int g_root_shift;    /* --root-shift */
 static long g_bad;          /* receptions with wrong content (native and numacoll) */
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: numacoll-bench --mpi barrier|bcast [--csv FILE] [--csv-slowest FILE]\n"
                "         [--iters N] [--reps R] [--target-ms T] [--min-bytes B] [--max-bytes B]\n"
-               "         [--variants a,b,...] [--native-label NAME] [--quiet]\n"
+               "         [--variants a,b,...] [--native-label NAME] [--root-shift] [--quiet]\n"
                "Run it under mpirun/mpiexec. Variants: native, default, native-sm (Open MPI's\n"
                "coll/sm), (barrier) core and every registered numacoll algorithm\n"
                "(numacoll-info --algorithms), (bcast) tree:<name>, cma, copy:<mode>,\n"
                "demote:on|off, prefetch:on|off, core, limit:memcpy, limit:signal,\n"
                "limit:inline and limit:xcore (np >= 2).\n"
                "Without --variants: native, default, native-sm, limit:memcpy (bcast) and every\n"
-               "algorithm (barrier).\n");
+               "algorithm (barrier). --root-shift (bcast): the root of timed call i is i mod np,\n"
+               "as IMB's -root_shift on (limit:memcpy and limit:xcore stay on rank 0).\n");
 }
 
 /* The next name of comma list @p p into @p out (at most @p n - 1 bytes of it); the rest of
@@ -339,8 +342,9 @@ static int run_once(int barrier, const variant_t *v, int root)
             for (int r = 0; r < g_size; r++) {
                 if (r == root) continue;
                 /* Wait loop: only rank r writes its ack line (the seq of the last call it
-                 * copied out); after seeing ack >= seq - BLKS the root may assume r has read
-                 * this block's previous content and may overwrite it. */
+                 * copied out, or was the root of with --root-shift); after seeing ack >=
+                 * seq - BLKS the root may assume r has read this block's previous content
+                 * and may overwrite it. */
                 while (seq > INL_LIMIT_BLKS && g_inl_seen[r] < seq - INL_LIMIT_BLKS) {
                     g_inl_seen[r] = atomic_load_explicit((_Atomic uint64_t *)g_inl_all[r],
                                                          memory_order_acquire);
@@ -351,6 +355,11 @@ static int run_once(int barrier, const variant_t *v, int root)
                 /* release: the payload before the stamp the receiver waits for */
                 atomic_store_explicit((_Atomic uint64_t *)blk, seq, memory_order_release);
             }
+            /* with --root-shift the next roots wait for this rank's ack of seq too (it has no
+             * block to read in this call; relaxed: it publishes nothing it wrote) */
+            if (g_root_shift)
+                atomic_store_explicit((_Atomic uint64_t *)g_inl_all[g_rank], seq,
+                                      memory_order_relaxed);
         } else {
             unsigned char *blk = g_inl_all[g_rank] + off;
             /* Wait loop: only the root writes this stamp (after the payload, release); after
@@ -367,6 +376,15 @@ static int run_once(int barrier, const variant_t *v, int root)
     return numacoll_mpi_bcast_with(g_buf, g_bytes, root, g_comm, v->alg);
 }
 
+/* The root of timed broadcast call @p i of variant @p v: 0, or with --root-shift i mod np.
+ * limit:memcpy and limit:xcore stay at rank 0: they are copies between fixed cores (one
+ * process's own copy; the copy of rank 0's data by the others), not broadcasts with a
+ * root, and keep their meaning as references with any root pattern. */
+static int call_root(const variant_t *v, long i)
+{
+    return g_root_shift && v->kind != 5 && v->kind != 8 ? (int)(i % g_size) : 0;
+}
+
 /* Before broadcast call @p i (untimed): the next buffer of the pool, and new content in
  * the root's (in limit:memcpy's source, in limit:xcore's shared window), so that the root's data
  * are hot in its cache as an application's just computed data would be, while the receivers' buffer
@@ -375,7 +393,7 @@ static void prepare_call(const variant_t *v, long i)
 {
     g_buf = g_pool[i % g_npool];
     g_key++;
-    if (g_rank == 0 && g_bytes)
+    if (g_rank == call_root(v, i) && g_bytes)
         memset(v->kind == 5 ? g_src : v->kind == 8 ? g_xc_src : g_buf, g_key, g_bytes);
 }
 
@@ -403,11 +421,12 @@ static double timed_run(int barrier, const variant_t *v, long iters, int *err, d
         prepare_call(v, 0);
         MPI_Barrier(g_comm);
         for (long i = 0; i < iters; i++) {
+            int root = call_root(v, i);
             double t0 = PMPI_Wtime();
-            if (run_once(barrier, v, 0) != MPI_SUCCESS) *err = 1;
+            if (run_once(barrier, v, root) != MPI_SUCCESS) *err = 1;
             dt += PMPI_Wtime() - t0;
             /* every receiver checks the first and last byte (untimed) */
-            if (g_rank != 0 && g_bytes && (v->kind <= 4 || v->kind >= 7) &&
+            if (g_rank != root && g_bytes && (v->kind <= 4 || v->kind >= 7) &&
                 (g_buf[0] != g_key || g_buf[g_bytes - 1] != g_key))
                 g_bad++;
             /* the next call's buffer and content, before the barrier: a receiver's timed
@@ -550,6 +569,8 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quiet"))
             o.quiet = 1;
+        else if (!strcmp(a, "--root-shift"))
+            o.root_shift = 1;
         else if (!v) {
             bad = 1;
             fprintf(stderr, "numacoll-bench --mpi: option %s needs a value\n", a);
@@ -590,6 +611,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "numacoll-bench --mpi: unknown option '%s'\n", a);
         }
     }
+    if (!bad && o.root_shift && o.barrier) {
+        bad = 1;
+        fprintf(stderr, "numacoll-bench --mpi: --root-shift is an option of bcast (a barrier "
+                        "has no root)\n");
+    }
+    g_root_shift = o.root_shift;
     if (bad || o.max_bytes > (size_t)1 << 30 || o.min_bytes > o.max_bytes) {
         if (!bad) fprintf(stderr, "numacoll-bench --mpi: need min-bytes <= max-bytes <= 1G\n");
         usage(stderr);
