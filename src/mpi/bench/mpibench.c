@@ -356,10 +356,11 @@ static int run_once(int barrier, const variant_t *v, int root)
                 atomic_store_explicit((_Atomic uint64_t *)blk, seq, memory_order_release);
             }
             /* with --root-shift the next roots wait for this rank's ack of seq too (it has no
-             * block to read in this call; relaxed: it publishes nothing it wrote) */
+             * block to read in this call); release, as a receiver's ack: a root that sees it
+             * must also see this rank's reads of its earlier blocks as done */
             if (g_root_shift)
                 atomic_store_explicit((_Atomic uint64_t *)g_inl_all[g_rank], seq,
-                                      memory_order_relaxed);
+                                      memory_order_release);
         } else {
             unsigned char *blk = g_inl_all[g_rank] + off;
             /* Wait loop: only the root writes this stamp (after the payload, release); after
