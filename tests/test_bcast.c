@@ -481,14 +481,8 @@ static int huge_worker(nc_forkctx_t *ctx)
 /* MemAvailable of /proc/meminfo in bytes (0 if unknown) */
 static size_t mem_available(void)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f) return 0;
-    char line[256];
-    unsigned long long kb = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
-    fclose(f);
-    return (size_t)kb * 1024;
+    long kb = nc_meminfo_kb("MemAvailable");
+    return kb > 0 ? (size_t)kb * 1024 : 0;
 }
 
 static void test_beyond_4gib(void **state)

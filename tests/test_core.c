@@ -193,19 +193,6 @@ typedef struct thp_report {
     long meminfo_growth_kb;
 } thp_report_t;
 
-static long meminfo_kb(const char *field)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f) return -1;
-    char line[256];
-    long v = -1;
-    size_t n = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, field, n) && line[n] == ':') v = atol(line + n + 1);
-    fclose(f);
-    return v;
-}
-
 /* the smaps entry of the mapping that starts at @p base: VmFlags has "nh"; huge kB */
 static int smaps_of(const void *base, int *nh, long *huge_kb)
 {
@@ -235,7 +222,7 @@ static int seg_thp(nc_forkctx_t *c)
     thp_report_t *rep = c->arg; /* shared with the parent */
     size_t ps = nc_page_size(), size = (size_t)8 << 20, glob = 16 * ps;
     size_t own = ((size - glob) / (size_t)c->size) / ps * ps;
-    long before = c->rank == 0 ? meminfo_kb("ShmemHugePages") : 0;
+    long before = c->rank == 0 ? nc_meminfo_kb("ShmemHugePages") : 0;
     if (numacoll_fork_oob_barrier(c->oob)) return 30;
     nc_seg_t seg;
     if (nc_seg_create_collective(c->rank, c->size, numacoll_fork_oob_allgather, c->oob, size, glob,
@@ -245,7 +232,7 @@ static int seg_thp(nc_forkctx_t *c)
     memset(seg.base, 0, glob); /* everyone touches the global range too */
     if (numacoll_fork_oob_barrier(c->oob)) return 32;
     if (smaps_of(seg.base, &rep->nh[c->rank], &rep->huge_kb[c->rank])) return 33;
-    if (c->rank == 0) rep->meminfo_growth_kb = meminfo_kb("ShmemHugePages") - before;
+    if (c->rank == 0) rep->meminfo_growth_kb = nc_meminfo_kb("ShmemHugePages") - before;
     if (numacoll_fork_oob_barrier(c->oob)) return 34;
     nc_seg_destroy(&seg);
     return 0;

@@ -210,3 +210,16 @@ void nc_random_delay(unsigned *seed, unsigned max_ns)
         clock_gettime(CLOCK_MONOTONIC, &b);
     } while ((unsigned)((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec)) < ns);
 }
+
+long nc_meminfo_kb(const char *name)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t n = strlen(name);
+    while (v < 0 && fgets(line, sizeof line, f))
+        if (!strncmp(line, name, n) && line[n] == ':') v = atol(line + n + 1);
+    fclose(f);
+    return v;
+}

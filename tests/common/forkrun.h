@@ -58,6 +58,10 @@ int nc_msg_names_rank(const char *msg, int r);
  *  says so of the live members missing beside the dead one. */
 int nc_msg_names_late(const char *msg, int r);
 
+/** Field @p name of /proc/meminfo (e.g. "MemAvailable", "ShmemHugePages") in kB; -1 if
+ *  the file or the field is missing. */
+long nc_meminfo_kb(const char *name);
+
 /** Spin for a random time of up to @p max_ns nanoseconds (xorshift state per process). */
 void nc_random_delay(unsigned *seed, unsigned max_ns);
 
