@@ -288,8 +288,9 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
                            strerror(errno));
             }
         }
+        /* populate maps the pages it allocates; posix_fallocate does not, so then touch */
         rc = vma_reserve ? populate(own, own_now, what, 0) : reserve(fd, own_off, own_now, what);
-        if (rc == NUMACOLL_OK) {
+        if (rc == NUMACOLL_OK && !vma_reserve) {
             size_t ps = nc_page_size();
             for (size_t o = 0; o < own_now; o += ps)
                 ((volatile char *)own)[o] = 0;
