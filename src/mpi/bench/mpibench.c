@@ -76,7 +76,6 @@ typedef struct opts {
     double target_ms;
     size_t min_bytes, max_bytes;
     int quiet;
-    int root_shift; /* bcast: the root of timed call i is i mod np (IMB's -root_shift on) */
 } opts_t;
 
 typedef struct variant {
@@ -125,7 +124,7 @@ static unsigned char *g_pool_base, *g_pool[64];
 static size_t g_pool_bytes;
 static int g_npool;
 static unsigned char g_key; /* content of the current iteration (same on all ranks) */
-static int g_root_shift;    /* --root-shift */
+static int g_root_shift;    /* --root-shift: timed call i from root i mod np (bcast) */
 static long g_bad;          /* receptions with wrong content (native and numacoll) */
 
 static void usage(FILE *f)
@@ -571,7 +570,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--quiet"))
             o.quiet = 1;
         else if (!strcmp(a, "--root-shift"))
-            o.root_shift = 1;
+            g_root_shift = 1;
         else if (!v) {
             bad = 1;
             fprintf(stderr, "numacoll-bench --mpi: option %s needs a value\n", a);
@@ -612,12 +611,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "numacoll-bench --mpi: unknown option '%s'\n", a);
         }
     }
-    if (!bad && o.root_shift && o.barrier) {
+    if (!bad && g_root_shift && o.barrier) {
         bad = 1;
         fprintf(stderr, "numacoll-bench --mpi: --root-shift is an option of bcast (a barrier "
                         "has no root)\n");
     }
-    g_root_shift = o.root_shift;
     if (bad || o.max_bytes > (size_t)1 << 30 || o.min_bytes > o.max_bytes) {
         if (!bad) fprintf(stderr, "numacoll-bench --mpi: need min-bytes <= max-bytes <= 1G\n");
         usage(stderr);
