@@ -988,20 +988,31 @@ static void test_root_mismatch(void **state)
     run_members(4, mm_worker, &a, 120);
 }
 
-/* The copy-mode selector learns from the receivers' reports: root 0 broadcasts 256 KiB
- * (above both streaming thresholds: four candidate modes) 400 times with a barrier between
- * calls, as a benchmark does. Each receiver checks every byte; afterwards the root must
- * hold samples of every mode and at least 3 of the one it uses (each mode is run once
- * first, those within 2x of the best twice more; a sample exists only if every receiver's
- * report of that call arrived and carried the call's tag), finite positive estimates, and
- * use the mode with the lowest estimate. */
+/* The copy-mode selector learns from the receivers' reports: root 0 broadcasts the sizes of
+ * a sel_args_t in turn with a barrier between calls, as a benchmark does. Each receiver
+ * checks every byte; afterwards the root must hold, for every size's class, samples of each
+ * candidate mode (all four from STREAM_OUT_MIN = 256 KiB on, plain and streamed root stores
+ * from STREAM_MIN = 16 KiB) and none of the others, at least 3 of the one it uses (each mode
+ * is run once first, those within 2x of the best twice more; a sample exists only if every
+ * receiver's report of that run arrived and carried the run's tag and its number of
+ * measured calls: 1 at 256 KiB, 16 at 16 KiB, 4 at 64 KiB), no run lost to a mixed count
+ * (one root, calls apart: each run's calls are its own), finite positive estimates, and
+ * use a candidate with no estimate below NC_BCAST_SEL_SWITCH times its own. */
+typedef struct {
+    size_t sizes[2];
+    unsigned cands[2]; /* the candidate modes of each size (bit m: mode m) */
+    int nsizes, iters;
+} sel_args_t;
+
 static int sel_worker(nc_forkctx_t *ctx)
 {
     numacoll_team_t *t = ctx->team;
-    size_t n = 256 * 1024;
-    unsigned char *buf = malloc(n), *want = malloc(n + 16);
+    const sel_args_t *a = ctx->arg;
+    size_t max = a->sizes[0] > a->sizes[a->nsizes - 1] ? a->sizes[0] : a->sizes[a->nsizes - 1];
+    unsigned char *buf = malloc(max), *want = malloc(max + 16);
     if (!buf || !want) return 90;
-    for (int i = 0; i < 400; i++) {
+    for (int i = 0; i < a->iters; i++) {
+        size_t n = a->sizes[i % a->nsizes];
         fill(want, n, 0x5e1ull + (uint64_t)i);
         if (ctx->rank == 0)
             memcpy(buf, want, n);
@@ -1012,22 +1023,31 @@ static int sel_worker(nc_forkctx_t *ctx)
         if (numacoll_barrier(t) != NUMACOLL_OK) return 93;
     }
     int rc = 0;
-    if (ctx->rank == 0) {
+    for (int j = 0; j < a->nsizes && ctx->rank == 0; j++) {
+        size_t n = a->sizes[j];
         uint32_t cnt[4];
         double est[4];
         int best, adapt;
         if (nc_bcast_debug_sel(t, n, cnt, est, &best, &adapt) != NUMACOLL_OK) return 94;
-        printf("selector: adapt %d, best mode %d; samples/estimate (ns/B) per mode: "
-               "%u/%.3f %u/%.3f %u/%.3f %u/%.3f\n",
-               adapt, best, cnt[0], est[0], cnt[1], est[1], cnt[2], est[2], cnt[3], est[3]);
+        printf("selector, %zu bytes: adapt %d, best mode %d; samples/estimate (ns/B) per "
+               "mode: %u/%.3f %u/%.3f %u/%.3f %u/%.3f; runs lost (all classes) %llu\n",
+               n, adapt, best, cnt[0], est[0], cnt[1], est[1], cnt[2], est[2], cnt[3], est[3],
+               (unsigned long long)nc_bcast_debug_sel_lost(t));
         if (!adapt) {
             printf("selection is off (oversubscribed team): nothing to check\n");
-        } else {
-            for (int m = 0; m < 4; m++) {
-                if (cnt[m] < 1 || cnt[best] < 3) rc = 95;     /* reports lost */
-                if (!(est[m] > 0 && est[m] < 100)) rc = 96;   /* nonsense times */
-                if (cnt[best] && est[m] < est[best]) rc = 97; /* not using the best */
+            continue;
+        }
+        if (nc_bcast_debug_sel_lost(t) != 0) rc = 98; /* a receiver's sum mixed two runs */
+        if (!(a->cands[j] >> best & 1)) rc = 99; /* not a candidate */
+        for (int m = 0; m < 4; m++) {
+            if (!(a->cands[j] >> m & 1)) {
+                if (cnt[m]) rc = 99; /* a mode that is not a candidate was measured */
+                continue;
             }
+            if (cnt[m] < 1 || cnt[best] < 3) rc = 95;     /* reports lost */
+            if (!(est[m] > 0 && est[m] < 100)) rc = 96;   /* nonsense times */
+            if (cnt[best] && est[m] < NC_BCAST_SEL_SWITCH * est[best])
+                rc = 97; /* not using the best (or one within the switching margin) */
         }
     }
     free(buf);
@@ -1035,16 +1055,32 @@ static int sel_worker(nc_forkctx_t *ctx)
     return rc;
 }
 
-static void test_copy_mode_selection(void **state)
+static void run_sel(const sel_args_t *a)
 {
-    (void)state;
     clear_env();
     setenv("NUMACOLL_BCAST_CMA_MIN", "0", 1); /* the queue path (test_bcast_cma's base) */
     env_reload();
     nc_forkresult_t res;
-    int failed = nc_forkrun(2, NC_FORK_BIND, sel_worker, NULL, 0, 60, &res);
+    int failed = nc_forkrun(2, NC_FORK_BIND, sel_worker, (void *)a, 0, 60, &res);
     assert_int_equal(res.timed_out, 0);
     assert_int_equal(failed, 0);
+}
+
+static void test_copy_mode_selection(void **state)
+{
+    (void)state;
+    sel_args_t a = {.sizes = {256 * 1024}, .cands = {0xf}, .nsizes = 1, .iters = 600};
+    run_sel(&a);
+}
+
+/* Samples of several calls each, and two classes whose runs take turns (one run open at a
+ * time: the receivers keep one sum) */
+static void test_copy_mode_selection_runs(void **state)
+{
+    (void)state;
+    sel_args_t a = {.sizes = {16 * 1024, 64 * 1024}, .cands = {0x3, 0x3}, .nsizes = 2,
+                    .iters = 6000};
+    run_sel(&a);
 }
 
 /* The model's constants behind f and s: configured, measured (rank 0's on every member) or
@@ -1272,6 +1308,7 @@ int main(void)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_marked),
         cmocka_unit_test(test_copy_mode_selection),
+        cmocka_unit_test(test_copy_mode_selection_runs),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_populate_first_use),
         cmocka_unit_test(test_beyond_4gib),

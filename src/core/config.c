@@ -214,13 +214,15 @@ static const nc_cfg_def_t table[] = {
      "members of different nodes are compared too",
      NULL},
     {"NUMACOLL_BCAST_ADAPT", NC_CFG_BOOL, "1", "0|1",
-     "from STREAM_MIN on, the root picks the copy mode (streamed or plain stores on each side) "
-     "per log2 size class from the members' mean time in some of its broadcasts, each member "
-     "reporting its own time without making the root wait (runs of 2 calls of one mode, the "
-     "second measured: each mode 3 times, then one call in 64 starts a run of another, one "
-     "more than 2x slower only every 16th time, and one in 64 a run of the best; best = lowest "
-     "median of its last 4 times); the thresholds give the first choice and decide alone when "
-     "this is off or the team is oversubscribed",
+     "from STREAM_MIN on, the root picks the copy mode per log2 size class (plain or streamed "
+     "root stores; from STREAM_OUT_MIN on, also streamed receiver stores) from the members' "
+     "mean time in runs of its broadcasts, each member reporting its own time without making "
+     "the root wait: a run is one pass of the class's messages through the whole queue in its "
+     "mode, unmeasured, then 256 KiB / size calls (1..16) measured as one sample; each mode "
+     "twice, those within 2x of the best once more, then one run in 256 of another mode (one "
+     "more than 2x slower every 4th time) and one of the best; the best changes to a mode whose "
+     "median of its last 4 samples is 10 % lower; the thresholds give the first choice and "
+     "decide alone when this is off or the team is oversubscribed",
      NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
      "NUMA relay: the first receiver of each NUMA node copies fragments into its own queue and "

@@ -191,18 +191,36 @@ struct nc_bcast_team {
         uint32_t tries[4]; /* measured runs started per mode */
         uint64_t calls;
         int best, next;
-        int run_mode, run_left; /* a measured run: its mode, calls left after this one */
+        int run_mode, run_pos, run_len, run_warm; /* a measured run: its mode, calls done,
+                                                   * length, unmeasured calls first */
+        int due;        /* a run was due while another class's run was open: start it next */
+        uint32_t quiet; /* calls of the best not to measure (they pay an exploration's debts) */
     } sel[48];
+    int run_cls; /* the size class whose measured run is open (-1: none; one at a time, since
+                  * the receivers keep one sum), opened at selection call run_op */
+    uint64_t run_op, sel_calls; /* sel_calls: calls that chose a mode (every class) */
+    uint64_t sel_lost;          /* runs whose sample a receiver's count voided */
+    struct { /* the open run's measured calls so far, the root's side */
+        double ns, bytes;
+        uint32_t n;
+        int cls, mixed; /* the run's class; a measured call of another class came in */
+    } racc;
+    struct { /* a receiver's sum over the measured calls of the current run */
+        uint64_t ns;
+        uint32_t n;
+    } acc;
     struct { /* the last mismatch of this receiver, until nc_bcast_last_mismatch reads it */
         int valid, mark, root;
         size_t sent;
         uint64_t head;
     } mm;
-    struct { /* the last measured call, until every receiver's report is in */
+    struct { /* the last complete measured run, until every receiver's report is in */
         int valid, mode;
-        size_t bytes;
-        uint64_t tag;   /* the op count after the call (identical on every member) */
-        double root_ns; /* the root's own time in the call */
+        size_t bytes;   /* a message size of the run's class */
+        uint64_t tag;   /* the op count after the run's last call (identical on every member) */
+        uint32_t n;     /* measured calls in the run */
+        double root_ns; /* the root's own time in them */
+        double sum_bytes; /* their bytes */
     } pend;
     int nlev;
     int *groups; /* [nlev * P] for the topology tree */
@@ -232,12 +250,18 @@ static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
 {
     return (_Atomic uint64_t *)proc_base(b, r);
 }
-/* word 1 of r's ack line: (ns << REP_TAG_BITS) | (tag & REP_TAG_MASK), one atomic word so
- * that the root never pairs a time with another call's tag */
+/* word 1 of r's ack line: (ns << REP_NS_SHIFT) | (calls << REP_TAG_BITS) | (tag &
+ * REP_TAG_MASK): the receiver's summed time (ns, saturating at 32 bits) over the calls of a
+ * measured run, their number and the run's last call's tag, one atomic word so that the
+ * root never pairs a time with another run's tag or count */
 #define REP_TAG_BITS 24
 #define REP_TAG_MASK ((1ull << REP_TAG_BITS) - 1)
-#define NT_REPORT 4  /* mode bit: receivers report their time in this call (word 1) */
+#define REP_NS_SHIFT 32
+#define REP_CNT_MASK 0xffull
+#define NT_REPORT 4  /* mode bit: a measured call: receivers add their time in it to their sum */
 #define NT_NOSPACE 8 /* mode bit: the root could not populate its queue; the call fails */
+#define NT_FIRST 16  /* mode bit: the first measured call of a run: receivers start a new sum */
+#define NT_LAST 32   /* mode bit: the last one: receivers publish their sum (word 1) */
 static inline uint64_t rep_tag(uint64_t op) /* never 0, the word's initial value */
 {
     return op % REP_TAG_MASK + 1;
@@ -679,6 +703,7 @@ static int bcast_init(numacoll_team_t *t)
     /* off when oversubscribed: measured 2-10 % slower at P = 8 on 2 CPUs (64-256 KiB) */
     b->rotate = nc_cfg_bool("NUMACOLL_BCAST_ROTATE") && !t->oversubscribed;
     b->adapt = nc_cfg_bool("NUMACOLL_BCAST_ADAPT") && !t->oversubscribed;
+    b->run_cls = -1; /* no measured run open */
     b->trace = nc_verbose() >= 3; /* read once: the config lookup is too slow per call */
     b->check = nc_cfg_bool("NUMACOLL_BCAST_CHECK");
     if (b->check && line < 8 * sizeof(uint64_t)) /* check_call's words 2-7 of the ack line */
@@ -1437,11 +1462,22 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
         ack(b, x->me, op);
     }
     if (!is_root && (x->nt & NT_REPORT) && x->t_in) {
-        /* the root asked for our time in this call (copy-mode selection): it reads this
-         * word later, without waiting, and uses it only if the tag is this call's */
+        /* the root asked for our time in this call (copy-mode selection): we add it to
+         * the run's sum and publish the sum after the run's last call; the root reads
+         * that word later, without waiting, and uses it only if tag and count are its
+         * run's (another root's run interleaved with it changes the count) */
         uint64_t ns = nc_now_ns() - x->t_in;
-        atomic_store_explicit(rep_of(b, x->me), (ns << REP_TAG_BITS) | rep_tag(b->hot.op),
-                              memory_order_relaxed);
+        if (x->nt & NT_FIRST) b->acc.ns = 0, b->acc.n = 0;
+        b->acc.ns += ns;
+        b->acc.n++;
+        if (x->nt & NT_LAST) {
+            uint64_t sum = b->acc.ns > UINT32_MAX ? UINT32_MAX : b->acc.ns;
+            uint64_t n = b->acc.n > REP_CNT_MASK ? REP_CNT_MASK : b->acc.n;
+            atomic_store_explicit(rep_of(b, x->me),
+                                  (sum << REP_NS_SHIFT) | (n << REP_TAG_BITS) |
+                                      rep_tag(b->hot.op),
+                                  memory_order_relaxed);
+        }
     }
     if (rc == NUMACOLL_OK && cap != bytes) rc = size_error(x->me, x->root, cap, bytes);
     return rc;
@@ -1456,34 +1492,73 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
  * So the root (the only one who chooses; the mode travels to the receivers in the control
  * lines) measures some of its broadcasts: the members' mean time in the call, as the
  * benchmark reports it, from its own time and each receiver's own time, which a receiver
- * writes into word 1 of its ack line when the call's mode carries NT_REPORT. The root reads
- * those words at a later call (sel_harvest), so a measured call costs the root no wait. (The
+ * sums over the measured calls of a run and writes into word 1 of its ack line after the
+ * run's last one (mode bits NT_REPORT, NT_FIRST, NT_LAST). The root reads those words at a
+ * later call (sel_harvest), so a measured call costs the root no wait. (The
  * first version made the root wait for every receiver's ack in a measured call and charged
  * it the time until it saw each: a call of plain stores then looked cheap, because the cost
  * of the dirty lines it left behind came later; at 1 MiB with off-cache buffers the selector
  * settled on plain copies, 72-95 us, while streamed receivers took 59 us.)
  * Per log2 size class the root keeps the last 4 samples (ns per byte) of each candidate
- * mode. A measured run is SEL_RUN calls of one mode of which the last is measured (its
- * predecessor in the run has cleaned up after the previous mode). Every mode is run once,
- * then those within 2x of the best SEL_FIRST - 1 more times (round robin); then every SEL_PERIOD-th
- * call of the class starts a run of another candidate and every SEL_PERIOD-th call (offset half a
- * period) a run of the current best; the lowest median of the last 4 wins. A candidate more than
- * twice as slow as the best is run only every SEL_RARE-th exploration. Local state only.
- * Candidates: the four modes (nt bits 0..1) from NUMACOLL_BCAST_STREAM_MIN on; the thresholds only
- * decide which is tried first. The cost of exploring: a candidate can be 7x slower than the best
- * (streamed receivers at 64 KiB with cache-resident buffers), so exploration is rare: two
- * calls in 64 in another mode, one 1.5x slower costs about 1.6 %, a 7x slower one (two calls
- * every 1024) about 1.2 %; a regime change of the VM (tens of seconds) still shows after a
- * few hundred calls of the class.
+ * mode. A measured run of one mode is W unmeasured calls, enough for the class's messages to
+ * pass once through the whole queue (sel_warm: the queue's lines then have the cache state
+ * the run's mode leaves, not the previous mode's), then M measured calls, M =
+ * SEL_SAMPLE_BYTES / the class's lower bound (1..SEL_MEAS_MAX): one sample sums the times of
+ * M calls. (The first version measured one call after one other: at 16-64 KiB, 0.5-1.5 us a
+ * call, one interrupted call made a sample, and a plain run started where streamed stores had
+ * left the queue in memory; on the AMD VM the root switched modes every few samples, all
+ * estimates within 0.04-0.12 ns/B, once on a 4.6 ns/B outlier, and 256 KiB ran at 0.94-1.11x
+ * Open MPI's coll/sm against 0.79-0.85x now.) Every candidate is run twice, then those within
+ * 2x of the best once more (round robin); then every SEL_PERIOD-th run length of calls of the
+ * class starts a run of another candidate and, offset half a period, a run of the current best
+ * (a candidate more than twice as slow as the best only every SEL_RARE-th time). The best
+ * changes to a mode whose median of its last 4 samples is below NC_BCAST_SEL_SWITCH times the
+ * best's. One run is open at a time (the receivers keep one sum): a run due while another
+ * class's is open starts at the class's next call after it, and one left open for SEL_STALE
+ * run lengths of calls is dropped. Local state only.
+ * Candidates: plain and streamed root stores (nt 0, 1) from NUMACOLL_BCAST_STREAM_MIN on, all
+ * four modes (nt bits 0..1) from NUMACOLL_BCAST_STREAM_OUT_MIN on; the thresholds decide which
+ * is tried first. (Streamed receivers below 256 KiB were 1.2-7x slower on both VMs measured,
+ * never the best; leaving them out halves what exploring costs there.) The cost of exploring:
+ * one run in SEL_PERIOD in another mode, up to 2x slower: under 0.5 %, plus the queue's
+ * passage back to the best's state.
  * Known limit: plain receiver stores into buffers that are not in cache leave dirty lines
- * that the L3 (32 MB here) writes back only some 30 calls of 1 MiB later, so a 2-call run
- * does not see that cost; with such buffers (the off-cache benchmarks) the selector rates
- * plain receiver stores a little too well and lands 5-15 % above the best fixed mode. */
-#define SEL_PERIOD 64
-#define SEL_RARE 16 /* a candidate > 2x slower than the best: every SEL_RARE-th exploration */
+ * that the L3 (32 MB here) writes back only some 30 calls of 1 MiB later, which a run of a
+ * few calls does not see; with such buffers (the off-cache benchmarks) the selector rates
+ * plain receiver stores a little too well. Those deferred costs fall on the calls after an
+ * exploration run, so the best's every-call samples (SEL_EVERY_MIN) skip the next
+ * max(W, SEL_QUIET) calls after one. */
+#define SEL_PERIOD 256
+#define SEL_RARE 4 /* a candidate > 2x slower than the best: every SEL_RARE-th exploration */
 #define SEL_FIRST 3
-#define SEL_RUN 2
+#define SEL_WARM_MAX 512
+#define SEL_SAMPLE_BYTES ((size_t)256 << 10)
+#define SEL_MEAS_MAX 16
+#define SEL_STALE 4
+#define SEL_QUIET 8
 #define SEL_EVERY_MIN ((size_t)1 << 20) /* from here on every call of the best is measured */
+
+static size_t class_low(size_t bytes) /* the lower bound of the size class of @p bytes */
+{
+    return (size_t)1 << (63 - __builtin_clzll((unsigned long long)bytes));
+}
+
+/* measured calls per sample in the size class of @p bytes (the same for the whole class) */
+static int sel_meas(size_t bytes)
+{
+    size_t m = SEL_SAMPLE_BYTES / class_low(bytes);
+    return m < 1 ? 1 : m > SEL_MEAS_MAX ? SEL_MEAS_MAX : (int)m;
+}
+
+/* Unmeasured calls that start a run in the size class of @p bytes: enough for the class's
+ * messages to pass once through the whole queue (ops rotate through it, frag_buf), so that
+ * the measured calls find the cache state the run's mode leaves there, not the previous
+ * mode's (streamed root stores leave the queue in memory, plain ones in the caches) */
+static int sel_warm(const bst_t *b, size_t bytes)
+{
+    size_t w = b->rotate ? (b->b + class_low(bytes) - 1) / class_low(bytes) : 1;
+    return w < 1 ? 1 : w > SEL_WARM_MAX ? SEL_WARM_MAX : (int)w;
+}
 
 static int sel_cands(const bst_t *b, size_t bytes, int *c)
 {
@@ -1493,8 +1568,8 @@ static int sel_cands(const bst_t *b, size_t bytes, int *c)
         return 4;
     }
     if (b->nt_min && bytes >= b->nt_min) {
-        c[0] = 1, c[1] = 0, c[2] = 2, c[3] = 3;
-        return 4;
+        c[0] = 1, c[1] = 0;
+        return 2;
     }
     return 0;
 }
@@ -1517,61 +1592,109 @@ static double sel_est(const struct sel *S, int mode)
     return median_small(v, k);
 }
 
-/* Mode for this call (the static default first); *measure = 1 if the call is measured. */
+/* The measurement bits of call @p pos (0-based) of @p S's run */
+static int run_bits(const struct sel *S, int pos)
+{
+    if (pos < S->run_warm) return 0;
+    return NT_REPORT | (pos == S->run_warm ? NT_FIRST : 0) | (pos == S->run_len - 1 ? NT_LAST : 0);
+}
+
+/* Drop the open run, if any (its samples are lost; the receivers restart at NT_FIRST) */
+static void sel_drop(bst_t *b)
+{
+    if (b->run_cls >= 0) b->sel[b->run_cls].run_len = 0;
+    b->run_cls = -1;
+}
+
+/* Mode for this call (the static default first); *measure = the call's measurement bits
+ * (NT_REPORT, NT_FIRST, NT_LAST), 0 if the call is not measured. */
 static int sel_choose(bst_t *b, size_t bytes, int deflt, int *measure)
 {
     int c[4], nc = sel_cands(b, bytes, c);
     *measure = 0;
     if (nc == 0) return deflt;
     struct sel *S = sel_of(b, bytes);
+    int cls = (int)(S - b->sel);
+    uint64_t now = b->sel_calls++;
     if (S->calls == 0) S->best = deflt;
     uint64_t k = S->calls++;
-    if (S->run_left > 0) { /* inside a measured run: its last call is the measured one */
-        *measure = --S->run_left == 0;
-        return S->run_mode;
+    if (S->run_len > 0) { /* inside a measured run: run_warm calls, then the measured ones */
+        int pos = S->run_pos++;
+        *measure = run_bits(S, pos);
+        int mode = S->run_mode;
+        if (S->run_pos == S->run_len) S->run_len = 0; /* the root closes run_cls after it */
+        return mode;
     }
+    if (b->run_cls >= 0 &&
+        now - b->run_op > (uint64_t)SEL_STALE * (uint64_t)b->sel[b->run_cls].run_len)
+        sel_drop(b); /* its class has not been called for a while */
+    int blocked = b->run_cls >= 0;
+    int warm = sel_warm(b, bytes);
+    uint64_t len = (uint64_t)warm + (uint64_t)sel_meas(bytes), per = SEL_PERIOD * len;
     int m = -1;
-    /* each mode once first, then SEL_FIRST - 1 more runs of those not twice as slow as the
-     * best (the others wait for the rare explorations: up to 7x slower, their first runs
-     * took a third of the calls of a 4 MiB benchmark measurement) */
+    /* each mode twice first (a mode's first run may pay for first use of queue memory,
+     * and a mode excluded on one bad sample waited for the rare explorations: at 16 KiB
+     * plain copies, the best there, stayed unused after one 2.3x sample), then SEL_FIRST - 2
+     * more runs of those not twice as slow as the best (the others wait for the rare
+     * explorations: up to 7x slower, their first runs took a third of the calls of a
+     * 4 MiB benchmark measurement) */
     for (uint32_t round = 1; round <= SEL_FIRST && m < 0; round++)
         for (int i = 0; i < nc && m < 0; i++)
-            if (S->tries[c[i]] < round && (round == 1 || !S->n[c[i]] || !S->n[S->best] ||
+            if (S->tries[c[i]] < round && (round <= 2 || !S->n[c[i]] || !S->n[S->best] ||
                                            sel_est(S, c[i]) <= 2 * sel_est(S, S->best)))
                 m = c[i];
-    if (m < 0 && k % SEL_PERIOD == 0) { /* explore the next candidate that is not the best;
-                                         * one more than twice as slow only rarely */
-        int rare = (k / SEL_PERIOD) % SEL_RARE != 0;
+    if (m < 0 && S->due) m = S->due - 1;
+    if (m < 0 && k % per == 0) { /* explore the next candidate that is not the best;
+                                  * one more than twice as slow only rarely */
+        int rare = (k / per) % SEL_RARE != 0;
         for (int j = 0; j < nc && m < 0; j++) {
             int x = c[S->next++ % nc];
             if (x == S->best || (rare && sel_est(S, x) > 2 * sel_est(S, S->best))) continue;
             m = x;
         }
     }
-    if (m < 0 && k % SEL_PERIOD == SEL_PERIOD / 2) m = S->best; /* re-measure the best */
+    if (m < 0 && k % per == per / 2) m = S->best; /* re-measure the best */
+    if (m >= 0 && blocked) {
+        S->due = m + 1; /* after the open run */
+        m = -1;
+    }
     if (m < 0) {
         /* large messages: every call of the best is measured (reading the reports costs the
          * root one cache miss per receiver, under 1 % of a call of SEL_EVERY_MIN bytes), so
          * a regime change of the VM shows after 2-3 calls, not after 2-3 re-measurements
-         * 64 calls apart (a 4 MiB benchmark measurement spent most of its calls in the
-         * mode that had become 6x slower: 860 us median against a 242 us memcpy) */
-        *measure = bytes >= SEL_EVERY_MIN;
+         * 64 runs apart (a 4 MiB benchmark measurement spent most of its calls in the
+         * mode that had become 6x slower: 860 us median against a 242 us memcpy); not
+         * the SEL_QUIET calls after an exploration, which pay for what it left behind */
+        if (S->quiet) {
+            S->quiet--;
+        } else if (bytes >= SEL_EVERY_MIN && !blocked) {
+            *measure = NT_REPORT | NT_FIRST | NT_LAST;
+            b->run_cls = cls, b->run_op = now;
+        }
         return S->best;
     }
     S->tries[m]++;
+    S->due = 0;
+    if (m != S->best) S->quiet = (uint32_t)(warm > SEL_QUIET ? warm : SEL_QUIET);
     S->run_mode = m;
-    S->run_left = SEL_RUN - 1;
-    *measure = S->run_left == 0;
+    S->run_warm = warm;
+    S->run_len = (int)len;
+    S->run_pos = 1;
+    *measure = run_bits(S, 0);
+    if (S->run_pos == S->run_len) S->run_len = 0;
+    b->run_cls = cls, b->run_op = now;
     return m;
 }
 
-static void sel_record(numacoll_team_t *t, bst_t *b, size_t bytes, int mode, double ns)
+/* A sample of @p mode in the class of @p bytes: @p nspb ns per byte (members' mean) */
+static void sel_record(numacoll_team_t *t, bst_t *b, size_t bytes, int mode, double nspb)
 {
     struct sel *S = sel_of(b, bytes);
-    S->last[mode][S->n[mode]++ % 4] = ns / (double)bytes;
+    S->last[mode][S->n[mode]++ % 4] = nspb;
     int c[4], nc = sel_cands(b, bytes, c);
     for (int i = 0; i < nc; i++)
-        if (S->n[c[i]] && (!S->n[S->best] || sel_est(S, c[i]) < sel_est(S, S->best))) {
+        if (S->n[c[i]] &&
+            (!S->n[S->best] || sel_est(S, c[i]) < NC_BCAST_SEL_SWITCH * sel_est(S, S->best))) {
             if (S->best != c[i] && b->trace)
                 nc_log(3, t->rank, t->size,
                        "bcast: the %zu-byte class now uses copy mode %d (%.3f ns/B; was %d)", bytes,
@@ -1580,22 +1703,59 @@ static void sel_record(numacoll_team_t *t, bst_t *b, size_t bytes, int mode, dou
         }
 }
 
-/* Complete the pending measurement if every receiver has reported it: their words carry
- * the measured call's tag until they report another call, which only a later measured
- * call asks for (of ours, which replaces the pending one, or of another root, after which
- * the pending one never completes and is replaced by our next). Reads only, never waits. */
+/* The root after a measured call of @p bytes in copy mode @p mode (@p bits: its measurement
+ * bits, @p ns: the root's time in it): add it to the run; after the run's last call, the
+ * run waits in `pend` for the receivers' sums. A failed call drops the run. */
+static void sel_root_done(bst_t *b, size_t bytes, int mode, int bits, int rc, uint64_t ns)
+{
+    if (rc != NUMACOLL_OK) {
+        sel_drop(b);
+        return;
+    }
+    int cls = (int)(sel_of(b, bytes) - b->sel);
+    if (bits & NT_FIRST)
+        b->racc.ns = 0, b->racc.bytes = 0, b->racc.n = 0, b->racc.cls = cls, b->racc.mixed = 0;
+    b->racc.mixed |= cls != b->racc.cls; /* never with one run open at a time */
+    b->racc.ns += (double)ns;
+    b->racc.bytes += (double)bytes;
+    b->racc.n++;
+    if ((bits & NT_LAST) && b->racc.mixed) {
+        b->sel_lost++;
+        b->run_cls = -1;
+    } else if (bits & NT_LAST) {
+        b->pend = (__typeof__(b->pend)){.valid = 1,
+                                        .mode = mode,
+                                        .bytes = bytes,
+                                        .tag = b->hot.op,
+                                        .n = b->racc.n,
+                                        .root_ns = b->racc.ns,
+                                        .sum_bytes = b->racc.bytes};
+        b->run_cls = -1;
+    }
+}
+
+/* Complete the pending run if every receiver has reported it: their words carry the run's
+ * tag until they report another run, which only a later measured run asks for (of ours,
+ * which replaces the pending one, or of another root, after which the pending one never
+ * completes and is replaced by our next). A receiver whose count is not the run's summed
+ * calls of another root's run too: no sample. Reads only, never waits. */
 static void sel_harvest(numacoll_team_t *t, bst_t *b)
 {
     double sum = b->pend.root_ns;
     for (int r = 0; r < t->size; r++) {
         if (r == t->rank) continue;
-        /* relaxed: the word is self-contained (time and tag in one store) */
+        /* relaxed: the word is self-contained (time, count and tag in one store) */
         uint64_t w = atomic_load_explicit(rep_of(b, r), memory_order_relaxed);
         if ((w & REP_TAG_MASK) != rep_tag(b->pend.tag)) return; /* not yet */
-        sum += (double)(w >> REP_TAG_BITS);
+        if (((w >> REP_TAG_BITS) & REP_CNT_MASK) != b->pend.n) {
+            b->pend.valid = 0;
+            b->sel_lost++;
+            return;
+        }
+        sum += (double)(w >> REP_NS_SHIFT);
     }
     b->pend.valid = 0;
-    sel_record(t, b, b->pend.bytes, b->pend.mode, sum / t->size);
+    sel_record(t, b, b->pend.bytes, b->pend.mode, sum / t->size / b->pend.sum_bytes);
 }
 
 int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[4], double est[4],
@@ -1612,6 +1772,11 @@ int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[4], do
     *best = S->best;
     *adapt = b->adapt;
     return NUMACOLL_OK;
+}
+
+uint64_t nc_bcast_debug_sel_lost(numacoll_team_t *t)
+{
+    return t->bcast ? t->bcast->sel_lost : 0;
 }
 
 /* NUMACOLL_BCAST_CHECK: this call's arguments against every member's (check.c), with
@@ -1704,14 +1869,10 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
         if (x.me == root) x.nt = sel_choose(b, bytes, x.nt, &measure);
     }
     if (!measure) return is_root ? run_queue(&x, buf, bytes, bytes) : recv_first(&x, buf, bytes, 0);
-    x.nt |= NT_REPORT; /* (we are the root: only the root measures) */
+    int mode = x.nt & 3;
+    x.nt |= measure; /* (we are the root: only the root measures) */
     rc = run_queue(&x, buf, bytes, bytes);
-    if (rc == NUMACOLL_OK)
-        b->pend = (__typeof__(b->pend)){.valid = 1,
-                                        .mode = x.nt & 3,
-                                        .bytes = bytes,
-                                        .tag = b->hot.op,
-                                        .root_ns = (double)(nc_now_ns() - x.t_in)};
+    sel_root_done(b, bytes, mode, measure, rc, nc_now_ns() - x.t_in);
     return rc;
 }
 

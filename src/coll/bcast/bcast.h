@@ -145,11 +145,22 @@ int nc_bcast_info(numacoll_team_t *t, nc_bcast_info_t *info);
  *  one-node machine). Creates the state if needed; local; all members must call it. */
 int nc_bcast_debug_set_numa(numacoll_team_t *t, const int *numa);
 
+/** The copy-mode selector switches to another mode only when its estimate is below this
+ *  fraction of the current mode's: at 1-4 MiB all four modes' estimates came within 10 % of
+ *  each other on the AMD VM, and switching on every small difference alternated modes
+ *  every few samples, each switch paying for the state the previous mode left behind. */
+#define NC_BCAST_SEL_SWITCH 0.9
+
 /** Test hook: the copy-mode selector's state for the size class of @p bytes on this member
  *  (local): samples recorded per mode (nt bits 0..3), each mode's estimate in ns per byte
  *  (0 without samples), the mode it uses now, and whether selection is on for the team.
  *  NUMACOLL_ERR_STATE if the team has not broadcast yet. */
 int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[4], double est[4],
                        int *best, int *adapt);
+
+/** Test hook: measured runs whose sample this member (as a root) discarded because their
+ *  measured calls mixed two runs: on its side (calls of another size class) or on a
+ *  receiver's (its count of measured calls differed from the run's). */
+uint64_t nc_bcast_debug_sel_lost(numacoll_team_t *t);
 
 #endif
