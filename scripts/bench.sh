@@ -134,11 +134,13 @@ for mpi in openmpi mpich; do
     done
     # native (and Open MPI's coll/sm), numacoll's default, the physical references
     # limit:signal (a bare flag store and wait), limit:inline (a minimal inline broadcast with
-    # its payload, up to 1 KiB), limit:memcpy (one local copy) and limit:xcore (one copy of
-    # the root's just written message by the other core); numacoll's broadcast variants
+    # its payload, up to 1 KiB), limit:memcpy (one local copy), limit:xcore (one copy of
+    # the root's just written message by the other core), and the reference limit:pipe (a
+    # bare pipelined copy-in copy-out through a shared window, plain stores); numacoll's
+    # broadcast variants
     # (notification trees, CMA, the inline path's cache hint and write prefetch off and on)
     # once, with Open MPI
-    bv=native,native-sm,default,limit:signal,limit:inline,limit:memcpy,limit:xcore
+    bv=native,native-sm,default,limit:signal,limit:inline,limit:memcpy,limit:xcore,limit:pipe
     if [ "$mpi" = openmpi ]; then
         bv="$bv,core,tree:kary,tree:knomial,tree:flat,tree:chain,tree:topo,cma,demote:off,demote:on,prefetch:off,prefetch:on"
     fi

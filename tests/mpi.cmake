@@ -175,6 +175,11 @@ foreach(f ${NC_MPI_FLAVORS})
     nc_mpi_test(mpi_${f}_bench_bcast_xcore ${f} 3 --count "^bcast +limit:xcore +3 " 4
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --reps 2 --iters 20
                 --target-ms 1 --min-bytes 128K --max-bytes 1M --variants limit:xcore)
+    # limit:pipe (spins: np = 2, the CPUs here) from one fragment to 16 of its 64 KiB; the
+    # receiver checks the first and last byte of every call (a wrong byte fails the run)
+    nc_mpi_test(mpi_${f}_bench_bcast_pipe ${f} 2 --count "^bcast +limit:pipe +2 " 11
+                -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --reps 2 --iters 20
+                --target-ms 1 --min-bytes 1K --max-bytes 1M --variants limit:pipe)
     # --root-shift (IMB's -root_shift on): the root of call i is i mod np, its content is
     # written there and every other rank checks it; limit:inline's acks then come from
     # every rank (it hung before), and at np = 3 three roots take turns on the hot path

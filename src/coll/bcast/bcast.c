@@ -1662,7 +1662,7 @@ static int sel_choose(bst_t *b, size_t bytes, int deflt, int *measure)
         /* large messages: every call of the best is measured (reading the reports costs the
          * root one cache miss per receiver, under 1 % of a call of SEL_EVERY_MIN bytes), so
          * a regime change of the VM shows after 2-3 calls, not after 2-3 re-measurements
-         * 64 runs apart (a 4 MiB benchmark measurement spent most of its calls in the
+         * half a period apart (a 4 MiB benchmark measurement spent most of its calls in the
          * mode that had become 6x slower: 860 us median against a 242 us memcpy); not
          * the SEL_QUIET calls after an exploration, which pay for what it left behind */
         if (S->quiet) {

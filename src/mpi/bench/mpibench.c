@@ -29,7 +29,13 @@
  * barrier; then every receiver times one memcpy of it into its pool buffer: the least any
  * broadcast can cost when the data must cross from the root's core to another, with no
  * queue, no notification and no second copy; reported like limit:memcpy as the slowest
- * rank's mean; the floor beside the large-message target, which compares with memcpy).
+ * rank's mean; the floor beside the large-message target, which compares with memcpy) and
+ * `limit:pipe` (a reference, not a floor: a bare pipelined broadcast with plain stores;
+ * rank 0 copies the message from its buffer into a shared window in PIPE_FRAG-byte
+ * fragments, releasing a counter after each, and every receiver copies each fragment out
+ * once the counter shows it; no queue reuse, no tree, no checks; timed like a broadcast, as
+ * the mean over the ranks: what numacoll's queue path adds to or saves over a naive
+ * copy-in copy-out, whose plain stores its chosen copy modes may beat).
  *
  * Broadcast buffers (like IMB -off_cache and the core harness): every call uses the next
  * buffer of a pool of min(64, region / n) page-aligned buffers in one region of at least
@@ -81,7 +87,8 @@ typedef struct opts {
 typedef struct variant {
     const char *name; /* CSV algorithm column */
     int kind;         /* 0 native, 1 default, 2 named algorithm, 3 core (no wrapper), 4 native-sm,
-                       * 5 limit:memcpy, 6 limit:signal, 7 limit:inline, 8 limit:xcore */
+                       * 5 limit:memcpy, 6 limit:signal, 7 limit:inline, 8 limit:xcore,
+                       * 9 limit:pipe */
     const char *alg;
     double samples[MAXREPS];      /* bcast: mean over the ranks; barrier: slowest rank */
     double samples_slow[MAXREPS]; /* slowest rank */
@@ -113,6 +120,12 @@ static uint64_t g_inl_seq;
 static MPI_Win g_xc_win = MPI_WIN_NULL;
 static unsigned char **g_xc_all; /* every rank's region: only the root's has bytes */
 static unsigned char *g_xc_src;
+/* limit:pipe: rank 0's region of a shared window: a 128-byte line with the count of
+ * fragments published so far (monotonic over all calls), then max-bytes of fragments */
+#define PIPE_FRAG ((size_t)64 << 10)
+static MPI_Win g_pp_win = MPI_WIN_NULL;
+static unsigned char **g_pp_all;
+static uint64_t g_pp_base; /* fragments of all earlier calls (the same on every rank) */
 static numacoll_team_t *g_team; /* the flat team behind g_comm (variant "core") */
 static unsigned char *g_buf;    /* this call's buffer: g_pool[i % g_npool] */
 static size_t g_bytes;
@@ -136,10 +149,11 @@ static void usage(FILE *f)
                "coll/sm), (barrier) core and every registered numacoll algorithm\n"
                "(numacoll-info --algorithms), (bcast) tree:<name>, cma, copy:<mode>,\n"
                "demote:on|off, prefetch:on|off, core, limit:memcpy, limit:signal,\n"
-               "limit:inline and limit:xcore (np >= 2).\n"
+               "limit:inline, limit:xcore and limit:pipe (np >= 2).\n"
                "Without --variants: native, default, native-sm, limit:memcpy (bcast) and every\n"
                "algorithm (barrier). --root-shift (bcast): the root of timed call i is i mod np,\n"
-               "as IMB's -root_shift on (limit:memcpy and limit:xcore stay on rank 0).\n");
+               "as IMB's -root_shift on (limit:memcpy, limit:xcore and limit:pipe stay on\n"
+               "rank 0).\n");
 }
 
 /* The next name of comma list @p p into @p out (at most @p n - 1 bytes of it); the rest of
@@ -167,7 +181,7 @@ static int in_list(const char *list, const char *name)
  * of the library (numacoll_barrier_algorithms, numacoll_mpi_bcast_variant_name) */
 static const char *const g_fixed_names[] = {"native",       "default",      "native-sm",
                                             "core",         "limit:memcpy", "limit:signal",
-                                            "limit:inline", "limit:xcore"};
+                                            "limit:inline", "limit:xcore",  "limit:pipe"};
 enum { NFIXED = sizeof g_fixed_names / sizeof *g_fixed_names };
 
 /* The @p i-th name --variants may hold for the barrier (@p barrier) or the broadcast, NULL
@@ -278,10 +292,12 @@ static void free_references(void)
     if (g_sig_win != MPI_WIN_NULL) PMPI_Win_free(&g_sig_win);
     if (g_inl_win != MPI_WIN_NULL) PMPI_Win_free(&g_inl_win);
     if (g_xc_win != MPI_WIN_NULL) PMPI_Win_free(&g_xc_win);
+    if (g_pp_win != MPI_WIN_NULL) PMPI_Win_free(&g_pp_win);
     free(g_sig_all);
     free(g_inl_all);
     free(g_inl_seen);
     free(g_xc_all);
+    free(g_pp_all);
 }
 
 static int run_once(int barrier, const variant_t *v, int root)
@@ -334,6 +350,30 @@ static int run_once(int barrier, const variant_t *v, int root)
         }
         return MPI_SUCCESS;
     }
+    if (v->kind == 9) {
+        size_t nfrag = (g_bytes + PIPE_FRAG - 1) / PIPE_FRAG;
+        _Atomic uint64_t *done = (_Atomic uint64_t *)g_pp_all[0];
+        unsigned char *win = g_pp_all[0] + 128;
+        for (size_t i = 0; i < nfrag; i++) {
+            size_t off = i * PIPE_FRAG, n = g_bytes - off < PIPE_FRAG ? g_bytes - off : PIPE_FRAG;
+            if (g_rank == root) {
+                /* the window's previous content was copied out before the barrier that
+                 * precedes this call */
+                memcpy(win + off, g_buf + off, n);
+                /* release: the fragment before the count that announces it */
+                atomic_store_explicit(done, g_pp_base + i + 1, memory_order_release);
+            } else {
+                /* Wait loop: only rank 0 writes the count (fragments published, over all
+                 * calls); after seeing base + i + 1 the receiver may read fragment i of this
+                 * call. Ranks <= CPUs (checked when the variant is added): a pure spin. */
+                while (atomic_load_explicit(done, memory_order_acquire) < g_pp_base + i + 1)
+                    __builtin_ia32_pause();
+                memcpy(g_buf + off, win + off, n);
+            }
+        }
+        g_pp_base += nfrag;
+        return MPI_SUCCESS;
+    }
     if (v->kind == 7) {
         uint64_t seq = ++g_inl_seq;
         size_t off = 128 + (size_t)(seq % INL_LIMIT_BLKS) * INL_LIMIT_STRIDE;
@@ -377,12 +417,13 @@ static int run_once(int barrier, const variant_t *v, int root)
 }
 
 /* The root of timed broadcast call @p i of variant @p v: 0, or with --root-shift i mod np.
- * limit:memcpy and limit:xcore stay at rank 0: they are copies between fixed cores (one
- * process's own copy; the copy of rank 0's data by the others), not broadcasts with a
- * root, and keep their meaning as references with any root pattern. */
+ * limit:memcpy, limit:xcore and limit:pipe stay at rank 0: they are copies between fixed
+ * cores (one process's own copy; the copy of rank 0's data by the others, once or through
+ * a window), not broadcasts with a root, and keep their meaning as references with any
+ * root pattern. */
 static int call_root(const variant_t *v, long i)
 {
-    return g_root_shift && v->kind != 5 && v->kind != 8 ? (int)(i % g_size) : 0;
+    return g_root_shift && v->kind != 5 && v->kind != 8 && v->kind != 9 ? (int)(i % g_size) : 0;
 }
 
 /* Before broadcast call @p i (untimed): the next buffer of the pool, and new content in
@@ -675,6 +716,11 @@ int main(int argc, char **argv)
         g_inl_seen = calloc((size_t)g_size, sizeof *g_inl_seen);
         if (!g_inl_seen) oom("limit:inline");
         vs[nv++] = (variant_t){.name = "limit:inline", .kind = 7};
+    }
+    if (!o.barrier && all_ok && g_size > 1 && o.variants && in_list(o.variants, "limit:pipe")) {
+        g_pp_all = shared_regions(g_rank == 0 ? 128 + (o.max_bytes ? o.max_bytes : 1) : 0,
+                                  &g_pp_win);
+        vs[nv++] = (variant_t){.name = "limit:pipe", .kind = 9};
     }
 #endif
     int mode = numacoll_mpi_comm_mode(g_comm);
