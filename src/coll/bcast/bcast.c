@@ -1531,7 +1531,12 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
  * few calls does not see; with such buffers (the off-cache benchmarks) the selector rates
  * plain receiver stores a little too well. Those deferred costs fall on the calls after an
  * exploration run, so the best's every-call samples (SEL_EVERY_MIN) skip the next
- * max(W, SEL_QUIET) calls after one. */
+ * max(W, SEL_QUIET) calls after one.
+ * Known limit: a receiver keeps one sum, so where several roots interleave measured runs
+ * (rotating roots at np >= 3) one root's NT_FIRST restarts the sum of another's run; that
+ * run's count then differs and its sample is dropped (nc_bcast_debug_sel_lost), and a root
+ * whose samples are all dropped keeps the thresholds' first mode. (Not testable on this
+ * 2-CPU VM: from np = 3 the team is oversubscribed and selection is off.) */
 #define SEL_PERIOD 256
 #define SEL_RARE 4 /* a candidate > 2x slower than the best: every SEL_RARE-th exploration */
 #define SEL_FIRST 3
