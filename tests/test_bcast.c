@@ -1002,6 +1002,7 @@ typedef struct {
     size_t sizes[2];
     unsigned cands[2]; /* the candidate modes of each size (bit m: mode m) */
     int nsizes, iters;
+    int procs, rotate; /* members; rotate: the root of call i is i mod procs */
 } sel_args_t;
 
 static int sel_worker(nc_forkctx_t *ctx)
@@ -1013,25 +1014,27 @@ static int sel_worker(nc_forkctx_t *ctx)
     if (!buf || !want) return 90;
     for (int i = 0; i < a->iters; i++) {
         size_t n = a->sizes[i % a->nsizes];
+        int root = a->rotate ? i % ctx->size : 0;
         fill(want, n, 0x5e1ull + (uint64_t)i);
-        if (ctx->rank == 0)
+        if (ctx->rank == root)
             memcpy(buf, want, n);
         else
             memset(buf, 0, n);
-        if (numacoll_bcast(t, buf, n, 0) != NUMACOLL_OK) return 91;
+        if (numacoll_bcast(t, buf, n, root) != NUMACOLL_OK) return 91;
         if (memcmp(buf, want, n) != 0) return 92;
         if (numacoll_barrier(t) != NUMACOLL_OK) return 93;
     }
     int rc = 0;
-    for (int j = 0; j < a->nsizes && ctx->rank == 0; j++) {
+    for (int j = 0; j < a->nsizes && (ctx->rank == 0 || a->rotate); j++) {
         size_t n = a->sizes[j];
         uint32_t cnt[4];
         double est[4];
         int best, adapt;
         if (nc_bcast_debug_sel(t, n, cnt, est, &best, &adapt) != NUMACOLL_OK) return 94;
-        printf("selector, %zu bytes: adapt %d, best mode %d; samples/estimate (ns/B) per "
-               "mode: %u/%.3f %u/%.3f %u/%.3f %u/%.3f; runs lost (all classes) %llu\n",
-               n, adapt, best, cnt[0], est[0], cnt[1], est[1], cnt[2], est[2], cnt[3], est[3],
+        printf("selector of rank %d, %zu bytes: adapt %d, best mode %d; samples/estimate "
+               "(ns/B) per mode: %u/%.3f %u/%.3f %u/%.3f %u/%.3f; runs lost (all classes) %llu\n",
+               ctx->rank, n, adapt, best, cnt[0], est[0], cnt[1], est[1], cnt[2], est[2], cnt[3],
+               est[3],
                (unsigned long long)nc_bcast_debug_sel_lost(t));
         if (!adapt) {
             printf("selection is off (oversubscribed team): nothing to check\n");
@@ -1059,9 +1062,13 @@ static void run_sel(const sel_args_t *a)
 {
     clear_env();
     setenv("NUMACOLL_BCAST_CMA_MIN", "0", 1); /* the queue path (test_bcast_cma's base) */
+    if (a->procs > 2) { /* np > CPUs here: selection and STREAM_MIN's 16 KiB asked for */
+        setenv("NUMACOLL_BCAST_ADAPT_OVERSUB", "1", 1);
+        setenv("NUMACOLL_BCAST_STREAM_MIN", "16K", 1);
+    }
     env_reload();
     nc_forkresult_t res;
-    int failed = nc_forkrun(2, NC_FORK_BIND, sel_worker, (void *)a, 0, 60, &res);
+    int failed = nc_forkrun(a->procs, NC_FORK_BIND, sel_worker, (void *)a, 0, 60, &res);
     assert_int_equal(res.timed_out, 0);
     assert_int_equal(failed, 0);
 }
@@ -1069,7 +1076,8 @@ static void run_sel(const sel_args_t *a)
 static void test_copy_mode_selection(void **state)
 {
     (void)state;
-    sel_args_t a = {.sizes = {256 * 1024}, .cands = {0xf}, .nsizes = 1, .iters = 600};
+    sel_args_t a = {
+        .sizes = {256 * 1024}, .cands = {0xf}, .nsizes = 1, .iters = 600, .procs = 2};
     run_sel(&a);
 }
 
@@ -1079,7 +1087,20 @@ static void test_copy_mode_selection_runs(void **state)
 {
     (void)state;
     sel_args_t a = {.sizes = {16 * 1024, 64 * 1024}, .cands = {0x3, 0x3}, .nsizes = 2,
-                    .iters = 6000};
+                    .iters = 6000, .procs = 2};
+    run_sel(&a);
+}
+
+/* Three roots taking turns, each measuring its own runs: every receiver keeps a sum and a
+ * report word per root, so no root's run is voided by another's (with one sum per receiver,
+ * each root's first measured call restarted the others' sums). Three processes are more
+ * than this VM's CPUs: NUMACOLL_BCAST_ADAPT_OVERSUB turns selection on for the team, and
+ * NUMACOLL_BCAST_STREAM_MIN set to its default makes 16 KiB a selected size there too. */
+static void test_copy_mode_selection_roots(void **state)
+{
+    (void)state;
+    sel_args_t a = {.sizes = {16 * 1024}, .cands = {0x3}, .nsizes = 1, .iters = 3000,
+                    .procs = 3, .rotate = 1}; /* 16 measured calls a run */
     run_sel(&a);
 }
 
@@ -1309,6 +1330,7 @@ int main(void)
         cmocka_unit_test(test_marked),
         cmocka_unit_test(test_copy_mode_selection),
         cmocka_unit_test(test_copy_mode_selection_runs),
+        cmocka_unit_test(test_copy_mode_selection_roots),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_populate_first_use),
         cmocka_unit_test(test_beyond_4gib),

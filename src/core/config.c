@@ -224,6 +224,10 @@ static const nc_cfg_def_t table[] = {
      "median of its last 4 samples is 10 % lower; the thresholds give the first choice and "
      "decide alone when this is off or the team is oversubscribed",
      NULL},
+    {"NUMACOLL_BCAST_ADAPT_OVERSUB", NC_CFG_BOOL, "0", "0|1",
+     "NUMACOLL_BCAST_ADAPT also when the team has more processes than CPUs (off by default: "
+     "there the times measure the scheduler more than the copies)",
+     NULL},
     {"NUMACOLL_BCAST_RELAY", NC_CFG_ENUM, "auto", "auto|0|1",
      "NUMA relay: the first receiver of each NUMA node copies fragments into its own queue and "
      "its node reads from there; auto = on when the team spans several NUMA nodes",

@@ -197,19 +197,22 @@ struct nc_bcast_team {
         uint32_t quiet; /* calls of the best not to measure (they pay an exploration's debts) */
     } sel[48];
     int run_cls; /* the size class whose measured run is open (-1: none; one at a time, since
-                  * the receivers keep one sum), opened at selection call run_op */
+                  * a receiver keeps one sum per root), opened at selection call run_op */
     uint64_t run_op, sel_calls; /* sel_calls: calls that chose a mode (every class) */
     uint64_t sel_lost;          /* runs whose sample a receiver's count voided */
-    int armed; /* receiver: the root announced a measured run (NT_ARM) not yet ended */
     struct { /* the open run's measured calls so far, the root's side */
         double ns, bytes;
         uint32_t n;
         int cls, mixed; /* the run's class; a measured call of another class came in */
     } racc;
-    struct { /* a receiver's sum over the measured calls of the current run */
+    struct rsum { /* a receiver, per root: its sum over the measured calls of the root's
+                   * current run, their count, and whether the root announced a run
+                   * (NT_ARM) that has not ended (the calls to time) */
         uint64_t ns;
         uint32_t n;
-    } acc;
+        int armed;
+    } *acc; /* [P] */
+    size_t rep_off; /* offset of the report words in a process's area (rep_of) */
     struct { /* the last mismatch of this receiver, until nc_bcast_last_mismatch reads it */
         int valid, mark, root;
         size_t sent;
@@ -251,7 +254,7 @@ static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
 {
     return (_Atomic uint64_t *)proc_base(b, r);
 }
-/* word 1 of r's ack line: (ns << REP_NS_SHIFT) | (calls << REP_TAG_BITS) | (tag &
+/* a report word (rep_of): (ns << REP_NS_SHIFT) | (calls << REP_TAG_BITS) | (tag &
  * REP_TAG_MASK): the receiver's summed time (ns, saturating at 32 bits) over the calls of a
  * measured run, their number and the run's last call's tag, one atomic word so that the
  * root never pairs a time with another run's tag or count */
@@ -262,16 +265,19 @@ static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
 #define NT_REPORT 4  /* mode bit: a measured call: receivers add their time in it to their sum */
 #define NT_NOSPACE 8 /* mode bit: the root could not populate its queue; the call fails */
 #define NT_FIRST 16  /* mode bit: the first measured call of a run: receivers start a new sum */
-#define NT_LAST 32   /* mode bit: the last one: receivers publish their sum (word 1) */
+#define NT_LAST 32   /* mode bit: the last one: receivers publish their sum (rep_of) */
 #define NT_ARM 64    /* mode bit: the root's next call of this class starts a measured run:
                       * receivers time their calls from the next one to the run's last */
 static inline uint64_t rep_tag(uint64_t op) /* never 0, the word's initial value */
 {
     return op % REP_TAG_MASK + 1;
 }
-static inline _Atomic uint64_t *rep_of(bst_t *b, int r)
+/* receiver r's report word for root @p root: P words of r's control area after the inline
+ * blocks, one per root, so that roots measuring runs at the same time do not overwrite
+ * each other's reports */
+static inline _Atomic uint64_t *rep_of(bst_t *b, int r, int root)
 {
-    return (_Atomic uint64_t *)proc_base(b, r) + 1;
+    return (_Atomic uint64_t *)(proc_base(b, r) + b->rep_off) + root;
 }
 static inline ctl_line_t *ctl_of(bst_t *b, numacoll_team_t *t, int r, size_t slot)
 {
@@ -705,7 +711,8 @@ static int bcast_init(numacoll_team_t *t)
         b->nt_min = b->nt_out_min;
     /* off when oversubscribed: measured 2-10 % slower at P = 8 on 2 CPUs (64-256 KiB) */
     b->rotate = nc_cfg_bool("NUMACOLL_BCAST_ROTATE") && !t->oversubscribed;
-    b->adapt = nc_cfg_bool("NUMACOLL_BCAST_ADAPT") && !t->oversubscribed;
+    b->adapt = nc_cfg_bool("NUMACOLL_BCAST_ADAPT") &&
+               (!t->oversubscribed || nc_cfg_bool("NUMACOLL_BCAST_ADAPT_OVERSUB"));
     b->run_cls = -1; /* no measured run open */
     b->trace = nc_verbose() >= 3; /* read once: the config lookup is too slow per call */
     b->check = nc_cfg_bool("NUMACOLL_BCAST_CHECK");
@@ -809,7 +816,8 @@ static int bcast_init(numacoll_team_t *t)
                (t->rank + 1) % P, strerror(errno));
 
     /* geometry, capped so that the P queues take at most half of the free /dev/shm */
-    b->ctl_bytes = nc_round_up((1 + s) * line + INL_BLOCKS * b->inl_block, ps);
+    size_t rep_bytes = nc_round_up((size_t)P * sizeof(uint64_t), line); /* rep_of */
+    b->ctl_bytes = nc_round_up((1 + s) * line + INL_BLOCKS * b->inl_block + rep_bytes, ps);
     b->proc_bytes = b->ctl_bytes + s * f;
     if (rc == NUMACOLL_OK && s_auto && (double)P * b->proc_bytes > shm_free / 2.0) {
         size_t per = shm_free / 2 / (size_t)P;
@@ -820,10 +828,11 @@ static int bcast_init(numacoll_team_t *t)
                "slots",
                shm_free, s, s2);
         s = s2;
-        b->ctl_bytes = nc_round_up((1 + s) * line + INL_BLOCKS * b->inl_block, ps);
+        b->ctl_bytes = nc_round_up((1 + s) * line + INL_BLOCKS * b->inl_block + rep_bytes, ps);
         b->proc_bytes = b->ctl_bytes + s * f;
     }
     b->f = f, b->s = s, b->q = q, b->nb = s / q, b->b = s * f;
+    b->rep_off = (1 + s) * line + INL_BLOCKS * b->inl_block; /* line-aligned: both terms are */
     b->sets_off = nc_round_up((size_t)P * sizeof(int32_t), ps);
     b->global_bytes = b->sets_off + q * ps;
     size_t total = b->global_bytes + (size_t)P * b->proc_bytes;
@@ -832,7 +841,8 @@ static int bcast_init(numacoll_team_t *t)
     /* NUMA nodes and the hierarchy for the topology tree */
     b->numa = malloc((size_t)P * sizeof *b->numa);
     b->known_ack = calloc((size_t)P, sizeof *b->known_ack);
-    if ((!b->numa || !b->known_ack) && rc == NUMACOLL_OK)
+    b->acc = calloc((size_t)P, sizeof *b->acc);
+    if ((!b->numa || !b->known_ack || !b->acc) && rc == NUMACOLL_OK)
         rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
     if (b->numa)
         for (int r = 0; r < P; r++)
@@ -873,7 +883,7 @@ static int bcast_init(numacoll_team_t *t)
                                       b->proc_bytes, lazy ? b->ctl_bytes : b->proc_bytes,
                                       t->numa_node, "the broadcast queues", &b->seg);
     if (rc != NUMACOLL_OK) {
-        free(b->numa), free(b->known_ack), free(b->groups), free(b->pop_hw), free(b);
+        free(b->numa), free(b->known_ack), free(b->acc), free(b->groups), free(b->pop_hw), free(b);
         return rc;
     }
     b->global = b->seg.base;
@@ -935,7 +945,7 @@ void nc_bcast_team_fini(numacoll_team_t *t)
     for (int i = 0; i < NC_BTREE_COUNT; i++)
         tree_free(&b->trees[i]);
     nc_seg_destroy(&b->seg);
-    free(b->numa), free(b->known_ack), free(b->groups), free(b->pop_hw), free(b);
+    free(b->numa), free(b->known_ack), free(b->acc), free(b->groups), free(b->pop_hw), free(b);
     t->bcast = NULL;
 }
 
@@ -1470,19 +1480,20 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
          * that word later, without waiting, and uses it only if tag and count are its
          * run's (another root's run interleaved with it changes the count) */
         uint64_t ns = nc_now_ns() - x->t_in;
-        if (x->nt & NT_FIRST) b->acc.ns = 0, b->acc.n = 0;
-        b->acc.ns += ns;
-        b->acc.n++;
+        struct rsum *a = &b->acc[x->root];
+        if (x->nt & NT_FIRST) a->ns = 0, a->n = 0;
+        a->ns += ns;
+        a->n++;
         if (x->nt & NT_LAST) {
-            uint64_t sum = b->acc.ns > UINT32_MAX ? UINT32_MAX : b->acc.ns;
-            uint64_t n = b->acc.n > REP_CNT_MASK ? REP_CNT_MASK : b->acc.n;
-            atomic_store_explicit(rep_of(b, x->me),
+            uint64_t sum = a->ns > UINT32_MAX ? UINT32_MAX : a->ns;
+            uint64_t n = a->n > REP_CNT_MASK ? REP_CNT_MASK : a->n;
+            atomic_store_explicit(rep_of(b, x->me, x->root),
                                   (sum << REP_NS_SHIFT) | (n << REP_TAG_BITS) |
                                       rep_tag(b->hot.op),
                                   memory_order_relaxed);
         }
     }
-    if (!is_root && (x->nt & (NT_ARM | NT_LAST))) b->armed = !(x->nt & NT_LAST);
+    if (!is_root && (x->nt & (NT_ARM | NT_LAST))) b->acc[x->root].armed = !(x->nt & NT_LAST);
     if (rc == NUMACOLL_OK && cap != bytes) rc = size_error(x->me, x->root, cap, bytes);
     return rc;
 }
@@ -1517,7 +1528,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
  * class starts a run of another candidate and, offset half a period, a run of the current best
  * (a candidate more than twice as slow as the best only every SEL_RARE-th time). The best
  * changes to a mode whose median of its last 4 samples is below NC_BCAST_SEL_SWITCH times the
- * best's. One run is open at a time (the receivers keep one sum): a run due while another
+ * best's. One run is open at a time (a receiver keeps one sum per root): a run due while another
  * class's is open starts at the class's next call after it, and one left open for SEL_STALE
  * run lengths of calls is dropped. Local state only.
  * Candidates: plain and streamed root stores (nt 0, 1) from NUMACOLL_BCAST_STREAM_MIN on, all
@@ -1532,11 +1543,9 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
  * plain receiver stores a little too well. Those deferred costs fall on the calls after an
  * exploration run, so the best's every-call samples (SEL_EVERY_MIN) skip the next
  * max(W, SEL_QUIET) calls after one.
- * Known limit: a receiver keeps one sum, so where several roots interleave measured runs
- * (rotating roots at np >= 3) one root's NT_FIRST restarts the sum of another's run; that
- * run's count then differs and its sample is dropped (nc_bcast_debug_sel_lost), and a root
- * whose samples are all dropped keeps the thresholds' first mode. (Not testable on this
- * 2-CPU VM: from np = 3 the team is oversubscribed and selection is off.) */
+ * Several roots (rotating roots at np >= 3) measure their runs at the same time: a receiver
+ * keeps a sum, an armed flag and a report word per root (with one sum, each root's NT_FIRST
+ * restarted the others' runs and every sample of such a team was dropped). */
 #define SEL_PERIOD 256
 #define SEL_RARE 4 /* a candidate > 2x slower than the best: every SEL_RARE-th exploration */
 #define SEL_FIRST 3
@@ -1755,7 +1764,7 @@ static void sel_harvest(numacoll_team_t *t, bst_t *b)
     for (int r = 0; r < t->size; r++) {
         if (r == t->rank) continue;
         /* relaxed: the word is self-contained (time, count and tag in one store) */
-        uint64_t w = atomic_load_explicit(rep_of(b, r), memory_order_relaxed);
+        uint64_t w = atomic_load_explicit(rep_of(b, r, t->rank), memory_order_relaxed);
         if ((w & REP_TAG_MASK) != rep_tag(b->pend.tag)) return; /* not yet */
         if (((w >> REP_TAG_BITS) & REP_CNT_MASK) != b->pend.n) {
             b->pend.valid = 0;
@@ -1882,7 +1891,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
         if (x.me == root) {
             x.nt = sel_choose(b, bytes, x.nt, &measure);
             if (measure & NT_REPORT) x.t_in = nc_now_ns();
-        } else if (b->armed || bytes >= SEL_EVERY_MIN) {
+        } else if (b->acc[root].armed || bytes >= SEL_EVERY_MIN) {
             x.t_in = nc_now_ns();
         }
     }
