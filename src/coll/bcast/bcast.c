@@ -1476,9 +1476,9 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
     }
     if (!is_root && (x->nt & NT_REPORT) && x->t_in) {
         /* the root asked for our time in this call (copy-mode selection): we add it to
-         * the run's sum and publish the sum after the run's last call; the root reads
-         * that word later, without waiting, and uses it only if tag and count are its
-         * run's (another root's run interleaved with it changes the count) */
+         * our sum for this root's run and publish the sum after the run's last call; the
+         * root reads that word later, without waiting, and uses it only if tag and count
+         * are its run's (a measured call we did not time, not armed, lowers the count) */
         uint64_t ns = nc_now_ns() - x->t_in;
         struct rsum *a = &b->acc[x->root];
         if (x->nt & NT_FIRST) a->ns = 0, a->n = 0;
@@ -1507,9 +1507,10 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
  * So the root (the only one who chooses; the mode travels to the receivers in the control
  * lines) measures some of its broadcasts: the members' mean time in the call, as the
  * benchmark reports it, from its own time and each receiver's own time, which a receiver
- * sums over the measured calls of a run and writes into word 1 of its ack line after the
- * run's last one (mode bits NT_REPORT, NT_FIRST, NT_LAST). The root reads those words at a
- * later call (sel_harvest), so a measured call costs the root no wait. (The
+ * sums over the measured calls of a run and writes into its report word for that root
+ * (rep_of) after the run's last one (mode bits NT_ARM, NT_REPORT, NT_FIRST, NT_LAST). The
+ * root reads those words at a later call (sel_harvest), so a measured call costs the root
+ * no wait. (The
  * first version made the root wait for every receiver's ack in a measured call and charged
  * it the time until it saw each: a call of plain stores then looked cheap, because the cost
  * of the dirty lines it left behind came later; at 1 MiB with off-cache buffers the selector
