@@ -247,7 +247,7 @@ static void test_seg_hugepages(void **state)
     for (int m = 0; m < 2; m++) {
         /* ShmemHugePages counts the whole system's: another process that creates shmem
          * while shmem_enabled=always may grow it during "off"; up to 3 tries, our own
-         * segment's pages grow it in every one */
+         * segment's pages grow it in every one (and "system" gets 3 tries to see one) */
         for (int attempt = 1;; attempt++) {
             set_env("NUMACOLL_SHM_HUGEPAGES", modes[m]);
             nc_forkresult_t res;
@@ -273,6 +273,9 @@ static void test_seg_hugepages(void **state)
                 if (forced && rep.meminfo_growth_kb > 0 && attempt < 3) continue;
                 if (forced) assert_true(rep.meminfo_growth_kb <= 0);
             } else if (forced) {
+                /* the kernel may find no free 2 MiB block at once (memory fragmented,
+                 * e.g. right after a build); it compacts in the background */
+                if (rep.meminfo_growth_kb <= 0 && huge == 0 && attempt < 3) continue;
                 assert_true(rep.meminfo_growth_kb > 0 || huge > 0);
             }
             break;
