@@ -1754,11 +1754,10 @@ static void sel_root_done(bst_t *b, size_t bytes, int mode, int bits, int rc, ui
     }
 }
 
-/* Complete the pending run if every receiver has reported it: their words carry the run's
- * tag until they report another run, which only a later measured run asks for (of ours,
- * which replaces the pending one, or of another root, after which the pending one never
- * completes and is replaced by our next). A receiver whose count is not the run's summed
- * calls of another root's run too: no sample. Reads only, never waits. */
+/* Complete the pending run if every receiver has reported it: their words for this root
+ * carry the run's tag until our next measured run, which replaces the pending one. A
+ * receiver whose count is not the run's (it did not time every measured call) voids the
+ * sample (sel_lost). Reads only, never waits. */
 static void sel_harvest(numacoll_team_t *t, bst_t *b)
 {
     double sum = b->pend.root_ns;
@@ -1896,12 +1895,10 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
             x.t_in = nc_now_ns();
         }
     }
-    if (!(measure & NT_REPORT)) {
-        x.nt |= measure; /* NT_ARM or nothing */
-        return is_root ? run_queue(&x, buf, bytes, bytes) : recv_first(&x, buf, bytes, 0);
-    }
     int mode = x.nt & 3;
-    x.nt |= measure; /* (we are the root: only the root measures) */
+    x.nt |= measure; /* the root's measurement bits (receivers: 0) */
+    if (!(measure & NT_REPORT))
+        return is_root ? run_queue(&x, buf, bytes, bytes) : recv_first(&x, buf, bytes, 0);
     rc = run_queue(&x, buf, bytes, bytes);
     sel_root_done(b, bytes, mode, measure, rc, nc_now_ns() - x.t_in);
     return rc;
