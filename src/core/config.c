@@ -222,7 +222,9 @@ static const nc_cfg_def_t table[] = {
      "twice, those within 2x of the best once more, then one run in 256 of another mode (one "
      "more than 2x slower every 4th time) and one of the best; the best changes to a mode whose "
      "median of its last 4 samples is 10 % lower; the thresholds give the first choice and "
-     "decide alone when this is off or the team is oversubscribed",
+     "decide alone when this is off or the team is oversubscribed; below STREAM_MIN, a message "
+     "of 2 KiB + 1 .. 8 KiB goes in two halves or in the model's one fragment, chosen the same "
+     "way (not with NUMACOLL_BCAST_FRAGMENT set)",
      NULL},
     {"NUMACOLL_BCAST_ADAPT_OVERSUB", NC_CFG_BOOL, "0", "0|1",
      "NUMACOLL_BCAST_ADAPT also when the team has more processes than CPUs (off by default: "

@@ -186,9 +186,9 @@ struct nc_bcast_team {
     int check;         /* NUMACOLL_BCAST_CHECK: compare the arguments first (check.c) */
     uint64_t check_n;  /* checked calls so far (identical on all members) */
     struct sel {       /* per log2 size class, on the root side only (local state) */
-        double last[4][4]; /* last 4 samples (ns per byte) of each mode (nt bits) */
-        uint32_t n[4];     /* samples per mode */
-        uint32_t tries[4]; /* measured runs started per mode */
+        double last[NC_BCAST_SEL_MODES][4]; /* last 4 samples (ns per byte) of each mode */
+        uint32_t n[NC_BCAST_SEL_MODES];     /* samples per mode (modes: nt_of_mode) */
+        uint32_t tries[NC_BCAST_SEL_MODES]; /* measured runs started per mode */
         uint64_t calls;
         int best, next;
         int run_mode, run_pos, run_len, run_warm; /* a measured run: its mode, calls done,
@@ -268,6 +268,21 @@ static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
 #define NT_LAST 32   /* mode bit: the last one: receivers publish their sum (rep_of) */
 #define NT_ARM 64    /* mode bit: the root's next call of this class starts a measured run:
                       * receivers time their calls from the next one to the run's last */
+#define NT_WHOLE 128 /* mode bit: a message of SPLIT_MIN+1 .. SPLIT_MAX bytes goes in the
+                      * model's fragment, not split in two (run_queue); the root's choice,
+                      * which every member reads from the op's first control line */
+#define SPLIT_MIN 2048
+#define SPLIT_MAX 8192
+/* The copy-mode selector's modes 0..NC_BCAST_SEL_MODES-1: bit 0 streamed root stores, bit 1
+ * streamed receiver stores (the nt bits), bit 2 NT_WHOLE */
+static inline int nt_of_mode(int m)
+{
+    return (m & 3) | (m & 4 ? NT_WHOLE : 0);
+}
+static inline int mode_of_nt(int nt)
+{
+    return (nt & 3) | (nt & NT_WHOLE ? 4 : 0);
+}
 static inline uint64_t rep_tag(uint64_t op) /* never 0, the word's initial value */
 {
     return op % REP_TAG_MASK + 1;
@@ -1165,6 +1180,9 @@ static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
     if (!(in_blk ^ alt)) { /* the control line: a queue broadcast of the root's `total` bytes */
         sent = (size_t)cl->total;
         if (NC_UNLIKELY(!names_root(cl->mode, told))) follow_root(x, root_of(cl->mode));
+        /* the root's copy mode, NT_WHOLE included: run_queue's fragment geometry depends
+         * on it (the acquire load of the stamp above makes the root's mode visible) */
+        x->nt = (int)(cl->mode & MODE_MASK);
         rc = run_queue(x, buf, sent, cap);
     } else {
         b->hot.op++;
@@ -1383,7 +1401,8 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
         double opt = sqrt((double)bytes * b->model.t_w / b->model.t);
         size_t o = nc_round_up((size_t)opt + 1, 4096);
         if (o < fe) fe = o;
-        /* up to two pages, at least two fragments of at least 2 KiB: the rule above keeps
+        /* up to two pages, at least two fragments of at least 2 KiB unless the root chose
+         * the rule's one fragment (NT_WHOLE, see sel_cands): the rule above keeps
          * such a message whole (its t is a local memcpy's, while the receiver's copy here
          * pulls every line from the root's cache), so the receiver could not start before
          * the root had copied it all. Measured at np = 2 (Open MPI, alternating launches):
@@ -1392,7 +1411,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
          * the rule's 16 KiB, hence the floor and the bound. Messages of 2 KiB or less keep
          * the rule's fragment (a smaller one, though still one fragment, moves where ops
          * rotate through the set: 2 KiB took 12 % longer). */
-        if (bytes > 2048 && bytes <= 2 * 4096) {
+        if (bytes > SPLIT_MIN && bytes <= SPLIT_MAX && !(x->nt & NT_WHOLE)) {
             size_t half = nc_round_up((bytes + 1) / 2, 64);
             size_t small = half < 2048 ? 2048 : half;
             if (small < fe) fe = small;
@@ -1535,8 +1554,14 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
  * Candidates: plain and streamed root stores (nt 0, 1) from NUMACOLL_BCAST_STREAM_MIN on, all
  * four modes (nt bits 0..1) from NUMACOLL_BCAST_STREAM_OUT_MIN on; the thresholds decide which
  * is tried first. (Streamed receivers below 256 KiB were 1.2-7x slower on both VMs measured,
- * never the best; leaving them out halves what exploring costs there.) The cost of exploring:
- * one run in SEL_PERIOD in another mode, up to 2x slower: under 0.5 %, plus the queue's
+ * never the best; leaving them out halves what exploring costs there.) Below STREAM_MIN,
+ * messages of SPLIT_MIN+1 .. SPLIT_MAX bytes in two halves or in the model's one fragment
+ * (mode 4, NT_WHOLE; not with a configured fragment size): the halves were 30 % faster on the
+ * Intel VM (4 and 8 KiB), one fragment 24 % faster at 8 KiB on the AMD VM in its slow regime
+ * (0.84 -> 0.64 us, Open MPI np = 2) and the same in its fast one. The model says why: the
+ * halves overlap the root's copy of one half with the receiver's, and cost one more
+ * notification, t_W = 40-90 ns on the Intel VM and 200-250 ns on the AMD one. The cost of
+ * exploring: one run in SEL_PERIOD in another mode, up to 2x slower: under 0.5 %, plus the queue's
  * passage back to the best's state.
  * Known limit: plain receiver stores into buffers that are not in cache leave dirty lines
  * that the L3 (32 MB here) writes back only some 30 calls of 1 MiB later, which a run of a
@@ -1581,6 +1606,13 @@ static int sel_warm(const bst_t *b, size_t bytes)
 
 static int sel_cands(const bst_t *b, size_t bytes, int *c)
 {
+    /* a message of SPLIT_MIN+1 .. SPLIT_MAX bytes: two halves (the default) or the model's
+     * one fragment (NT_WHOLE), see run_queue; not with a configured fragment size */
+    if (bytes > SPLIT_MIN && bytes <= SPLIT_MAX && !b->fixed_f &&
+        !(b->nt_min && bytes >= b->nt_min)) {
+        c[0] = 0, c[1] = 4;
+        return 2;
+    }
     /* all four from STREAM_MIN (the thresholds only order them: the first is tried first) */
     if (b->nt_out_min && bytes >= b->nt_out_min) {
         c[0] = 3, c[1] = 0, c[2] = 2, c[3] = 1;
@@ -1777,14 +1809,14 @@ static void sel_harvest(numacoll_team_t *t, bst_t *b)
     sel_record(t, b, b->pend.bytes, b->pend.mode, sum / t->size / b->pend.sum_bytes);
 }
 
-int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[4], double est[4],
-                       int *best, int *adapt)
+int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[NC_BCAST_SEL_MODES],
+                       double est[NC_BCAST_SEL_MODES], int *best, int *adapt)
 {
     bst_t *b = t->bcast;
     if (!b || bytes == 0)
         return nc_error(NUMACOLL_ERR_STATE, "bcast: no broadcast state yet (or zero bytes)");
     struct sel *S = sel_of(b, bytes);
-    for (int m = 0; m < 4; m++) {
+    for (int m = 0; m < NC_BCAST_SEL_MODES; m++) {
         samples[m] = S->n[m];
         est[m] = S->n[m] ? sel_est(S, m) : 0;
     }
@@ -1828,6 +1860,12 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     /* 0 bytes is an op like any other (an inline one without payload), so that a member
      * passing 0 against a root's n, or n against a root's 0, gets the size error instead
      * of leaving the root waiting or taking the next message for this one */
+    if (o && (o->nt < -1 || o->nt >= NC_BCAST_SEL_MODES))
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "bcast: copy mode (option nt) %d; allowed: -1 (the team's choice) or "
+                        "0..%d (bit 0 streamed root stores, bit 1 streamed receiver stores, "
+                        "bit 2 a message of %d..%d bytes in one fragment, not two)",
+                        o->nt, NC_BCAST_SEL_MODES - 1, SPLIT_MIN + 1, SPLIT_MAX);
     if (t->size == 1) return NUMACOLL_OK;
     if (!t->bcast) {
         int rc = bcast_init(t);
@@ -1851,7 +1889,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
      * cache, so the receivers read them from L3/memory instead of snooping dirty lines out
      * of another core (very slow on the reference VM); the receivers' streamed stores only
      * pay when their destination does not fit the cache anyway */
-    x.nt = o && o->nt >= 0 ? o->nt
+    x.nt = o && o->nt >= 0 ? nt_of_mode(o->nt)
                            : (b->nt_min && bytes >= b->nt_min ? 1 : 0) |
                                  (b->nt_out_min && bytes >= b->nt_out_min ? 2 : 0);
     x.kids = x.c->child + x.c->coff[root];
@@ -1889,13 +1927,13 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
          * NT_ARM to the run's last (run_queue keeps `armed`), every call from
          * SEL_EVERY_MIN on (the best's every-call runs come unannounced) */
         if (x.me == root) {
-            x.nt = sel_choose(b, bytes, x.nt, &measure);
+            x.nt = nt_of_mode(sel_choose(b, bytes, mode_of_nt(x.nt), &measure));
             if (measure & NT_REPORT) x.t_in = nc_now_ns();
         } else if (b->acc[root].armed || bytes >= SEL_EVERY_MIN) {
             x.t_in = nc_now_ns();
         }
     }
-    int mode = x.nt & 3;
+    int mode = mode_of_nt(x.nt);
     x.nt |= measure; /* the root's measurement bits (receivers: 0) */
     if (!(measure & NT_REPORT))
         return is_root ? run_queue(&x, buf, bytes, bytes) : recv_first(&x, buf, bytes, 0);

@@ -101,7 +101,9 @@ typedef struct nc_bcast_opts {
     long long cma_min; /* -1 = team default; 0 = off */
     int relay;         /* -1 = team default, 0 off, 1 on */
     int nt;            /* -1 = team default (NUMACOLL_BCAST_STREAM_MIN); else forced for every queue
-                        * message: bit 0 = the root streams into its queue, bit 1 = receivers stream out */
+                        * message: bit 0 = the root streams into its queue, bit 1 = receivers stream out,
+                        * bit 2 = a message of 2 KiB + 1 .. 8 KiB in one fragment, not two halves
+                        * (NC_BCAST_SEL_MODES modes; anything else is NUMACOLL_ERR_ARG) */
     int rotate;        /* -1 = team default; 0 = every use of a set starts at its first slot, 1 =
                         * successive uses start at rotating offsets (see frag_buf in bcast.c) */
     int demote;        /* -1 = team default (NUMACOLL_BCAST_DEMOTE); 0 off, 1 on (the root's and
@@ -151,12 +153,16 @@ int nc_bcast_debug_set_numa(numacoll_team_t *t, const int *numa);
  *  every few samples, each switch paying for the state the previous mode left behind. */
 #define NC_BCAST_SEL_SWITCH 0.9
 
+/** The copy-mode selector's modes: bit 0 streamed root stores, bit 1 streamed receiver
+ *  stores, bit 2 a message of 2 KiB + 1 .. 8 KiB in one fragment instead of two halves. */
+#define NC_BCAST_SEL_MODES 8
+
 /** Test hook: the copy-mode selector's state for the size class of @p bytes on this member
- *  (local): samples recorded per mode (nt bits 0..3), each mode's estimate in ns per byte
- *  (0 without samples), the mode it uses now, and whether selection is on for the team.
+ *  (local): samples recorded per mode (NC_BCAST_SEL_MODES), each mode's estimate in ns per
+ *  byte (0 without samples), the mode it uses now, and whether selection is on for the team.
  *  NUMACOLL_ERR_STATE if the team has not broadcast yet. */
-int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[4], double est[4],
-                       int *best, int *adapt);
+int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[NC_BCAST_SEL_MODES],
+                       double est[NC_BCAST_SEL_MODES], int *best, int *adapt);
 
 /** Test hook: measured runs whose sample this member (as a root) discarded because their
  *  measured calls mixed two runs: on its side (calls of another size class) or on a
