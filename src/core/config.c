@@ -201,7 +201,9 @@ static const nc_cfg_def_t table[] = {
      "root would invalidate them on every write); all members must agree. np=2, median of 9, "
      "us, plain copies rotating vs not: 32 KiB 8.0 vs 10.7, 64 KiB 15.6 vs 22.9, 128 KiB 30 vs "
      "41, 256 KiB 42 vs 60; with the default streamed root copy equal or better. Not used when "
-     "the team is oversubscribed (P = 8 on 2 CPUs: 2-10 % slower at 64-256 KiB)",
+     "the team is oversubscribed (P = 8 on 2 CPUs: 2-10 % slower at 64-256 KiB). Up to 16 KiB "
+     "NUMACOLL_BCAST_ADAPT may turn it off per size class (the AMD VM, Open MPI np = 2: 8 and "
+     "16 KiB 10-13 % faster without in one of its two regimes, 5-8 % slower in the other)",
      NULL},
     {"NUMACOLL_BCAST_CHECK", NC_CFG_BOOL, "0", "0|1",
      "compare every broadcast's root, size and per-call options across the members before any "
@@ -221,10 +223,12 @@ static const nc_cfg_def_t table[] = {
      "mode, unmeasured, then 256 KiB / size calls (1..16) measured as one sample; each mode "
      "twice, those within 2x of the best once more, then one run in 256 of another mode (one "
      "more than 2x slower every 4th time) and one of the best; the best changes to a mode whose "
-     "median of its last 4 samples is 10 % lower; the thresholds give the first choice and "
-     "decide alone when this is off or the team is oversubscribed; below STREAM_MIN, a message "
-     "of 2 KiB + 1 .. 8 KiB goes in two halves or in the model's one fragment, chosen the same "
-     "way (not with NUMACOLL_BCAST_FRAGMENT set)",
+     "median of its last 4 samples is 10 % lower (until every mode has had its first runs, "
+     "the lowest estimate wins outright); the thresholds give the first choice and decide "
+     "alone when this is off or the team is oversubscribed. Chosen the same way: a message of "
+     "2 KiB + 1 .. 8 KiB in two halves or in the model's one fragment (not with "
+     "NUMACOLL_BCAST_FRAGMENT set), and up to 16 KiB, each mode also without rotating offsets "
+     "(with NUMACOLL_BCAST_ROTATE on)",
      NULL},
     {"NUMACOLL_BCAST_ADAPT_OVERSUB", NC_CFG_BOOL, "0", "0|1",
      "NUMACOLL_BCAST_ADAPT also when the team has more processes than CPUs (off by default: "

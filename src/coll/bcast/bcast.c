@@ -96,7 +96,7 @@ typedef struct ctl_line {
 #define ROOT_BITS 22
 #define ROOT_MASK ((1ull << ROOT_BITS) - 1)
 #define INL_SIZE_MASK ((1ull << ROOT_SHIFT) - 1)
-#define MODE_MASK 0xffull /* the copy-mode bits of a control line's `mode` */
+#define MODE_MASK 0x1ffull /* the copy-mode bits of a control line's `mode` (NT_*) */
 static inline uint64_t root_bits(int root)
 {
     return ((uint64_t)root & ROOT_MASK) << ROOT_SHIFT;
@@ -273,15 +273,17 @@ static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
                       * which every member reads from the op's first control line */
 #define SPLIT_MIN 2048
 #define SPLIT_MAX 8192
+#define NT_NOROT 256 /* mode bit: this op's data start at the start of its set, not at a
+                      * rotating offset (frag_buf); the root's choice, read as NT_WHOLE */
 /* The copy-mode selector's modes 0..NC_BCAST_SEL_MODES-1: bit 0 streamed root stores, bit 1
- * streamed receiver stores (the nt bits), bit 2 NT_WHOLE */
+ * streamed receiver stores (the nt bits), bit 2 NT_WHOLE, bit 3 NT_NOROT */
 static inline int nt_of_mode(int m)
 {
-    return (m & 3) | (m & 4 ? NT_WHOLE : 0);
+    return (m & 3) | (m & 4 ? NT_WHOLE : 0) | (m & 8 ? NT_NOROT : 0);
 }
 static inline int mode_of_nt(int nt)
 {
-    return (nt & 3) | (nt & NT_WHOLE ? 4 : 0);
+    return (nt & 3) | (nt & NT_WHOLE ? 4 : 0) | (nt & NT_NOROT ? 8 : 0);
 }
 static inline uint64_t rep_tag(uint64_t op) /* never 0, the word's initial value */
 {
@@ -953,10 +955,13 @@ static int bcast_init(numacoll_team_t *t)
     return NUMACOLL_OK;
 }
 
+static void sel_log(numacoll_team_t *t, bst_t *b);
+
 void nc_bcast_team_fini(numacoll_team_t *t)
 {
     bst_t *b = t ? t->bcast : NULL;
     if (!b) return;
+    if (b->adapt && nc_verbose() >= 2) sel_log(t, b);
     for (int i = 0; i < NC_BTREE_COUNT; i++)
         tree_free(&b->trees[i]);
     nc_seg_destroy(&b->seg);
@@ -1180,8 +1185,9 @@ static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
     if (!(in_blk ^ alt)) { /* the control line: a queue broadcast of the root's `total` bytes */
         sent = (size_t)cl->total;
         if (NC_UNLIKELY(!names_root(cl->mode, told))) follow_root(x, root_of(cl->mode));
-        /* the root's copy mode, NT_WHOLE included: run_queue's fragment geometry depends
-         * on it (the acquire load of the stamp above makes the root's mode visible) */
+        /* the root's copy mode, NT_WHOLE and NT_NOROT included: run_queue's fragment
+         * geometry and offsets depend on it (the acquire load of the stamp above makes the
+         * root's mode visible) */
         x->nt = (int)(cl->mode & MODE_MASK);
         rc = run_queue(x, buf, sent, cap);
     } else {
@@ -1419,6 +1425,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
     }
     size_t per_op = b->nb * fe;
     int is_root = x->me == x->root;
+    int rot = x->rotate && !(x->nt & NT_NOROT); /* the root's choice (receivers: recv_first) */
     int src = x->relay ? x->c->src[x->root] : x->root;
     int hold = x->relay && x->c->hold[x->root];
     size_t off = 0;
@@ -1430,7 +1437,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
         size_t nfrag = (n_op + fe - 1) / fe;
         size_t span = nfrag * fe;
         /* where this op's data end in its set (the same on every member) */
-        size_t use_end = (size_t)(frag_buf(b, x->rotate, 0, set, op, span, fe, 0) -
+        size_t use_end = (size_t)(frag_buf(b, rot, 0, set, op, span, fe, 0) -
                                   slot_buf(b, 0, set * b->nb)) +
                          span;
         if (is_root) {
@@ -1448,9 +1455,9 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
             size_t n = i + 1 < nfrag ? fe : n_op - i * fe;
             if (is_root) {
                 if (x->nt & 1)
-                    copy_nt(frag_buf(b, x->rotate, x->me, set, op, span, fe, i), buf + off, n);
+                    copy_nt(frag_buf(b, rot, x->me, set, op, span, fe, i), buf + off, n);
                 else
-                    memcpy(frag_buf(b, x->rotate, x->me, set, op, span, fe, i), buf + off, n);
+                    memcpy(frag_buf(b, rot, x->me, set, op, span, fe, i), buf + off, n);
                 notify(x, slot, n, op + 1);
             } else {
                 ctl_line_t *cl = ctl_of(b, x->t, x->me, slot);
@@ -1474,15 +1481,15 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
                         rc = populate_set(x, set, use_end, op);
                         if (rc) return rc;
                     }
-                    memcpy(frag_buf(b, x->rotate, x->me, set, op, span, fe, i),
-                           frag_buf(b, x->rotate, src, set, op, span, fe, i), n);
+                    memcpy(frag_buf(b, rot, x->me, set, op, span, fe, i),
+                           frag_buf(b, rot, src, set, op, span, fe, i), n);
                     notify(x, slot, n, op + 1);
                     if (take)
-                        memcpy(buf + off, frag_buf(b, x->rotate, x->me, set, op, span, fe, i),
+                        memcpy(buf + off, frag_buf(b, rot, x->me, set, op, span, fe, i),
                                take);
                 } else {
                     notify(x, slot, n, op + 1);
-                    const char *from = frag_buf(b, x->rotate, src, set, op, span, fe, i);
+                    const char *from = frag_buf(b, rot, src, set, op, span, fe, i);
                     if (take && (x->nt & 2))
                         copy_nt(buf + off, from, take);
                     else if (take)
@@ -1560,9 +1567,13 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
  * Intel VM (4 and 8 KiB), one fragment 24 % faster at 8 KiB on the AMD VM in its slow regime
  * (0.84 -> 0.64 us, Open MPI np = 2) and the same in its fast one. The model says why: the
  * halves overlap the root's copy of one half with the receiver's, and cost one more
- * notification, t_W = 40-90 ns on the Intel VM and 200-250 ns on the AMD one. The cost of
- * exploring: one run in SEL_PERIOD in another mode, up to 2x slower: under 0.5 %, plus the queue's
- * passage back to the best's state.
+ * notification, t_W = 40-90 ns on the Intel VM and 200-250 ns on the AMD one. Up to
+ * SEL_NOROT_MAX, each candidate also without rotating offsets (mode 8, NT_NOROT; when the
+ * team rotates): on the AMD VM in its fast regime 8 and 16 KiB ran 10-13 % faster without
+ * (the same lines again, still in the shared cache of what are likely two SMT siblings), in
+ * its slow one 5-8 % slower; 32 KiB was the same and 64-128 KiB 8-10 % slower without, in
+ * the fast regime. The cost of exploring: one run in SEL_PERIOD in another mode, up to 2x
+ * slower: under 0.5 %, plus the queue's passage back to the best's state.
  * Known limit: plain receiver stores into buffers that are not in cache leave dirty lines
  * that the L3 (32 MB here) writes back only some 30 calls of 1 MiB later, which a run of a
  * few calls does not see; with such buffers (the off-cache benchmarks) the selector rates
@@ -1581,6 +1592,7 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
 #define SEL_STALE 4
 #define SEL_QUIET 8
 #define SEL_EVERY_MIN ((size_t)1 << 20) /* from here on every call of the best is measured */
+#define SEL_NOROT_MAX ((size_t)16 << 10)  /* up to here, modes without rotating offsets too */
 
 static size_t class_low(size_t bytes) /* the lower bound of the size class of @p bytes */
 {
@@ -1604,25 +1616,32 @@ static int sel_warm(const bst_t *b, size_t bytes)
     return w < 1 ? 1 : w > SEL_WARM_MAX ? SEL_WARM_MAX : (int)w;
 }
 
+/* The candidate modes of a message of @p bytes into c[0..3], the static default first;
+ * their number. A mode bit that does not apply to some size of a class does nothing there
+ * (the classes at the range ends hold sizes of both kinds). */
 static int sel_cands(const bst_t *b, size_t bytes, int *c)
 {
-    /* a message of SPLIT_MIN+1 .. SPLIT_MAX bytes: two halves (the default) or the model's
-     * one fragment (NT_WHOLE), see run_queue; not with a configured fragment size */
-    if (bytes > SPLIT_MIN && bytes <= SPLIT_MAX && !b->fixed_f &&
-        !(b->nt_min && bytes >= b->nt_min)) {
-        c[0] = 0, c[1] = 4;
-        return 2;
-    }
-    /* all four from STREAM_MIN (the thresholds only order them: the first is tried first) */
+    /* all four from STREAM_OUT_MIN (the thresholds only order them: the first is tried
+     * first) */
     if (b->nt_out_min && bytes >= b->nt_out_min) {
         c[0] = 3, c[1] = 0, c[2] = 2, c[3] = 1;
         return 4;
     }
+    int n = 0;
     if (b->nt_min && bytes >= b->nt_min) {
-        c[0] = 1, c[1] = 0;
-        return 2;
+        c[n++] = 1, c[n++] = 0;
+    } else if (bytes > SPLIT_MIN && bytes <= SPLIT_MAX && !b->fixed_f) {
+        /* two halves (the default) or the model's one fragment (NT_WHOLE), see run_queue;
+         * not with a configured fragment size */
+        c[n++] = 0, c[n++] = 4;
+    } else if (bytes > SPLIT_MIN && bytes <= SEL_NOROT_MAX) {
+        c[n++] = 0;
     }
-    return 0;
+    /* up to SEL_NOROT_MAX, each of those also without rotating offsets (NT_NOROT) */
+    if (b->rotate && bytes > SPLIT_MIN && bytes <= SEL_NOROT_MAX)
+        for (int i = 0, k = n; i < k; i++)
+            c[n++] = c[i] | 8;
+    return n > 1 ? n : 0;
 }
 
 static struct sel *sel_of(bst_t *b, size_t bytes)
@@ -1742,11 +1761,21 @@ static int sel_choose(bst_t *b, size_t bytes, int deflt, int *measure)
 static void sel_record(numacoll_team_t *t, bst_t *b, size_t bytes, int mode, double nspb)
 {
     struct sel *S = sel_of(b, bytes);
-    S->last[mode][S->n[mode]++ % 4] = nspb;
     int c[4], nc = sel_cands(b, bytes, c);
+    /* Until the first runs are done (sel_choose: every candidate twice, those within 2x of
+     * the best a third time), the lowest estimate wins outright; the switching margin holds
+     * after that. (With the margin from the start, the static default kept 16 KiB on the AMD
+     * VM with 0.0255 ns/B against 0.0247 for no rotation, which the benchmark then ran 5-10 %
+     * faster.) Judged before this sample, so that the last first run still chooses freely. */
+    int settled = S->n[S->best] > 0;
+    for (int i = 0; i < nc && settled; i++) {
+        uint32_t k = S->n[c[i]];
+        if (k < 2 || (k < SEL_FIRST && sel_est(S, c[i]) <= 2 * sel_est(S, S->best))) settled = 0;
+    }
+    double margin = settled ? NC_BCAST_SEL_SWITCH : 1.0;
+    S->last[mode][S->n[mode]++ % 4] = nspb;
     for (int i = 0; i < nc; i++)
-        if (S->n[c[i]] &&
-            (!S->n[S->best] || sel_est(S, c[i]) < NC_BCAST_SEL_SWITCH * sel_est(S, S->best))) {
+        if (S->n[c[i]] && (!S->n[S->best] || sel_est(S, c[i]) < margin * sel_est(S, S->best))) {
             if (S->best != c[i] && b->trace)
                 nc_log(3, t->rank, t->size,
                        "bcast: the %zu-byte class now uses copy mode %d (%.3f ns/B; was %d)", bytes,
@@ -1825,6 +1854,28 @@ int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[NC_BCA
     return NUMACOLL_OK;
 }
 
+/* NUMACOLL_VERBOSE >= 2, at the team's end: what the copy-mode selector of this member (as
+ * a root) chose per size class, from which samples (modes: nt_of_mode) */
+static void sel_log(numacoll_team_t *t, bst_t *b)
+{
+    for (int l = 0; l < 48; l++) {
+        const struct sel *S = &b->sel[l];
+        char line[512];
+        int o = 0;
+        for (int m = 0; m < NC_BCAST_SEL_MODES && o < (int)sizeof line - 40; m++)
+            if (S->n[m])
+                o += snprintf(line + o, sizeof line - (size_t)o, " %d: %u/%.4f", m, S->n[m],
+                              sel_est(S, m));
+        if (!o) continue;
+        nc_log(2, t->rank, t->size,
+               "bcast: copy-mode selector, %zu-byte class: %llu calls, mode %d; samples/estimate "
+               "(ns/B) per mode (bit 0 streamed root, 1 streamed receivers, 2 one fragment, 3 "
+               "no rotation):%s; runs lost (all classes) %llu",
+               (size_t)1 << l, (unsigned long long)S->calls, S->best, line,
+               (unsigned long long)b->sel_lost);
+    }
+}
+
 uint64_t nc_bcast_debug_sel_lost(numacoll_team_t *t)
 {
     return t->bcast ? t->bcast->sel_lost : 0;
@@ -1864,7 +1915,8 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
         return nc_error(NUMACOLL_ERR_ARG,
                         "bcast: copy mode (option nt) %d; allowed: -1 (the team's choice) or "
                         "0..%d (bit 0 streamed root stores, bit 1 streamed receiver stores, "
-                        "bit 2 a message of %d..%d bytes in one fragment, not two)",
+                        "bit 2 a message of %d..%d bytes in one fragment, not two, bit 3 no "
+                        "rotating offset)",
                         o->nt, NC_BCAST_SEL_MODES - 1, SPLIT_MIN + 1, SPLIT_MAX);
     if (t->size == 1) return NUMACOLL_OK;
     if (!t->bcast) {

@@ -102,7 +102,8 @@ typedef struct nc_bcast_opts {
     int relay;         /* -1 = team default, 0 off, 1 on */
     int nt;            /* -1 = team default (NUMACOLL_BCAST_STREAM_MIN); else forced for every queue
                         * message: bit 0 = the root streams into its queue, bit 1 = receivers stream out,
-                        * bit 2 = a message of 2 KiB + 1 .. 8 KiB in one fragment, not two halves
+                        * bit 2 = a message of 2 KiB + 1 .. 8 KiB in one fragment, not two halves,
+                        * bit 3 = no rotating offset for this message (as rotate = 0)
                         * (NC_BCAST_SEL_MODES modes; anything else is NUMACOLL_ERR_ARG) */
     int rotate;        /* -1 = team default; 0 = every use of a set starts at its first slot, 1 =
                         * successive uses start at rotating offsets (see frag_buf in bcast.c) */
@@ -154,8 +155,9 @@ int nc_bcast_debug_set_numa(numacoll_team_t *t, const int *numa);
 #define NC_BCAST_SEL_SWITCH 0.9
 
 /** The copy-mode selector's modes: bit 0 streamed root stores, bit 1 streamed receiver
- *  stores, bit 2 a message of 2 KiB + 1 .. 8 KiB in one fragment instead of two halves. */
-#define NC_BCAST_SEL_MODES 8
+ *  stores, bit 2 a message of 2 KiB + 1 .. 8 KiB in one fragment instead of two halves,
+ *  bit 3 the message at the start of its queue set instead of a rotating offset. */
+#define NC_BCAST_SEL_MODES 16
 
 /** Test hook: the copy-mode selector's state for the size class of @p bytes on this member
  *  (local): samples recorded per mode (NC_BCAST_SEL_MODES), each mode's estimate in ns per
