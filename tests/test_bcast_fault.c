@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "coll/bcast/bcast.h"
 #include "core/nc_internal.h"
 #include "forkrun.h"
 
@@ -178,6 +179,90 @@ static void test_hang(void **state)
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
 }
 
+/* A CMA root that gives up while a receiver has not read its buffer yet: rank 1 dies before
+ * call 5, rank 2 enters it 200 ms late, and the root, once its call has failed, overwrites
+ * its buffer and stays alive for 400 ms (a program that goes on). Rank 2 must fail with
+ * NUMACOLL_ERR_PEER_DEAD naming rank 1, not copy the changed buffer and return success, and
+ * not fail with process_vm_readv's error once the root's process is gone (the race that
+ * made the CMA case above fail once in CI). */
+enum { LATE_P = 3, LATE_CALL = 5 };
+
+static int cma_late_child(nc_forkctx_t *c)
+{
+    report_t *rep = &((report_t *)c->arg)[c->rank];
+    size_t n = 1024 * 1024;
+    unsigned char *buf = malloc(n);
+    if (!buf) return 40;
+    nc_bcast_info_t info;
+    for (int i = 1; i <= LATE_CALL; i++) {
+        if (i == LATE_CALL && c->rank == 1) kill(getpid(), SIGKILL);
+        if (i == LATE_CALL && c->rank == 2) usleep(200000);
+        for (size_t j = 0; j < n; j++)
+            buf[j] = c->rank == 0 ? pattern(i, j) : 0;
+        int rc = numacoll_bcast(c->team, buf, n, 0);
+        if (i == 1 && (nc_bcast_info(c->team, &info) != NUMACOLL_OK || !info.cma_ok)) {
+            rep->calls = -1; /* no CMA here: nothing to test */
+            break;
+        }
+        if (rc) {
+            rep->rc = rc;
+            rep->calls = i;
+            snprintf(rep->msg, sizeof rep->msg, "%s", numacoll_last_error());
+            break;
+        }
+        for (size_t j = 0; j < n; j++)
+            if (buf[j] != pattern(i, j)) {
+                rep->bad++;
+                break;
+            }
+    }
+    if (c->rank == 0 && rep->rc != NUMACOLL_OK) {
+        memset(buf, 0xEE, n);
+        usleep(400000);
+    }
+    free(buf);
+    return 0;
+}
+
+static void test_cma_late_reader(void **state)
+{
+    (void)state;
+    int baseline = nc_shm_baseline();
+    nc_test_clear_env();
+    setenv("NUMACOLL_TIMEOUT", "5", 1);
+    setenv("NUMACOLL_BCAST_TREE", "flat", 1);
+    setenv("NUMACOLL_BCAST_CMA_MIN", "64K", 1);
+    const char *backend = getenv("NC_TEST_SHM_BACKEND");
+    if (backend) setenv("NUMACOLL_SHM_BACKEND", backend, 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    report_t *reps = mmap(NULL, LATE_P * sizeof *reps, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(reps != MAP_FAILED);
+    memset(reps, 0, LATE_P * sizeof *reps);
+    nc_forkresult_t res;
+    nc_forkrun(LATE_P, NC_FORK_BIND, cma_late_child, reps, 0, 30, &res);
+    assert_int_equal(res.timed_out, 0);
+    int no_cma = reps[0].calls == -1;
+    for (int r = 0; r < LATE_P && !no_cma; r++) {
+        if (r == 1) {
+            assert_int_equal(res.exit_code[r], 128 + SIGKILL);
+            continue;
+        }
+        fprintf(stderr, "rank %d: exit %d, %s at call %d, %d bad: %s\n", r, res.exit_code[r],
+                numacoll_status_name(reps[r].rc), reps[r].calls, reps[r].bad, reps[r].msg);
+        assert_int_equal(res.exit_code[r], 0);
+        assert_int_equal(reps[r].bad, 0);
+        assert_int_equal(reps[r].calls, LATE_CALL);
+        assert_int_equal(reps[r].rc, NUMACOLL_ERR_PEER_DEAD);
+        assert_true(nc_msg_names_rank(reps[r].msg, 1));
+    }
+    munmap(reps, LATE_P * sizeof *reps);
+    assert_true(nc_shm_settle(baseline) <= baseline);
+    nc_test_clear_env();
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    if (no_cma) skip(); /* process_vm_readv not permitted here */
+}
+
 static const fault_case_t cases[] = {
     {"inline 8 B, flat", 8, 303, {{"NUMACOLL_BCAST_TREE", "flat"}, {NULL, NULL}}},
     {"inline 200 B, binary", 200, 302, {{"NUMACOLL_BCAST_TREE", "kary"}, {NULL, NULL}}},
@@ -197,7 +282,7 @@ static const fault_case_t cases[] = {
 int main(void)
 {
     enum { NC = sizeof cases / sizeof cases[0] };
-    struct CMUnitTest tests[NC + 2];
+    struct CMUnitTest tests[NC + 3];
     int n = 0;
     for (int i = 0; i < NC; i++)
         tests[n++] = (struct CMUnitTest){
@@ -206,5 +291,7 @@ int main(void)
         .name = "hung member, inline", .test_func = test_hang, .initial_state = (void *)&cases[0]};
     tests[n++] = (struct CMUnitTest){
         .name = "hung member, queue", .test_func = test_hang, .initial_state = (void *)&cases[2]};
+    tests[n++] = (struct CMUnitTest){.name = "CMA root gives up, late reader",
+                                     .test_func = test_cma_late_reader};
     return _cmocka_run_group_tests("bcast_fault", tests, (size_t)n, NULL, NULL);
 }

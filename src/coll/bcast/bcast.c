@@ -9,9 +9,8 @@
  *       q pages, one per set: the set's `op` line (op + 1 of the last op started on it,
  *       written by that op's root; diagnostic, nobody waits on it)
  *   per process r (first-touched by r, bound to its NUMA node):
- *       ack line                 (word 0: op + 1 of the last op r has finished; word 1: r's
- *                                time in the last broadcast the root asked it to report, for
- *                                the copy-mode selection; words 2-7: r's arguments of
+ *       ack line                 (word 0: op + 1 of the last op r has finished; word 1: the
+ *                                CMA guard, cma_word; words 2-7: r's arguments of
  *                                its last two checked calls, NUMACOLL_BCAST_CHECK;
  *                                single writer r)
  *       s control lines          (one per queue slot: {stamp, size})
@@ -254,6 +253,14 @@ static inline _Atomic uint64_t *ack_of(bst_t *b, int r)
 {
     return (_Atomic uint64_t *)proc_base(b, r);
 }
+/* word 1 of r's ack line, the CMA guard (root_cma, cma_guarded_read): op + 1 of the CMA op
+ * whose root's buffer receiver r reads, or CMA_ABANDONED | (op + 1) of the CMA op root r
+ * returned from before its receivers were done. Single writer r. */
+static inline _Atomic uint64_t *cma_word(bst_t *b, int r)
+{
+    return (_Atomic uint64_t *)proc_base(b, r) + 1;
+}
+#define CMA_ABANDONED (1ull << 63)
 /* a report word (rep_of): (ns << REP_NS_SHIFT) | (calls << REP_TAG_BITS) | (tag &
  * REP_TAG_MASK): the receiver's summed time (ns, saturating at 32 bits) over the calls of a
  * measured run, their number and the run's last call's tag, one atomic word so that the
@@ -394,26 +401,35 @@ static inline int wait_first(numacoll_team_t *t, bst_t *b, _Atomic uint64_t *p, 
     return wait_both(t, b, p_is_blk, op, in_alt);
 }
 
-/* Wait until every other member has finished the ops before @p need (ack >= need). */
+/* Wait until member @p r has finished the ops before @p need (ack >= need). */
+static int wait_ack_of(numacoll_team_t *t, bst_t *b, int r, uint64_t need)
+{
+    if (b->known_ack[r] >= need) return NUMACOLL_OK;
+    _Atomic uint64_t *p = ack_of(b, r);
+    uint64_t v = atomic_load_explicit(p, memory_order_acquire);
+    if (v < need) {
+        /* Wait loop: the only writer of r's ack line is r, which stores op + 1 with
+         * release after its last read of op's slots and blocks. Once the acquire load
+         * shows >= need, r has finished every op before `need` and we may overwrite
+         * what those ops read. */
+        nc_wait_t w;
+        nc_wait_init(&w, t, "bcast");
+        while ((v = atomic_load_explicit(p, memory_order_acquire)) < need) {
+            int rc = nc_wait_step(&w);
+            if (rc) return rc;
+        }
+    }
+    b->known_ack[r] = v;
+    return NUMACOLL_OK;
+}
+
+/* Wait until every other member below @p upto has finished the ops before @p need. */
 static int wait_acks_upto(numacoll_team_t *t, bst_t *b, uint64_t need, int upto)
 {
     for (int r = 0; r < upto; r++) {
-        if (r == t->rank || b->known_ack[r] >= need) continue;
-        _Atomic uint64_t *p = ack_of(b, r);
-        uint64_t v = atomic_load_explicit(p, memory_order_acquire);
-        if (v < need) {
-            /* Wait loop: the only writer of r's ack line is r, which stores op + 1 with
-             * release after its last read of op's slots and blocks. Once the acquire load
-             * shows >= need, r has finished every op before `need` and we may overwrite
-             * what those ops read. */
-            nc_wait_t w;
-            nc_wait_init(&w, t, "bcast");
-            while ((v = atomic_load_explicit(p, memory_order_acquire)) < need) {
-                int rc = nc_wait_step(&w);
-                if (rc) return rc;
-            }
-        }
-        b->known_ack[r] = v;
+        if (r == t->rank) continue;
+        int rc = wait_ack_of(t, b, r, need);
+        if (rc) return rc;
     }
     return NUMACOLL_OK;
 }
@@ -1154,7 +1170,8 @@ static inline int inl_take(int me, int root, const char *blk, size_t sent, void 
 }
 
 static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap);
-static int cma_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes);
+static int cma_guarded_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes,
+                            uint64_t op);
 
 /* A receiver whose notification names root @p r, not the one it passed (ROOT_SHIFT): from
  * here on it is a receiver of @p r's broadcast (its children in @p r's tree; run_queue
@@ -1208,7 +1225,7 @@ static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
             memcpy(&d, blk + INL_HDR, sizeof d);
             if (NC_UNLIKELY(d.root != told)) follow_root(x, (int)d.root);
             inl_forward(x, set, &d, sizeof d, word, op + 1);
-            rc = cma_read(x, &d, buf, sent < cap ? sent : cap);
+            rc = cma_guarded_read(x, &d, buf, sent < cap ? sent : cap, op);
             ack(b, x->me, op); /* even on failure, so that the root is not left waiting */
             if (rc == NUMACOLL_OK && sent != cap) rc = size_error(x->me, x->root, cap, sent);
         }
@@ -1266,6 +1283,8 @@ static int root_inline(call_t *x, void *buf, size_t bytes)
 
 /* The root's end of a CMA broadcast: one op whose blocks carry our buffer's address and
  * pid; the receivers read the buffer with process_vm_readv (cma_read). */
+static int cma_abandon(call_t *x, uint64_t op, int rc);
+
 static int root_cma(call_t *x, void *buf, size_t bytes)
 {
     bst_t *b = x->b;
@@ -1276,11 +1295,40 @@ static int root_cma(call_t *x, void *buf, size_t bytes)
     inl_forward(x, op % INL_BLOCKS, &d, sizeof d, KIND_CMA | bytes, op + 1);
     ack(b, x->me, op);
     /* the receivers read our user buffer: it must not change before they are done */
-    return wait_acks(x->t, b, op + 1);
+    for (int r = 0; r < x->P; r++) {
+        if (r == x->me) continue;
+        rc = wait_ack_of(x->t, b, r, op + 1);
+        if (rc) return cma_abandon(x, op, rc);
+    }
+    return NUMACOLL_OK;
 }
 
-/* Read @p bytes of the root's buffer described by @p d into @p buf. */
-static int cma_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes)
+/* The root of CMA op @p op gives up on it (@p rc: a member died or timed out). A receiver
+ * that has begun to read our buffer, or will, must not see it change or go away with our
+ * process (it took the error of process_vm_readv, not the team's, and a reader of a changed
+ * buffer would return stale bytes as a success). So, Dekker-style with seq_cst on both
+ * sides: we mark the op abandoned, then wait for every receiver whose guard shows it
+ * reading; a receiver marks itself reading, then reads only if the op is not marked
+ * abandoned (cma_guarded_read). One of the two sees the other's store. Returns @p rc with
+ * its message. */
+static __attribute__((noinline)) int cma_abandon(call_t *x, uint64_t op, int rc)
+{
+    bst_t *b = x->b;
+    char why[512];
+    snprintf(why, sizeof why, "%s", numacoll_last_error());
+    atomic_store_explicit(cma_word(b, x->me), CMA_ABANDONED | (op + 1), memory_order_seq_cst);
+    for (int r = 0; r < x->P; r++) {
+        if (r == x->me || atomic_load_explicit(cma_word(b, r), memory_order_seq_cst) != op + 1)
+            continue;
+        /* r reads or has read our buffer: until its ack (or its own death or timeout) */
+        (void)wait_ack_of(x->t, b, r, op + 1);
+    }
+    return nc_error(rc, "%s", why);
+}
+
+/* Read @p bytes of the root's buffer described by @p d into @p buf; *@p gone = 1 if the
+ * root's process no longer exists. */
+static int cma_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes, int *gone)
 {
     size_t got = 0;
     while (got < bytes) {
@@ -1289,6 +1337,7 @@ static int cma_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes)
         ssize_t n = process_vm_readv((pid_t)d->pid, &l, 1, &r, 1, 0);
         if (n <= 0) {
             if (n < 0 && errno == EINTR) continue;
+            *gone = n < 0 && errno == ESRCH;
             return nc_error(NUMACOLL_ERR_SYS,
                             "bcast: process_vm_readv of %zu bytes from the root (rank %d, pid "
                             "%lld) failed after %zu bytes: %s",
@@ -1298,6 +1347,42 @@ static int cma_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes)
         got += (size_t)n;
     }
     return NUMACOLL_OK;
+}
+
+/* A receiver of CMA op @p op whose root gave up on it (cma_abandon) or whose root's process
+ * is gone: the root did so because a member died or timed out, so we wait as for any
+ * missing member, and the team's peer check or timeout ends the wait with the report that
+ * names who is missing (as our other waits do), not process_vm_readv's error. */
+static __attribute__((noinline)) int cma_lost_root(call_t *x, uint64_t op)
+{
+    numacoll_team_t *t = x->t;
+    if (!t->check_peers && !t->timeout_ns) /* nothing would end the wait */
+        return nc_error(NUMACOLL_ERR_PEER_DEAD,
+                        "bcast: rank %d: the root (rank %d) gave up broadcast op %llu, in which "
+                        "a member exited or timed out (set NUMACOLL_TIMEOUT to be told which)",
+                        x->me, x->root, (unsigned long long)op);
+    nc_wait_t w;
+    nc_wait_init(&w, t, "bcast");
+    /* Wait loop: for nothing that will come (nobody writes anything we read here); it ends
+     * in nc_wait_step's dead-member check or the team's timeout */
+    for (;;) {
+        int rc = nc_wait_step(&w);
+        if (rc) return rc;
+    }
+}
+
+/* A receiver's read of the root's buffer in CMA op @p op (see cma_abandon for the guard):
+ * we mark ourselves reading, then read only if the root has not abandoned the op. */
+static int cma_guarded_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes, uint64_t op)
+{
+    bst_t *b = x->b;
+    atomic_store_explicit(cma_word(b, x->me), op + 1, memory_order_seq_cst);
+    if (atomic_load_explicit(cma_word(b, (int)d->root), memory_order_seq_cst) ==
+        (CMA_ABANDONED | (op + 1)))
+        return cma_lost_root(x, op);
+    int gone = 0;
+    int rc = cma_read(x, d, buf, bytes, &gone);
+    return rc && gone ? cma_lost_root(x, op) : rc;
 }
 
 static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
