@@ -225,7 +225,8 @@ static int bcast_worker(nc_forkctx_t *ctx)
         size_t align = rnd(&x) % 64;
         int tree = a->vary_tree ? (int)(rnd(&x) % NC_BTREE_COUNT) : -1;
         int k = a->vary_tree ? 1 + (int)(rnd(&x) % 4) : 0;
-        /* copy mode: streaming stores or not, 2-8 KiB split or not (-1: the team's) */
+        /* copy mode: streamed stores or not, 2-8 KiB split or not, rotating offsets or not
+         * (-1: the team's) */
         int nt = a->vary_tree ? (int)(rnd(&x) % (NC_BCAST_SEL_MODES + 1)) - 1 : -1;
         int rot = a->vary_tree ? (int)(rnd(&x) % 3) - 1 : -1; /* rotating set offsets or not */
         int dem = a->vary_tree ? (int)(rnd(&x) % 3) - 1 : -1; /* inline cache hint or not */

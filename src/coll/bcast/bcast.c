@@ -1295,12 +1295,8 @@ static int root_cma(call_t *x, void *buf, size_t bytes)
     inl_forward(x, op % INL_BLOCKS, &d, sizeof d, KIND_CMA | bytes, op + 1);
     ack(b, x->me, op);
     /* the receivers read our user buffer: it must not change before they are done */
-    for (int r = 0; r < x->P; r++) {
-        if (r == x->me) continue;
-        rc = wait_ack_of(x->t, b, r, op + 1);
-        if (rc) return cma_abandon(x, op, rc);
-    }
-    return NUMACOLL_OK;
+    rc = wait_acks(x->t, b, op + 1);
+    return rc ? cma_abandon(x, op, rc) : NUMACOLL_OK;
 }
 
 /* The root of CMA op @p op gives up on it (@p rc: a member died or timed out). A receiver
