@@ -19,7 +19,8 @@
 static const nc_cfg_def_t table[] = {
     /* ---- core ---- */
     {"NUMACOLL_VERBOSE", NC_CFG_INT, "0", "0..3",
-     "diagnostics on stderr: 1 = team set-up, hierarchy and choices; 2 = placement checks; "
+     "diagnostics on stderr: 1 = team set-up, hierarchy and choices; 2 = placement checks and, "
+     "at a team's end, the broadcast copy-mode selector's choice and samples per size class; "
      "3 = per-call tracing",
      NULL},
     {"NUMACOLL_TIMEOUT", NC_CFG_DOUBLE, "0", "0..1000000",
