@@ -95,6 +95,7 @@ typedef struct ctl_line {
 #define ROOT_BITS 22
 #define ROOT_MASK ((1ull << ROOT_BITS) - 1)
 #define INL_SIZE_MASK ((1ull << ROOT_SHIFT) - 1)
+#define SEL_CLASSES 48 /* the copy-mode selector's log2 size classes (sel_of) */
 #define MODE_MASK 0x1ffull /* the copy-mode bits of a control line's `mode` (NT_*) */
 static inline uint64_t root_bits(int root)
 {
@@ -194,7 +195,7 @@ struct nc_bcast_team {
                                                    * length, unmeasured calls first */
         int due;        /* a run was due while another class's run was open: start it next */
         uint32_t quiet; /* calls of the best not to measure (they pay an exploration's debts) */
-    } sel[48];
+    } sel[SEL_CLASSES];
     int run_cls; /* the size class whose measured run is open (-1: none; one at a time, since
                   * a receiver keeps one sum per root), opened at selection call run_op */
     uint64_t run_op, sel_calls; /* sel_calls: calls that chose a mode (every class) */
@@ -1728,7 +1729,7 @@ static int sel_cands(const bst_t *b, size_t bytes, int *c)
 static struct sel *sel_of(bst_t *b, size_t bytes)
 {
     int l = 63 - __builtin_clzll((unsigned long long)bytes);
-    return &b->sel[l < 48 ? l : 47];
+    return &b->sel[l < SEL_CLASSES ? l : SEL_CLASSES - 1];
 }
 
 /* A mode's estimate: the median of its last 4 samples (the mean of the middle two; of
@@ -1939,7 +1940,7 @@ int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[NC_BCA
  * a root) chose per size class, from which samples (modes: nt_of_mode) */
 static void sel_log(numacoll_team_t *t, bst_t *b)
 {
-    for (int l = 0; l < 48; l++) {
+    for (int l = 0; l < SEL_CLASSES; l++) {
         const struct sel *S = &b->sel[l];
         char line[512];
         int o = 0;
