@@ -106,6 +106,14 @@ int numacoll_team_destroy(numacoll_team_t *team);
 int numacoll_team_rank(const numacoll_team_t *team);
 int numacoll_team_size(const numacoll_team_t *team);
 
+/**
+ * The team's identity: two words, equal on every member, that no other team created on
+ * this node has (a random word, and the creating rank 0's pid with a count of its teams).
+ * Use it to tell teams apart across processes, e.g. to check that every member picked the
+ * same team out of a cache. NUMACOLL_ERR_ARG if @p team or @p id is NULL.
+ */
+int numacoll_team_id(const numacoll_team_t *team, uint64_t id[2]);
+
 /** Barrier with the team's selected algorithm (NUMACOLL_BARRIER). */
 int numacoll_barrier(numacoll_team_t *team);
 

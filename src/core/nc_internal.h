@@ -199,6 +199,7 @@ struct numacoll_team {
     numacoll_progress_fn progress;
     void *progress_ctx;
     char name[64];
+    uint64_t id[2]; /* identity, equal on every member, unique on the node (team_identity) */
 
     nc_seg_t seg;
     size_t line;  /* padding unit for flags (bytes) */

@@ -161,6 +161,14 @@ static int create_fd(int use_memfd, char *name, size_t namelen, const char *what
         if (fd < 0)
             return nc_error(NUMACOLL_ERR_SYS, "memfd_create for %s failed: %s", what,
                             strerror(errno));
+        /* memfd_create makes the file 0777; peers of the same user open it through
+         * /proc/<pid>/fd, which needs no more than the owner's bits */
+        if (fchmod(fd, 0600) != 0) {
+            int e = errno;
+            close(fd);
+            return nc_error(NUMACOLL_ERR_SYS, "fchmod(0600) of the memfd for %s failed: %s",
+                            what, strerror(e));
+        }
         snprintf(name, namelen, "memfd:%d:%d", (int)getpid(), fd);
         return fd;
     }

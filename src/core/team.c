@@ -17,10 +17,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 typedef struct member_info {
     uint64_t autogroup; /* hash of /proc/self/autogroup, 0 = unknown */
+    uint64_t id[2];     /* identity proposal; the team takes rank 0's (see team_identity) */
     int32_t pid;
     int32_t rank;
     int32_t size;
@@ -50,6 +52,25 @@ static uint64_t autogroup_key(void)
     return buf[0] ? h : 0;
 }
 
+/* A team identity no other team of this node has or had (while the pids and the random
+ * source last): 64 random bits, and this process's pid with its own count of proposals.
+ * The second word alone is unique among the teams one process creates as rank 0 (the
+ * count never repeats) and across the processes alive at once (pids differ); the random
+ * word covers pid reuse over time. Segment names such as memfd:<pid>:<fd> are not
+ * identities: the descriptor numbers of closed segments come back. */
+static void team_identity(uint64_t id[2])
+{
+    static _Atomic uint32_t proposals; /* relaxed: only uniqueness matters, not order */
+    uint32_t n = atomic_fetch_add_explicit(&proposals, 1, memory_order_relaxed);
+    uint64_t rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
+        uint64_t now = nc_now_ns(); /* the kernel's pool is not ready yet: the clock */
+        rnd = nc_fnv1a(NC_FNV_BASIS, &now, sizeof now);
+    }
+    id[0] = rnd;
+    id[1] = (uint64_t)(uint32_t)getpid() << 32 | n;
+}
+
 /* Exchange pid, CPU affinity and scheduler group; derive the CPU count, whether pids are
  * visible and whether sched_yield can hand the CPU from one member to another. */
 static int exchange_members(numacoll_team_t *t, int cfg_status)
@@ -59,6 +80,7 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
                         .rank = t->rank,
                         .size = t->size,
                         .config_ok = cfg_status == NUMACOLL_OK};
+    team_identity(me.id);
     CPU_ZERO(&me.cpus);
     if (sched_getaffinity(0, sizeof me.cpus, &me.cpus) != 0) CPU_ZERO(&me.cpus);
     member_info_t *all = calloc((size_t)t->size, sizeof *all);
@@ -88,6 +110,8 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
             t->check_peers = 0; /* another pid namespace: cannot tell dead from invisible */
     }
     t->ncpus = CPU_COUNT(&u);
+    t->id[0] = all[0].id[0];
+    t->id[1] = all[0].id[1];
     free(all);
     if (cfg_status != NUMACOLL_OK) return cfg_status;
     return rc;
@@ -273,6 +297,15 @@ int numacoll_team_rank(const numacoll_team_t *t)
 int numacoll_team_size(const numacoll_team_t *t)
 {
     return t ? t->size : -1;
+}
+
+int numacoll_team_id(const numacoll_team_t *t, uint64_t id[2])
+{
+    if (!t || !id)
+        return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_id: %s is NULL", t ? "id" : "team");
+    id[0] = t->id[0];
+    id[1] = t->id[1];
+    return NUMACOLL_OK;
 }
 
 static int run_barrier(numacoll_team_t *t, int idx)

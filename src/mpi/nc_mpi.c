@@ -124,12 +124,21 @@ static MPI_Group g_world_group = MPI_GROUP_NULL;
  * allgather instead of a team creation. Bounded (NUMACOLL_MPI_TEAM_CACHE), released at
  * MPI_Finalize. Consecutive collectives on one team are legal whatever the communicator,
  * so a member that reuses a team while a slower one is still leaving the old
- * communicator's last collective is just the ordinary back-to-back case. */
+ * communicator's last collective is just the ordinary back-to-back case.
+ *
+ * Members free communicators in their own order (and, under MPI_THREAD_MULTIPLE, from
+ * several threads at once), so their caches may list the same teams in different orders
+ * or hold different ones. A set-up therefore proposes up to REUSE_CANDIDATES idle teams,
+ * by identity (numacoll_team_id: unique on the node, equal on all members), and reuses the
+ * first of rank 0's proposals that every member proposed; with none in common it creates
+ * a new team. A proposed team is reserved (out of the cache) until the agreement ends, so
+ * no concurrent set-up on another thread can propose it too. */
+enum { REUSE_CANDIDATES = 4 };
 typedef struct idle_team {
     numacoll_team_t *team;
-    uint64_t sig;  /* members (MPI_COMM_WORLD ranks in order) */
-    uint64_t id;   /* equal on all members: hash of the segment name */
-    size_t qbytes; /* broadcast queue memory it kept (counted in g_idle_qbytes) */
+    uint64_t sig;   /* members (MPI_COMM_WORLD ranks in order) */
+    uint64_t id[2]; /* numacoll_team_id: equal on all members, unique on the node */
+    size_t qbytes;  /* broadcast queue memory it kept (counted in g_idle_qbytes) */
     struct idle_team *next;
 } idle_team_t;
 static idle_team_t *g_idle;
@@ -282,11 +291,6 @@ static int world_active(void)
 
 /* ---- communicator state ------------------------------------------------------------- */
 
-static uint64_t team_id(const numacoll_team_t *t)
-{
-    return nc_fnv1a(NC_FNV_BASIS, t->seg.name, strlen(t->seg.name));
-}
-
 static void idle_destroy_all(void)
 {
     pthread_mutex_lock(&g_lock);
@@ -338,7 +342,7 @@ static int idle_insert(numacoll_team_t *t, uint64_t sig)
     }
     e->team = t;
     e->sig = sig;
-    e->id = team_id(t);
+    numacoll_team_id(t, e->id);
     e->qbytes = qb;
     e->next = g_idle;
     g_idle = e;
@@ -369,28 +373,39 @@ static int idle_put(nc_comm_t *s)
     return 1;
 }
 
-/* Take the most recent idle team for members @p sig out of the cache (NULL = none). It
- * is reserved: a concurrent set-up of another communicator with the same members (another
- * thread) cannot propose it too. Put back with idle_insert if the members disagree. */
-static numacoll_team_t *idle_reserve(uint64_t sig, uint64_t *id)
+/* Take up to REUSE_CANDIDATES idle teams for members @p sig out of the cache, the most
+ * recent first, into @p cand; returns how many. They are reserved: a concurrent set-up of
+ * another communicator with the same members (another thread) cannot propose them too.
+ * idle_release puts back the ones not reused. */
+static int idle_reserve(uint64_t sig, numacoll_team_t *cand[REUSE_CANDIDATES])
 {
-    numacoll_team_t *t = NULL;
-    *id = 0;
+    int n = 0;
     pthread_mutex_lock(&g_lock);
-    for (idle_team_t **pp = &g_idle; *pp; pp = &(*pp)->next) {
-        if ((*pp)->sig == sig) {
-            idle_team_t *e = *pp;
-            *pp = e->next;
-            g_nidle--;
-            g_idle_qbytes -= e->qbytes;
-            t = e->team;
-            *id = e->id;
-            free(e);
-            break;
+    for (idle_team_t **pp = &g_idle; *pp && n < REUSE_CANDIDATES;) {
+        idle_team_t *e = *pp;
+        if (e->sig != sig) {
+            pp = &e->next;
+            continue;
         }
+        *pp = e->next;
+        g_nidle--;
+        g_idle_qbytes -= e->qbytes;
+        cand[n++] = e->team;
+        free(e);
     }
     pthread_mutex_unlock(&g_lock);
-    return t;
+    return n;
+}
+
+/* Put the reserved candidates other than @p keep back into the cache, the least recent
+ * first so that the cache keeps their order (destroyed if the cache refuses them). */
+static void idle_release(numacoll_team_t *cand[REUSE_CANDIDATES], int n, int keep, uint64_t sig)
+{
+    for (int i = n - 1; i >= 0; i--)
+        if (i != keep && !idle_insert(cand[i], sig)) {
+            numacoll_team_destroy(cand[i]);
+            COUNT(teams_destroyed);
+        }
 }
 
 /* Signature of the members of @p comm: their MPI_COMM_WORLD ranks in order (0 if some
@@ -529,6 +544,32 @@ static int self_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
+/* Under NUMACOLL_VERBOSE=1, MPI_COMM_WORLD's rank 0 says once which thread level the MPI
+ * provides and what numacoll does at it. numacoll runs at every level and needs nothing
+ * from MPI_Init_thread: all process-wide state of this layer (the communicator list, the
+ * idle-team cache, the keyvals, the counters) is under g_lock or atomic, a communicator's
+ * state is used by the threads that call collectives on it (which MPI orders), and the
+ * core library keeps no unguarded global state. The level is read with MPI_Query_thread,
+ * so an MPI_Init_thread called from Fortran (which reaches PMPI directly) counts too. */
+static void report_thread_level(void)
+{
+    int level = -1, rank = -1;
+    if (g_verbose < 1 || PMPI_Query_thread(&level) != MPI_SUCCESS ||
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS || rank != 0)
+        return;
+    const char *name = level == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+                       : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                       : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                       : level == MPI_THREAD_MULTIPLE   ? "MPI_THREAD_MULTIPLE"
+                                                        : "unknown";
+    fprintf(stderr,
+            "numacoll-mpi[%s]: thread level %s: supported%s\n", NC_FLAVOR, name,
+            level == MPI_THREAD_MULTIPLE
+                ? " (collectives on different communicators may run at once from different "
+                  "threads, communicator creation and freeing included)"
+                : "");
+}
+
 static int ensure_keyvals(void)
 {
     int ok = 1;
@@ -549,8 +590,10 @@ static int ensure_keyvals(void)
                  MPI_SUCCESS) ||
             PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL) != MPI_SUCCESS)
             ok = 0;
-        else
+        else {
             atomic_store_explicit(&g_self_hooked, 1, memory_order_relaxed);
+            report_thread_level();
+        }
     }
     pthread_mutex_unlock(&g_lock);
     return ok;
@@ -603,15 +646,43 @@ static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label
 
 typedef struct agree_rec {
     uint64_t key;
-    uint64_t idle; /* id of an idle team with the same members, 0 = none */
+    uint64_t cand_id[REUSE_CANDIDATES][2]; /* identities of the reserved idle teams */
+    int32_t ncand;                         /* ... how many */
+    uint32_t cand_bcast; /* bit i: candidate i still has its broadcast state */
     int32_t active;
     int32_t fake;
-    int32_t bcast;    /* the reserved idle team still has its broadcast state */
     int32_t force;    /* this member asks for the set-up now (an explicit numacoll call) */
     uint64_t units;   /* this call's units (see defer_step) */
     int32_t bcast_on; /* NUMACOLL_MPI_BCAST */
     int32_t check;    /* NUMACOLL_BCAST_CHECK (hierarchical mode: a collective per broadcast) */
 } agree_rec_t;
+
+/* The idle team every member of the agreement @p all (@p size records) proposed: the first
+ * of rank 0's candidates that each member's list holds. Sets *@p mine to its index in the
+ * list of member @p rank (-1: none in common) and *@p bcast_all to whether every member
+ * kept its broadcast state. The same result on every member: it rests on @p all only. */
+static void reuse_choice(const agree_rec_t *all, int size, int rank, int *mine, int *bcast_all)
+{
+    *mine = -1;
+    *bcast_all = 0;
+    for (int c = 0; c < all[0].ncand && c < REUSE_CANDIDATES; c++) {
+        const uint64_t *id = all[0].cand_id[c];
+        int everyone = 1, bcast = 1, at_me = -1;
+        for (int r = 0; r < size && everyone; r++) {
+            int at = -1;
+            for (int i = 0; i < all[r].ncand && i < REUSE_CANDIDATES && at < 0; i++)
+                if (all[r].cand_id[i][0] == id[0] && all[r].cand_id[i][1] == id[1]) at = i;
+            everyone = at >= 0;
+            if (at >= 0 && !(all[r].cand_bcast >> at & 1u)) bcast = 0;
+            if (r == rank) at_me = at;
+        }
+        if (everyone) {
+            *mine = at_me;
+            *bcast_all = bcast;
+            return;
+        }
+    }
+}
 
 /* Collective over comm (its first numacoll collective, or the call that ends its deferral
  * with @p force set): build the state. Unless a member forces it or an idle team with the
@@ -636,36 +707,36 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     uint64_t sig = members_sig(comm, s->size);
     agree_rec_t *all = malloc((size_t)s->size * sizeof *all);
     if (!all) return s; /* cannot happen in practice; the others would hang: abort-free */
-    uint64_t cand_id = 0;
-    numacoll_team_t *cand = sig && g_active ? idle_reserve(sig, &cand_id) : NULL;
+    numacoll_team_t *cand[REUSE_CANDIDATES];
+    int ncand = sig && g_active ? idle_reserve(sig, cand) : 0;
     agree_rec_t me = {.key = g_node_key,
-                      .idle = cand_id,
+                      .ncand = ncand,
                       .active = g_active,
                       .fake = g_fake_nodes,
-                      .bcast = cand && cand->bcast,
                       .force = force,
                       .units = units,
                       .bcast_on = g_bcast,
                       .check = g_bcast_check};
+    for (int i = 0; i < ncand; i++) {
+        numacoll_team_id(cand[i], me.cand_id[i]);
+        if (cand[i]->bcast) me.cand_bcast |= 1u << i;
+    }
     if (PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, comm) !=
         MPI_SUCCESS) {
         free(all);
-        if (cand && !idle_insert(cand, sig)) {
-            numacoll_team_destroy(cand);
-            COUNT(teams_destroyed);
-        }
+        idle_release(cand, ncand, -1, sig);
         return s;
     }
-    int distinct = 1, fake = all[0].fake, bcast_all = 1, forced = 0;
+    int bcast_all = 0, mine = -1; /* the shared candidate: its index in this member's list */
+    reuse_choice(all, s->size, s->rank, &mine, &bcast_all);
+    int distinct = 1, fake = all[0].fake, forced = 0;
     int inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0;
-    uint64_t idle = all[0].idle, most = 0;
+    uint64_t most = 0;
     for (int r = 0; r < s->size; r++) {
         inactive += !all[r].active;
         differ_fake |= all[r].fake != fake;
         differ_bcast |= all[r].bcast_on != all[0].bcast_on;
         differ_check |= all[r].check != all[0].check;
-        if (all[r].idle != idle) idle = 0;
-        if (!all[r].bcast) bcast_all = 0;
         if (all[r].force) forced = 1;
         if (all[r].units > most) most = all[r].units;
         int seen = 0;
@@ -675,12 +746,9 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     }
     free(all);
     int agreed = !inactive && !differ_fake && !differ_bcast && !differ_check;
-    /* reuse the reserved team only if every member reserved the same one */
-    int reuse = cand && agreed && idle == cand_id && distinct == 1 && fake <= 1;
-    if (cand && !reuse && !idle_insert(cand, sig)) {
-        numacoll_team_destroy(cand);
-        COUNT(teams_destroyed);
-    }
+    /* reuse a reserved team only if every member reserved that very team */
+    int reuse = mine >= 0 && agreed && distinct == 1 && fake <= 1;
+    idle_release(cand, ncand, reuse ? mine : -1, sig);
     if (!agreed) {
         /* pass-through on every member (the same records everywhere); a warning from the
          * members that run numacoll, unless every member is inactive (numacoll off) */
@@ -728,7 +796,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     if (distinct == 1 && fake <= 1) {
         s->sig = sig;
         s->oob_comm = comm;
-        if (reuse) s->team = cand; /* every member reserved this very team (agreed) */
+        if (reuse) s->team = cand[mine]; /* every member reserved this very team */
         if (s->team) {
             /* a kept broadcast state only if every member kept its own (see idle_insert) */
             if (!bcast_all)
