@@ -6,6 +6,12 @@
  * everyone arrived at barrier i before anyone left it; not more than i + 1: nobody can be
  * past barrier i + 1, which needs us). Random delays and yields vary the arrival order.
  *
+ * Each run does its iteration count or stops early, after at least MIN_ITERS, once it has
+ * taken RUN_BUDGET_NS: on a loaded machine (oversubscribed runs yield to other jobs) the
+ * suite does less work instead of running into its time limit. The stop is agreed through
+ * the shared area: rank 0 stores the last iteration, two barriers ahead, which every rank
+ * has seen by then.
+ *
  * Usage: test_barrier [ALGORITHM...]  (default: every registered algorithm)
  */
 #include <setjmp.h>
@@ -21,6 +27,8 @@
 #include <string.h>
 
 #define SLOT 16 /* uint64 per epoch slot: 128 bytes, one slot per line */
+#define MIN_ITERS 300
+#define RUN_BUDGET_NS 1000000000ull /* per algorithm and process count */
 
 typedef struct bar_args {
     const char *alg; /* NULL = numacoll_barrier (the team's default); "*" = rotate all */
@@ -51,6 +59,9 @@ static int bar_child(nc_forkctx_t *c)
     unsigned seed = 0x9e3779b9u ^ (unsigned)(c->rank * 7919 + 17);
     int nalg;
     const numacoll_algorithm_info_t *algs = numacoll_barrier_algorithms(&nalg);
+    /* the early stop: the slot after the P epoch slots; 0 = run all iterations */
+    _Atomic uint64_t *stop_at = &ep[c->size * SLOT];
+    uint64_t t0 = nc_now_ns();
     for (int i = 1; i <= a->iters; i++) {
         nc_random_delay(&seed, 0);
         unsigned r = seed;
@@ -72,6 +83,13 @@ static int bar_child(nc_forkctx_t *c)
         }
         rc = check_epochs(c, ep, (uint64_t)i, alg ? alg : "default");
         if (rc) return rc;
+        /* rank 0 writes it between barriers i and i + 1; the others read it after barrier
+         * i (early: a value > i) or later. Relaxed: barrier i + 1 orders the store before
+         * every read after it, and the value names barrier i + 2, which nobody has passed */
+        uint64_t stop = atomic_load_explicit(stop_at, memory_order_relaxed);
+        if (stop && (uint64_t)i >= stop) break;
+        if (c->rank == 0 && !stop && i >= MIN_ITERS && nc_now_ns() - t0 > RUN_BUDGET_NS)
+            atomic_store_explicit(stop_at, (uint64_t)i + 2, memory_order_relaxed);
     }
     return 0;
 }
@@ -89,7 +107,7 @@ static void run_alg(const char *alg, int P, int iters)
     bar_args_t a = {.alg = alg, .iters = iters, .max_delay_ns = P <= 2 ? 3000 : 1000};
     nc_forkresult_t res;
     int flags = (P % 2 == 0) ? NC_FORK_BIND : 0; /* bound and unbound placements */
-    int failed = nc_forkrun(P, flags, bar_child, &a, (size_t)P * SLOT * 8, 120, &res);
+    int failed = nc_forkrun(P, flags, bar_child, &a, (size_t)(P + 1) * SLOT * 8, 120, &res);
     if (failed)
         fprintf(stderr, "%s with P=%d: %d process(es) failed%s (rank 0 exit %d)\n",
                 alg ? alg : "default", P, failed, res.timed_out ? " (timed out)" : "",
