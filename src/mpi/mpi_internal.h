@@ -1,0 +1,196 @@
+/*
+ * libnumacoll_mpi's private header: the communicator state, the process-wide state and the
+ * functions the layer's files share. Everything declared here has hidden visibility: the
+ * preload exports only the MPI entry points and numacoll_mpi.h.
+ *
+ * Files (src/mpi/):
+ *   process.c         configuration, counters, callbacks given to the core, keyvals and
+ *                     the release at MPI_Finalize, messages
+ *   comm.c            a communicator's state: set-up agreement, flat or hierarchical
+ *                     mode, deferral (NUMACOLL_MPI_SETUP_AFTER), release
+ *   team_cache.c      idle teams of freed communicators, reused by identity
+ *   pmpi_barrier.c    MPI_Barrier
+ *   pmpi_bcast.c      MPI_Bcast, MPI_Bcast_c: the fast path, node and hierarchical parts
+ *   pmpi_bcast_large.c the general path (datatypes, staging) and messages over 2 GiB
+ *   pmpi_fortran.c    the Fortran entry points
+ *   bench_variants.c  numacoll_mpi_bcast_with: forced trees and copy modes for benchmarks
+ */
+#ifndef NC_MPI_INTERNAL_H
+#define NC_MPI_INTERNAL_H
+
+#include "numacoll_mpi.h"
+
+#include "../core/nc_internal.h"
+#include "../coll/bcast/bcast.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#pragma GCC visibility push(hidden)
+
+#if defined(OPEN_MPI) && OPEN_MPI
+#define NC_FLAVOR "openmpi"
+#elif defined(MPICH_VERSION) || defined(MPICH)
+#define NC_FLAVOR "mpich"
+#else
+#define NC_FLAVOR "mpi"
+#endif
+
+/* MODE_DEFER: not set up yet (NUMACOLL_MPI_SETUP_AFTER); native calls, counted */
+enum { MODE_PASS = 0, MODE_FLAT = 1, MODE_HIER = 2, MODE_DEFER = 3 };
+
+typedef struct nc_comm {
+    /* The fields of MPI_Barrier's and MPI_Bcast's fast paths, counters included, in the
+     * struct's first cache line (comm_alloc aligns it): one line to load per call. */
+    int mode;
+    int size;
+    int bcast_native; /* core bcast unsupported: MPI_Bcast stays native */
+    int rank;
+    numacoll_team_t *team; /* flat: over comm; hier: over node (NULL: native on node) */
+    /* barrier statistics of this communicator, counted without a read-modify-write (a
+     * locked add on a shared global costs a measurable part of a 50 ns barrier): the
+     * application may not run two collectives on one communicator at once (MPI), so the
+     * calling thread is the only writer; relaxed atomics because numacoll_mpi_stats may
+     * read them from another thread. Folded into g_st when the state is released. */
+    _Atomic uint64_t st_barrier_calls, st_barrier_numacoll;
+    _Atomic uint64_t st_bcast_calls, st_bcast_numacoll; /* MPI_Bcast's fast path (same rule) */
+
+    /* the rest: set-up, hierarchical mode, the idle-team cache */
+    MPI_Comm comm;    /* the user's communicator (not owned) */
+    MPI_Comm node;    /* hier: this process's (pseudo-)node communicator (owned) */
+    MPI_Comm leaders; /* hier: leaders' communicator on leaders, else MPI_COMM_NULL */
+    int node_size, node_rank, my_node, nnodes;
+    int *node_of;      /* hier: node index of every communicator rank */
+    int *rank_in_node; /* hier: rank inside its node of every communicator rank */
+    MPI_Comm oob_comm; /* communicator the team's allgather runs on */
+    uint64_t sig;      /* flat: members signature for the idle-team cache */
+    int broken;        /* a numacoll call failed here: never reuse the team */
+    int check_err;     /* MPI error class of the last failed whole-communicator check */
+    /* MODE_DEFER: barrier/bcast calls so far and their units (see defer_step); identical
+     * on every member because every member makes the same collective calls in order */
+    uint64_t defer_calls, defer_units;
+    struct nc_comm *prev, *next;
+} nc_comm_t;
+_Static_assert(offsetof(nc_comm_t, st_bcast_numacoll) + sizeof(uint64_t) <= 64,
+               "the fast paths' fields in the first line");
+
+/* A zeroed state whose first line (the fast paths' fields) starts a cache line; NULL when
+ * out of memory. Freed with free(). */
+static inline nc_comm_t *comm_alloc(void)
+{
+    nc_comm_t *s = aligned_alloc(64, (sizeof *s + 63) / 64 * 64);
+    if (s) memset(s, 0, sizeof *s);
+    return s;
+}
+
+/* ---- process-wide state (process.c) --------------------------------------------------- */
+
+extern pthread_once_t g_once;
+extern _Atomic int g_inited; /* set (release) at the end of init_once */
+/* 0: numacoll runs no collective here (NUMACOLL_DISABLE=1 or an invalid configuration).
+ * Such a process still takes part in each communicator's set-up agreement, voting
+ * "inactive", so that members that run numacoll learn it and stay native with it instead
+ * of waiting in an allgather it never calls (see comm_setup). */
+extern int g_active;
+extern int g_bcast;       /* route MPI_Bcast through numacoll */
+extern int g_fake_nodes;  /* NUMACOLL_FAKE_NODES */
+extern int g_bcast_check; /* NUMACOLL_BCAST_CHECK: hierarchical mode checks at this level */
+extern int g_stats_print; /* NUMACOLL_MPI_STATS */
+extern int g_verbose;
+extern int g_cache_max;        /* NUMACOLL_MPI_TEAM_CACHE */
+extern size_t g_idle_qmax;     /* NUMACOLL_MPI_TEAM_CACHE_QUEUE */
+extern uint64_t g_setup_after; /* NUMACOLL_MPI_SETUP_AFTER (units) */
+extern uint64_t g_node_key;
+
+extern pthread_mutex_t g_lock; /* keyvals, the list of states, the idle-team cache */
+extern int g_keyval;
+extern int g_finalizing;
+/* the release hook on MPI_COMM_SELF is set: the world model is initialised (MPI_Init). A
+ * process that uses only MPI-4 sessions has no MPI_COMM_SELF or MPI_COMM_WORLD to use */
+extern _Atomic int g_self_hooked;
+extern nc_comm_t *g_list;
+extern MPI_Group g_world_group;
+
+/* A per-thread one-entry cache of the last communicator's state in front of the attribute
+ * look-up (Open MPI's costs about 0.2 us, as much as a whole barrier). Every release of a
+ * state bumps g_gen, which invalidates all cached entries (a freed communicator's handle
+ * may come back for a new one). */
+typedef struct nc_last_comm {
+    MPI_Comm comm;
+    void *state;
+    uint64_t gen;
+} nc_last_comm_t;
+extern _Atomic uint64_t g_gen;
+extern __thread __attribute__((tls_model("initial-exec"))) nc_last_comm_t tl_last;
+
+/* the process totals of numacoll_mpi_stats_t */
+typedef struct nc_mpi_counters {
+    _Atomic uint64_t barrier_calls, barrier_numacoll, bcast_calls, bcast_numacoll, bcast_staged,
+        fortran_calls, comms_set_up, comms_freed, teams_created, teams_destroyed, team_failures,
+        progress_calls, teams_reused, bcast_states_kept, comms_deferred, comms_promoted;
+} nc_mpi_counters_t;
+extern nc_mpi_counters_t g_st;
+
+#define COUNT(x) atomic_fetch_add_explicit(&g_st.x, 1, memory_order_relaxed)
+#define READ(x) atomic_load_explicit(&g_st.x, memory_order_relaxed)
+/* one more in a single-writer counter (see nc_comm_t): a plain load and store */
+#define BUMP(c)                                                                                    \
+    atomic_store_explicit(&(c), atomic_load_explicit(&(c), memory_order_relaxed) + 1,              \
+                          memory_order_relaxed)
+
+void init_once(void);
+/* Read the configuration once (every intercepted call starts here). The fast path skips
+ * the call into pthread_once once initialisation is complete. */
+static inline void ensure_init(void)
+{
+    /* acquire: pairs with init_once's release; a thread that sees 1 sees the settings */
+    if (!atomic_load_explicit(&g_inited, memory_order_acquire)) pthread_once(&g_once, init_once);
+}
+
+int oob_allgather(const void *sendbuf, void *recvbuf, size_t size, void *ctx);
+void mpi_progress(void *ctx);
+int world_active(void);
+void print_stats(void);
+int ensure_keyvals(void);
+void comm_label(MPI_Comm comm, char *name, size_t n);
+void warn_fallback(const nc_comm_t *s, const char *what, const char *msg);
+int raise_error(MPI_Comm comm, const char *op, int rc);
+
+/* ---- communicator state (comm.c) ------------------------------------------------------ */
+
+nc_comm_t *comm_get(MPI_Comm comm, uint64_t units, int force);
+void comm_state_free(nc_comm_t *s);
+void list_remove_locked(nc_comm_t *s);
+int comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra);
+
+/* ---- idle teams (team_cache.c) -------------------------------------------------------- */
+
+enum { REUSE_CANDIDATES = 4 };
+void idle_destroy_all(void);
+int idle_insert(numacoll_team_t *t, uint64_t sig);
+int idle_put(nc_comm_t *s);
+int idle_reserve(uint64_t sig, numacoll_team_t *cand[REUSE_CANDIDATES]);
+void idle_release(numacoll_team_t *cand[REUSE_CANDIDATES], int n, int keep, uint64_t sig);
+uint64_t members_sig(MPI_Comm comm, int size);
+
+/* ---- collectives (pmpi_*.c) ----------------------------------------------------------- */
+
+/* the communicator of the node part: the whole communicator when flat */
+#define NODE_COMM(s) ((s)->mode == MODE_FLAT ? (s)->comm : (s)->node)
+int barrier_impl(MPI_Comm comm, const char *alg, int user);
+int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark);
+int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root);
+uint64_t bcast_units(MPI_Count count, MPI_Count tsz);
+int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
+int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,
+                      MPI_Comm comm);
+int large_drain(nc_comm_t *s, uint64_t total, int root);
+int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,242 @@
+/*
+ * libnumacoll_mpi: MPI_Bcast and MPI-4's MPI_Bcast_c. The fast path (a flat team, a
+ * predefined contiguous datatype), the node part and the hierarchical steps, and how a
+ * core status becomes an MPI error.
+ */
+#include "mpi_internal.h"
+
+/* Broadcast on the node part: the team's core broadcast (arguments already validated by
+ * the callers, so straight into the core's default call; @p mark: a marked one, the large
+ * path's header), or PMPI_Bcast in bytes when the node has no team or the core cannot
+ * broadcast on it. Inlined: MPI_Bcast's fast path makes no call before the core's. */
+__attribute__((always_inline)) static inline int node_bcast(nc_comm_t *s, void *p, size_t bytes,
+                                                             int root, int mark)
+{
+    if (s->team && !s->bcast_native) {
+        numacoll_team_t *t = s->team;
+        if (NC_UNLIKELY(!p && bytes)) return numacoll_bcast(t, p, bytes, root); /* its error */
+        nc_team_op_enter(t, "bcast");
+        int rc;
+        if (NC_LIKELY(!mark)) {
+            rc = nc_bcast_run(t, p, bytes, root);
+        } else {
+            nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
+            o.mark = 1;
+            rc = nc_bcast_run_opts(t, p, bytes, root, &o);
+        }
+        if (NC_LIKELY(rc == NUMACOLL_OK)) {
+            nc_team_op_leave(t);
+            return rc;
+        }
+        if (rc != NUMACOLL_ERR_UNSUPPORTED) return rc;
+        s->bcast_native = 1; /* every member gets the same answer from the core */
+        warn_fallback(s, "the shared-memory broadcast", numacoll_last_error());
+    }
+    if (s->node_size > 1)
+        return PMPI_Bcast(p, (int)bytes, MPI_BYTE, root, NODE_COMM(s)) == MPI_SUCCESS
+                   ? NUMACOLL_OK
+                   : NUMACOLL_ERR_OOB;
+    return NUMACOLL_OK;
+}
+
+/* The root, in the node team's ranks, of a broadcast from communicator rank @p root: itself
+ * (flat), its rank in the node when it is on ours, else our node leader (team rank 0), who
+ * takes the message from the leaders' broadcast and broadcasts it on the node. */
+static inline int team_root(const nc_comm_t *s, int root)
+{
+    if (s->mode != MODE_HIER) return root;
+    return s->node_of[root] == s->my_node ? s->rank_in_node[root] : 0;
+}
+
+/* NUMACOLL_BCAST_CHECK in hierarchical mode, before any data moves. The core's check
+ * compares the members of one node team, and the leaders' MPI_Bcast behaves as the MPI
+ * does, so alone it would let members of different nodes pass different arguments: some
+ * nodes would fail and others broadcast. Here one native reduction over the whole
+ * communicator finds the extremes of (root, bytes, mark) and who passed them; every member
+ * gets the same result, so either all broadcast or all fail (s->check_err: MPI_ERR_ROOT
+ * when the roots differ, else MPI_ERR_TRUNCATE) with a message naming two members that
+ * differ. Every member takes part: the set-up agreement made the setting the same on all. */
+static int hier_check(nc_comm_t *s, size_t bytes, int root, int mark)
+{
+    struct {
+        long v;
+        int rank;
+    } in[6], out[6];
+    long val[3] = {root, (long)bytes, mark != 0};
+    for (int i = 0; i < 3; i++) {
+        in[2 * i].v = val[i], in[2 * i + 1].v = -val[i];
+        in[2 * i].rank = in[2 * i + 1].rank = s->rank;
+    }
+    if (PMPI_Allreduce(in, out, 6, MPI_LONG_INT, MPI_MAXLOC, s->comm) != MPI_SUCCESS)
+        return nc_error(NUMACOLL_ERR_OOB, "bcast (NUMACOLL_BCAST_CHECK): the reduction over "
+                                          "the communicator failed");
+    static const char *const what[3] = {"roots", "sizes", "kinds of broadcast"};
+    /* roots first, then the kind (a large path's header is 8 bytes: its size says little) */
+    static const int order[3] = {0, 2, 1};
+    for (int j = 0; j < 3; j++) {
+        int i = order[j];
+        if (out[2 * i].v == -out[2 * i + 1].v) continue;
+        int hi = out[2 * i].rank, lo = out[2 * i + 1].rank;
+        long vh = out[2 * i].v, vl = -out[2 * i + 1].v;
+        char a[64], b[64];
+        if (i == 0)
+            snprintf(a, sizeof a, "root %ld", vh), snprintf(b, sizeof b, "root %ld", vl);
+        else if (i == 1)
+            snprintf(a, sizeof a, "%ld bytes", vh), snprintf(b, sizeof b, "%ld bytes", vl);
+        else
+            snprintf(a, sizeof a, "the header of a broadcast of more than 2 GiB"),
+                snprintf(b, sizeof b, "a broadcast of at most 2 GiB");
+        s->check_err = i == 0 ? MPI_ERR_ROOT : MPI_ERR_TRUNCATE;
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "bcast (NUMACOLL_BCAST_CHECK, all %d members of a hierarchical "
+                        "communicator): members passed different %s: rank %d passed %s, but "
+                        "rank %d passed %s; every member must pass the same root and size; "
+                        "nobody broadcast anything",
+                        s->size, what[i], hi, a, lo, b);
+    }
+    return NUMACOLL_OK;
+}
+
+/* Broadcast @p bytes contiguous bytes at @p p (byte counts already validated); @p mark:
+ * the node part marked (node_bcast). */
+int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
+{
+    if (s->mode == MODE_FLAT) return node_bcast(s, p, bytes, root, mark);
+    if (g_bcast_check) {
+        int rc = hier_check(s, bytes, root, mark);
+        if (rc != NUMACOLL_OK) return rc;
+    }
+    int rnode = s->node_of[root];
+    int rc = NUMACOLL_OK;
+    if (s->my_node == rnode) {
+        rc = node_bcast(s, p, bytes, team_root(s, root), mark);
+        if (rc == NUMACOLL_OK && s->leaders != MPI_COMM_NULL && s->nnodes > 1)
+            rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
+                     ? NUMACOLL_OK
+                     : NUMACOLL_ERR_OOB;
+    } else {
+        if (s->leaders != MPI_COMM_NULL)
+            rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
+                     ? NUMACOLL_OK
+                     : NUMACOLL_ERR_OOB;
+        if (rc == NUMACOLL_OK) rc = node_bcast(s, p, bytes, team_root(s, root), mark);
+    }
+    return rc;
+}
+
+
+/* The status of a core broadcast from @p root as MPI_Bcast returns it. ERR_UNSUPPORTED (the
+ * core cannot broadcast on this team; every member gets the same answer) switches the
+ * communicator to the native MPI_Bcast for good, starting with this call. */
+int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
+{
+    if (rc == NUMACOLL_OK) return MPI_SUCCESS;
+    s->broken = 1;
+    if (rc == NUMACOLL_ERR_ARG) {
+        /* the core detected members with different byte counts or roots */
+        fprintf(stderr, "numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());
+        size_t sent = 0;
+        int mark = 0, troot = -1, err = MPI_ERR_TRUNCATE;
+        uint64_t head = 0;
+        if (s->check_err) { /* hier_check: nothing moved, every member fails alike */
+            err = s->check_err;
+            s->check_err = 0;
+        } else if (s->team && nc_bcast_last_mismatch(s->team, &sent, &mark, &head, &troot)) {
+            /* the root the core followed (a rank of the team: of the node in hier mode) */
+            int from = troot;
+            if (s->mode == MODE_HIER)
+                for (int r = 0; r < s->size; r++)
+                    if (s->node_of[r] == s->my_node && s->rank_in_node[r] == troot) from = r;
+            /* we passed another team root (as bcast_bytes chose it) than the core followed */
+            if (troot != team_root(s, root)) err = MPI_ERR_ROOT;
+            /* the root's message was the marked header of the large path: take its windows */
+            if (mark && sent == sizeof head && head > INT_MAX) {
+                fprintf(stderr,
+                        "numacoll-mpi: MPI_Bcast: the root (rank %d) sends %llu bytes (over "
+                        "2 GiB); rank %d takes them into a stage and drops them\n",
+                        from, (unsigned long long)head, s->rank);
+                large_drain(s, head, from);
+            }
+        }
+        PMPI_Comm_call_errhandler(comm, err);
+        return err;
+    }
+    return raise_error(comm, "MPI_Bcast", rc);
+}
+
+/* Size of one element of a predefined contiguous C datatype (lower bound 0, extent =
+ * size), 0 for any other handle. Compile-time constants (MPI_INT is a C int, ...), so the
+ * common call needs none of the three datatype queries of the general path. */
+static inline size_t predef_size(MPI_Datatype dt)
+{
+    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_SIGNED_CHAR ||
+        dt == MPI_INT8_T || dt == MPI_UINT8_T)
+        return 1;
+    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_INT32_T || dt == MPI_UINT32_T)
+        return sizeof(int32_t);
+    if (dt == MPI_DOUBLE || dt == MPI_INT64_T || dt == MPI_UINT64_T) return 8;
+    if (dt == MPI_FLOAT) return sizeof(float);
+    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
+    if (dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG) return sizeof(long long);
+    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
+        return sizeof(short);
+    return 0;
+}
+
+
+/* The deferral's units of a broadcast of @p count elements of @p tsz bytes: 1 + bytes /
+ * 1024 (see defer_step); 1 when the size is unknown (< 0) or absurd. From MPI_Count sizes,
+ * so that MPI_Bcast and MPI_Bcast_c count a broadcast alike on every member (types over
+ * 2 GiB included, whose int size is MPI_UNDEFINED). */
+uint64_t bcast_units(MPI_Count count, MPI_Count tsz)
+{
+    uint64_t bytes;
+    if (count <= 0 || tsz <= 0 || __builtin_mul_overflow((uint64_t)count, (uint64_t)tsz, &bytes))
+        return 1;
+    return 1 + bytes / 1024;
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    /* fast path, as MPI_Barrier's: this thread's cached state of @p comm is one flat team
+     * broadcasting through numacoll, the datatype a predefined contiguous one: no datatype
+     * queries, straight to node_bcast (as the general path, so members may take different
+     * paths in one broadcast), counters without a locked add */
+    nc_comm_t *s = tl_last.state;
+    size_t esz;
+    if (NC_LIKELY(s && tl_last.comm == comm &&
+                  tl_last.gen == atomic_load_explicit(&g_gen, memory_order_acquire) &&
+                  s->mode == MODE_FLAT && s->team && !s->bcast_native && g_bcast && count >= 0 &&
+                  (unsigned)root < (unsigned)s->size && buf != MPI_IN_PLACE &&
+                  (esz = predef_size(dt)) != 0 && (size_t)count * esz <= INT_MAX)) {
+        BUMP(s->st_bcast_calls);
+        int rc = node_bcast(s, buf, (size_t)count * esz, root, 0);
+        if (NC_LIKELY(rc == NUMACOLL_OK)) {
+            if (NC_LIKELY(!s->bcast_native)) BUMP(s->st_bcast_numacoll);
+            return MPI_SUCCESS;
+        }
+        return bcast_result(s, comm, rc, root);
+    }
+    return bcast_general(buf, count, dt, root, comm);
+}
+
+#if MPI_VERSION >= 4
+/* MPI-4's large-count broadcast. It is the same operation as MPI_Bcast, and members may
+ * call either one in the same broadcast (the count type differs, the type signature is what
+ * must match), so both must reach the same decision: a count that fits an int goes through
+ * MPI_Bcast; a larger one is either a message of 0 bytes (a datatype of size 0: the same
+ * 0-byte broadcast as any int count of it) or one of more than INT_MAX bytes, which takes
+ * the large path as MPI_Bcast's messages of more than INT_MAX bytes do, after the same
+ * communicator step (set-up or deferral, with the same units). Erroneous arguments get the
+ * MPI's own errors. */
+int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    if (count >= 0 && count <= INT_MAX) return MPI_Bcast(buf, (int)count, dt, root, comm);
+    MPI_Count tsz = -1;
+    if (count < 0 || comm == MPI_COMM_NULL || dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE ||
+        PMPI_Type_size_c(dt, &tsz) != MPI_SUCCESS || tsz < 0)
+        return PMPI_Bcast_c(buf, count, dt, root, comm); /* native semantics and errors */
+    if (tsz == 0) return MPI_Bcast(buf, 0, dt, root, comm);
+    return bcast_large_entry(buf, count, dt, tsz, root, comm);
+}
+#endif

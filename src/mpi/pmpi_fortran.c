@@ -1,0 +1,105 @@
+/*
+ * libnumacoll_mpi: the Fortran entry points of MPI_Barrier and MPI_Bcast.
+ */
+#include "mpi_internal.h"
+
+/* ---- Fortran entry points ------------------------------------------------------------
+ * mpif.h / `use mpi` call these names directly; Open MPI's own versions call PMPI_* and
+ * would bypass the C wrappers, so they are interposed themselves (MPICH 4.0's call the C
+ * MPI_Bcast, but that is not a documented promise, so its names are interposed too). Open MPI's
+ * mpi_f08 module goes through ompi_barrier_f / ompi_bcast_f; MPICH's mpi_f08 barrier is
+ * mpi_barrier_f08_. */
+
+static void f_barrier(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    COUNT(fortran_calls);
+    int rc = barrier_impl(PMPI_Comm_f2c(*comm), NULL, 1);
+    if (ierr) *ierr = (MPI_Fint)rc;
+}
+
+/* Fortran's MPI_BOTTOM and MPI_IN_PLACE arrive as the addresses of variables in the MPI's
+ * Fortran library; the C call needs C's constants (an MPI_BOTTOM left as an address makes
+ * every absolute displacement of the datatype point elsewhere: a crash or silent
+ * corruption). The symbols are weak: a C program has no Fortran library loaded. */
+#if defined(OPEN_MPI) && OPEN_MPI
+extern int mpi_fortran_bottom_ __attribute__((weak));
+extern int mpi_fortran_in_place_ __attribute__((weak));
+static void *f_buf(void *b)
+{
+    if (&mpi_fortran_bottom_ && b == (void *)&mpi_fortran_bottom_) return MPI_BOTTOM;
+    if (&mpi_fortran_in_place_ && b == (void *)&mpi_fortran_in_place_) return MPI_IN_PLACE;
+    return b;
+}
+static int f_delegate_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root,
+                            MPI_Fint *comm, MPI_Fint *ierr)
+{
+    (void)buf, (void)count, (void)dt, (void)root, (void)comm, (void)ierr;
+    return 0;
+}
+#else
+/* MPICH: pointers to the Fortran constants, filled by its Fortran runtime on first use
+ * (MPIR_F_NeedInit != 0 until then). Before that, the call goes to MPICH's own binding,
+ * which initialises them, maps the constants and calls MPI_Bcast (so ours) itself. */
+extern void *MPIR_F_MPI_BOTTOM __attribute__((weak));
+extern void *MPIR_F_MPI_IN_PLACE __attribute__((weak));
+extern int MPIR_F_NeedInit __attribute__((weak));
+extern void pmpi_bcast_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *)
+    __attribute__((weak));
+static void *f_buf(void *b)
+{
+    if (&MPIR_F_MPI_BOTTOM && MPIR_F_MPI_BOTTOM && b == MPIR_F_MPI_BOTTOM) return MPI_BOTTOM;
+    if (&MPIR_F_MPI_IN_PLACE && MPIR_F_MPI_IN_PLACE && b == MPIR_F_MPI_IN_PLACE)
+        return MPI_IN_PLACE;
+    return b;
+}
+static int f_delegate_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root,
+                            MPI_Fint *comm, MPI_Fint *ierr)
+{
+    if (!(&MPIR_F_NeedInit && MPIR_F_NeedInit && pmpi_bcast_)) return 0;
+    MPI_Fint rc = MPI_SUCCESS;
+    pmpi_bcast_(buf, count, dt, root, comm, &rc);
+    if (ierr) *ierr = rc;
+    return 1;
+}
+#endif
+
+static void f_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,
+                    MPI_Fint *ierr)
+{
+    COUNT(fortran_calls);
+    if (f_delegate_bcast(buf, count, dt, root, comm, ierr)) return;
+    int rc =
+        MPI_Bcast(f_buf(buf), (int)*count, PMPI_Type_f2c(*dt), (int)*root, PMPI_Comm_f2c(*comm));
+    if (ierr) *ierr = (MPI_Fint)rc;
+}
+
+#define NC_F_BARRIER(name)                                                                         \
+    void name(MPI_Fint *comm, MPI_Fint *ierr);                                                     \
+    void name(MPI_Fint *comm, MPI_Fint *ierr)                                                      \
+    {                                                                                              \
+        f_barrier(comm, ierr);                                                                     \
+    }
+#define NC_F_BCAST(name)                                                                           \
+    void name(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,            \
+              MPI_Fint *ierr);                                                                     \
+    void name(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,            \
+              MPI_Fint *ierr)                                                                      \
+    {                                                                                              \
+        f_bcast(buf, count, dt, root, comm, ierr);                                                 \
+    }
+
+NC_F_BARRIER(mpi_barrier_)
+NC_F_BARRIER(mpi_barrier__)
+NC_F_BARRIER(mpi_barrier)
+NC_F_BARRIER(MPI_BARRIER)
+NC_F_BCAST(mpi_bcast_)
+NC_F_BCAST(mpi_bcast__)
+NC_F_BCAST(mpi_bcast)
+NC_F_BCAST(MPI_BCAST)
+#if defined(OPEN_MPI) && OPEN_MPI
+NC_F_BARRIER(ompi_barrier_f)
+NC_F_BARRIER(mpi_barrier_f08_)
+NC_F_BCAST(ompi_bcast_f)
+#else
+NC_F_BARRIER(mpi_barrier_f08_)
+#endif

@@ -1,0 +1,314 @@
+/*
+ * libnumacoll_mpi: process-wide state. The configuration (read once, at the first
+ * intercepted call), the counters of numacoll_mpi_stats, the callbacks given to the core
+ * (OOB allgather, MPI progress), the keyvals whose delete callbacks release a
+ * communicator's state at MPI_Comm_free and everything left at MPI_Finalize, and the
+ * messages of verbose mode.
+ */
+#include "mpi_internal.h"
+
+size_t g_idle_qmax;
+
+pthread_once_t g_once = PTHREAD_ONCE_INIT;
+_Atomic int g_inited; /* set (release) at the end of init_once */
+/* 0: numacoll runs no collective here (NUMACOLL_DISABLE=1 or an invalid configuration).
+ * Such a process still takes part in each communicator's set-up agreement, voting
+ * "inactive", so that members that run numacoll learn it and stay native with it instead
+ * of waiting in an allgather it never calls (see comm_setup). */
+int g_active;
+int g_bcast;       /* route MPI_Bcast through numacoll */
+int g_fake_nodes;  /* NUMACOLL_FAKE_NODES */
+int g_bcast_check; /* NUMACOLL_BCAST_CHECK: hierarchical mode checks at this level */
+int g_stats_print; /* NUMACOLL_MPI_STATS */
+int g_verbose;
+int g_cache_max;        /* NUMACOLL_MPI_TEAM_CACHE */
+uint64_t g_setup_after; /* NUMACOLL_MPI_SETUP_AFTER (units) */
+uint64_t g_node_key;
+
+pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* keyvals + list */
+int g_keyval = MPI_KEYVAL_INVALID;
+static int g_self_keyval = MPI_KEYVAL_INVALID;
+int g_finalizing;
+/* the release hook on MPI_COMM_SELF is set: the world model is initialised (MPI_Init). A
+ * process that uses only MPI-4 sessions has no MPI_COMM_SELF or MPI_COMM_WORLD to use */
+_Atomic int g_self_hooked;
+nc_comm_t *g_list;
+MPI_Group g_world_group = MPI_GROUP_NULL;
+
+static _Atomic int g_warned;
+
+/* A per-thread one-entry cache of the last communicator's state in front of the attribute
+ * look-up (Open MPI's costs about 0.2 us, as much as a whole barrier). Every release of a
+ * state bumps g_gen, which invalidates all cached entries (a freed communicator's handle
+ * may come back for a new one). */
+_Atomic uint64_t g_gen = 1;
+__thread __attribute__((tls_model("initial-exec"))) nc_last_comm_t tl_last;
+
+nc_mpi_counters_t g_st;
+
+
+/* A key that is equal for processes of one machine: host name and kernel boot id. */
+static uint64_t node_key(void)
+{
+    char buf[256] = {0};
+    uint64_t h = NC_FNV_BASIS;
+    if (gethostname(buf, sizeof buf - 1) == 0) h = nc_fnv1a(h, buf, strlen(buf));
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        memset(buf, 0, sizeof buf);
+        if (fgets(buf, sizeof buf, f)) h = nc_fnv1a(h, buf, strlen(buf));
+        fclose(f);
+    }
+    return h;
+}
+
+void init_once(void)
+{
+    if (numacoll_config_check() != NUMACOLL_OK) {
+        fprintf(stderr, "numacoll: %s; libnumacoll_mpi falls back to the native MPI collectives\n",
+                numacoll_last_error());
+        g_active = 0;
+        atomic_store_explicit(&g_inited, 1, memory_order_release);
+        return;
+    }
+    g_verbose = nc_verbose();
+    g_active = !nc_cfg_bool("NUMACOLL_DISABLE");
+    g_bcast = nc_cfg_bool("NUMACOLL_MPI_BCAST");
+    g_fake_nodes = (int)nc_cfg_int("NUMACOLL_FAKE_NODES");
+    g_bcast_check = nc_cfg_bool("NUMACOLL_BCAST_CHECK");
+    g_stats_print = nc_cfg_bool("NUMACOLL_MPI_STATS");
+    g_cache_max = (int)nc_cfg_int("NUMACOLL_MPI_TEAM_CACHE");
+    g_idle_qmax = nc_cfg_size("NUMACOLL_MPI_TEAM_CACHE_QUEUE");
+    g_setup_after = (uint64_t)nc_cfg_int("NUMACOLL_MPI_SETUP_AFTER");
+    g_node_key = node_key();
+    /* release: pairs with the acquire in ensure_init(); a thread that sees 1 sees the above */
+    atomic_store_explicit(&g_inited, 1, memory_order_release);
+}
+
+int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
+{
+    if (!o) return -1;
+    /* the released communicators' counts (g_st) plus the live ones', under the list lock
+     * (a state is folded into g_st and unlinked in one critical section) */
+    pthread_mutex_lock(&g_lock);
+    o->barrier_calls = READ(barrier_calls);
+    o->barrier_numacoll = READ(barrier_numacoll);
+    for (nc_comm_t *s = g_list; s; s = s->next) {
+        o->barrier_calls += atomic_load_explicit(&s->st_barrier_calls, memory_order_relaxed);
+        o->barrier_numacoll += atomic_load_explicit(&s->st_barrier_numacoll, memory_order_relaxed);
+    }
+    o->bcast_calls = READ(bcast_calls);
+    o->bcast_numacoll = READ(bcast_numacoll);
+    for (nc_comm_t *s = g_list; s; s = s->next) {
+        o->bcast_calls += atomic_load_explicit(&s->st_bcast_calls, memory_order_relaxed);
+        o->bcast_numacoll += atomic_load_explicit(&s->st_bcast_numacoll, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&g_lock);
+    o->bcast_staged = READ(bcast_staged);
+    o->fortran_calls = READ(fortran_calls);
+    o->comms_set_up = READ(comms_set_up);
+    o->comms_freed = READ(comms_freed);
+    o->teams_created = READ(teams_created);
+    o->teams_destroyed = READ(teams_destroyed);
+    o->team_failures = READ(team_failures);
+    o->progress_calls = READ(progress_calls);
+    o->teams_reused = READ(teams_reused);
+    o->bcast_states_kept = READ(bcast_states_kept);
+    o->comms_deferred = READ(comms_deferred);
+    o->comms_promoted = READ(comms_promoted);
+    return 0;
+}
+
+const char *numacoll_mpi_flavor(void)
+{
+    return NC_FLAVOR;
+}
+
+/* ---- callbacks given to the core ---------------------------------------------------- */
+
+int oob_allgather(const void *sendbuf, void *recvbuf, size_t size, void *ctx)
+{
+    MPI_Comm c = *(MPI_Comm *)ctx;
+    if (size > INT_MAX) return -1;
+    return PMPI_Allgather(sendbuf, (int)size, MPI_BYTE, recvbuf, (int)size, MPI_BYTE, c) ==
+                   MPI_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* Poke the MPI progress engine so that this process's pending nonblocking operations
+ * keep moving while it waits inside a numacoll collective. */
+void mpi_progress(void *ctx)
+{
+    int flag = 0;
+    COUNT(progress_calls);
+    /* MPI_COMM_SELF in the world model; without it (sessions only) the communicator the
+     * team runs on (@p ctx: its nc_comm_t's oob_comm; a probe consumes nothing) */
+    MPI_Comm c = atomic_load_explicit(&g_self_hooked, memory_order_relaxed) ? MPI_COMM_SELF
+                                                                            : *(MPI_Comm *)ctx;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c, &flag, MPI_STATUS_IGNORE);
+}
+
+/* The world model (MPI_Init) is initialised and not finalised. */
+int world_active(void)
+{
+    int init = 0, fini = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fini);
+    return init && !fini;
+}
+
+void print_stats(void)
+{
+    /* the MPI_COMM_WORLD rank; a sessions-only process has none: its pid */
+    int r = -1, world = world_active();
+    if (world) PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+    fprintf(stderr,
+            "numacoll-mpi stats [%s %s %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
+            "(numacoll %llu, staged %llu), fortran %llu, comms %llu set up / %llu freed, teams "
+            "%llu created / %llu destroyed / %llu failed / %llu reused (%llu with their broadcast "
+            "state), %llu deferred / %llu of them set up later, progress %llu\n",
+            NC_FLAVOR, world ? "rank" : "pid", world ? r : (int)getpid(),
+            (unsigned long long)READ(barrier_calls), (unsigned long long)READ(barrier_numacoll),
+            (unsigned long long)READ(bcast_calls), (unsigned long long)READ(bcast_numacoll),
+            (unsigned long long)READ(bcast_staged), (unsigned long long)READ(fortran_calls),
+            (unsigned long long)READ(comms_set_up), (unsigned long long)READ(comms_freed),
+            (unsigned long long)READ(teams_created), (unsigned long long)READ(teams_destroyed),
+            (unsigned long long)READ(team_failures), (unsigned long long)READ(teams_reused),
+            (unsigned long long)READ(bcast_states_kept), (unsigned long long)READ(comms_deferred),
+            (unsigned long long)READ(comms_promoted), (unsigned long long)READ(progress_calls));
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first: release every communicator
+ * state still alive (MPI_COMM_WORLD's, and those the application never freed). */
+static int self_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)attr;
+    (void)extra;
+    pthread_mutex_lock(&g_lock);
+    g_finalizing = 1;
+    pthread_mutex_unlock(&g_lock);
+    for (;;) {
+        pthread_mutex_lock(&g_lock);
+        nc_comm_t *s = g_list;
+        MPI_Comm c = s ? s->comm : MPI_COMM_NULL;
+        pthread_mutex_unlock(&g_lock);
+        if (!s) break;
+        /* runs comm_delete_cb, which unlinks and frees s */
+        if (PMPI_Comm_delete_attr(c, g_keyval) != MPI_SUCCESS) {
+            pthread_mutex_lock(&g_lock);
+            list_remove_locked(s);
+            pthread_mutex_unlock(&g_lock);
+            comm_state_free(s);
+        }
+    }
+    idle_destroy_all();
+    if (g_world_group != MPI_GROUP_NULL) PMPI_Group_free(&g_world_group);
+    if (g_stats_print) print_stats();
+    pthread_mutex_lock(&g_lock);
+    if (g_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g_keyval);
+    g_keyval = MPI_KEYVAL_INVALID;
+    pthread_mutex_unlock(&g_lock);
+    return MPI_SUCCESS;
+}
+
+/* Under NUMACOLL_VERBOSE=1, MPI_COMM_WORLD's rank 0 says once which thread level the MPI
+ * provides and what numacoll does at it. numacoll runs at every level and needs nothing
+ * from MPI_Init_thread: all process-wide state of this layer (the communicator list, the
+ * idle-team cache, the keyvals, the counters) is under g_lock or atomic, a communicator's
+ * state is used by the threads that call collectives on it (which MPI orders), and the
+ * core library keeps no unguarded global state. The level is read with MPI_Query_thread,
+ * so an MPI_Init_thread called from Fortran (which reaches PMPI directly) counts too. */
+static void report_thread_level(void)
+{
+    int level = -1, rank = -1;
+    if (g_verbose < 1 || PMPI_Query_thread(&level) != MPI_SUCCESS ||
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS || rank != 0)
+        return;
+    const char *name = level == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+                       : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                       : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                       : level == MPI_THREAD_MULTIPLE   ? "MPI_THREAD_MULTIPLE"
+                                                        : "unknown";
+    fprintf(stderr,
+            "numacoll-mpi[%s]: thread level %s: supported%s\n", NC_FLAVOR, name,
+            level == MPI_THREAD_MULTIPLE
+                ? " (collectives on different communicators may run at once from different "
+                  "threads, communicator creation and freeing included)"
+                : "");
+}
+
+int ensure_keyvals(void)
+{
+    int ok = 1;
+    pthread_mutex_lock(&g_lock);
+    if (g_finalizing) {
+        ok = 0;
+    } else if (g_keyval == MPI_KEYVAL_INVALID &&
+               PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete_cb, &g_keyval, NULL) !=
+                   MPI_SUCCESS) {
+        g_keyval = MPI_KEYVAL_INVALID;
+        ok = 0;
+    } else if (!atomic_load_explicit(&g_self_hooked, memory_order_relaxed) && world_active()) {
+        /* the release at MPI_Finalize; set once the world model is up (it may come after
+         * communicators of sessions). A sessions-only process has no MPI_COMM_SELF (MPICH
+         * aborts on it): its states are released by MPI_Comm_free */
+        if ((g_self_keyval == MPI_KEYVAL_INVALID &&
+             PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_cb, &g_self_keyval, NULL) !=
+                 MPI_SUCCESS) ||
+            PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL) != MPI_SUCCESS)
+            ok = 0;
+        else {
+            atomic_store_explicit(&g_self_hooked, 1, memory_order_relaxed);
+            report_thread_level();
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return ok;
+}
+
+void comm_label(MPI_Comm comm, char *name, size_t n)
+{
+    char buf[MPI_MAX_OBJECT_NAME] = {0};
+    int len = 0;
+    if (PMPI_Comm_get_name(comm, buf, &len) != MPI_SUCCESS || len == 0)
+        snprintf(buf, sizeof buf, "communicator");
+    snprintf(name, n, "%s", buf);
+}
+
+void warn_fallback(const nc_comm_t *s, const char *what, const char *msg)
+{
+    if (g_verbose < 1) return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&g_warned, &expected, 1, memory_order_relaxed,
+                                                 memory_order_relaxed))
+        return;
+    fprintf(stderr,
+            "numacoll-mpi[%d/%d]: warning: %s failed (%s); using the native MPI collectives "
+            "there (reported once)\n",
+            s->rank, s->size, what, msg);
+}
+
+/* Report a numacoll failure (timeout, dead peer) like the native call would report an
+ * internal error: through the communicator's error handler. */
+int raise_error(MPI_Comm comm, const char *op, int rc)
+{
+    fprintf(stderr, "numacoll-mpi: %s failed: %s (%s)\n", op, numacoll_status_name(rc),
+            numacoll_last_error());
+    PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+    return MPI_ERR_OTHER;
+}
+
+#if MPI_VERSION >= 4
+/* A process that uses only sessions never reaches the MPI_Finalize hook on MPI_COMM_SELF:
+ * NUMACOLL_MPI_STATS prints at its MPI_Session_finalize instead. (Communicator states are
+ * released by MPI_Comm_free, as in the world model.) */
+int MPI_Session_finalize(MPI_Session *session)
+{
+    ensure_init();
+    if (g_stats_print && !atomic_load_explicit(&g_self_hooked, memory_order_relaxed)) print_stats();
+    return PMPI_Session_finalize(session);
+}
+#endif
