@@ -1,8 +1,11 @@
 #!/bin/bash
-# numacoll-run chooses the preload and the way to pass it from the launcher.
+# numacoll-run chooses the preload and the way to pass it from the launcher, refuses a
+# program of another MPI than the launcher's (or --mpi's, --lib's) with a message naming
+# both, and reports bad options (a missing value, a missing --lib file) clearly.
 #   test_numacoll_run.sh BIN_DIR "FLAVORS"
 set -u
-bin="$1"; flavors="$2"; fail=0
+# FLAVORS: blank- or ';'-separated (ctest passes the CMake list "openmpi;mpich")
+bin="$1"; flavors="${2//;/ }"; fail=0
 check() { # description, regex, command...
     local d="$1" re="$2"; shift 2
     local out; out="$("$bin/numacoll-run" --print "$@" 2>&1)"
@@ -58,4 +61,91 @@ check "singleton: the default library in the environment" "^LD_PRELOAD=[^ ]*libn
 out="$("$bin/numacoll-run" --mpi bogus mpirun ./a 2>&1)"; rc=$?
 if [ $rc -eq 2 ] && grep -q "allowed: openmpi, mpich" <<<"$out"; then echo "ok: bad --mpi rejected"
 else echo "FAILED: bad --mpi: rc $rc: $out"; fail=1; fi
+
+# options: a missing value or a missing file is an error that says so (exit 2)
+expect_err() { # description, regex, args...
+    local d="$1" re="$2"; shift 2
+    local out rc
+    out="$("$bin/numacoll-run" "$@" 2>&1)"; rc=$?
+    if [ $rc -eq 2 ] && grep -Eq -- "$re" <<<"$out"; then echo "ok: $d: $out" | head -n 1
+    else echo "FAILED: $d: rc $rc (want 2), output '$out' does not match /$re/"; fail=1; fi
+}
+expect_err "--mpi without a value" "^numacoll-run: --mpi needs a value: openmpi or mpich" --mpi
+expect_err "--mpi= without a value" "^numacoll-run: --mpi needs a value" --mpi= mpirun ./a
+expect_err "--lib without a value" "^numacoll-run: --lib needs the path" --lib
+expect_err "--lib of a missing file" "^numacoll-run: --lib '/nonexistent/libx.so': no such file" \
+    --lib /nonexistent/libx.so mpirun -np 2 ./a
+expect_err "unknown option" "^numacoll-run: unknown option '--bogus'" --bogus mpirun ./a
+# --help documents every option and ends with a whole sentence; --version
+out="$("$bin/numacoll-run" --help 2>&1)"; rc=$?
+miss=""
+for w in "--mpi openmpi|mpich" "--lib PATH" "--print" "--force" "--version" "-h, --help" \
+    "The program's MPI" "Exit status"; do
+    grep -qF -- "$w" <<<"$out" || miss+=" '$w'"
+done
+if [ $rc -eq 0 ] && [ -z "$miss" ] && grep -v '^ *$' <<<"$out" | tail -n 1 | grep -q '[.)]$'; then
+    echo "ok: --help documents every option"
+else echo "FAILED: --help: rc $rc, lacks$miss or stops mid-sentence: $(tail -n 3 <<<"$out")"; fail=1; fi
+out="$("$bin/numacoll-run" --version 2>&1)"; rc=$?
+if [ $rc -eq 0 ] && grep -Eq "^numacoll-run \(numacoll\) [0-9]+\.[0-9]+" <<<"$out"; then echo "ok: --version: $(head -n 1 <<<"$out")"
+else echo "FAILED: --version: rc $rc: $out"; fail=1; fi
+
+# the program's MPI against the launcher's (ldd of an executable; python: its mpi4py)
+tdir="$(cd "$bin/.." && pwd)/tests/mpi"
+po="$tdir/mpi_coll_test_openmpi" pm="$tdir/mpi_coll_test_mpich"
+if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [ -x "$po" ] && [ -x "$pm" ]; then
+    expect_err "MPICH launcher, Open MPI program" \
+        "^numacoll-run: MPI mismatch: the launcher mpiexec\.mpich belongs to MPICH, but [^ ]*mpi_coll_test_openmpi loads Open MPI \([^)]*libmpi\.so\.40\)" \
+        --print mpiexec.mpich -n 2 "$po" barrier 10
+    expect_err "Open MPI launcher, MPICH program" \
+        "MPI mismatch: the launcher mpirun\.openmpi belongs to Open MPI, but [^ ]*mpi_coll_test_mpich loads MPICH" \
+        --print mpirun.openmpi -np 2 "$pm"
+    expect_err "MPMD: one context's program of the other MPI" \
+        "MPI mismatch: .* but [^ ]*mpi_coll_test_mpich loads MPICH" \
+        --print mpirun.openmpi -np 1 "$po" : -np 1 "$pm"
+    expect_err "--mpi against the program" "MPI mismatch: --mpi mpich preloads numacoll's library for MPICH, but" \
+        --print --mpi mpich "$po"
+    expect_err "--lib against the program" "MPI mismatch: --lib [^ ]*/mpich/libnumacoll_mpi\.so is numacoll's library for MPICH" \
+        --print --lib "$bin/../lib/mpich/libnumacoll_mpi.so" mpirun.openmpi -np 2 "$po"
+    # refused before anything runs (no Open MPI runtime errors under Hydra)
+    out="$(timeout 60 "$bin/numacoll-run" mpiexec.mpich -n 2 "$po" barrier 10 2>&1)"; rc=$?
+    if [ $rc -eq 2 ] && grep -q "^numacoll-run: MPI mismatch" <<<"$out" && ! grep -qi "orte\|pmix" <<<"$out"; then
+        echo "ok: a mismatched launch is refused before it starts"
+    else echo "FAILED: mismatched launch: rc $rc: $out"; fail=1; fi
+    out="$("$bin/numacoll-run" --force --print mpiexec.mpich -n 2 "$po" 2>&1)"; rc=$?
+    if [ $rc -eq 0 ] && grep -q "^numacoll-run: --force: running the command anyway" <<<"$out" &&
+        grep -q "^mpiexec\.mpich -genv LD_PRELOAD [^ ]*/mpich/libnumacoll_mpi\.so -n 2 " <<<"$out"; then
+        echo "ok: --force runs a mismatched command"
+    else echo "FAILED: --force: rc $rc: $out"; fail=1; fi
+    check "matching program and launcher: no message" "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so -np 2 [^ ]*mpi_coll_test_openmpi *$" \
+        mpirun.openmpi -np 2 "$po"
+    # a singleton run preloads the program's MPI's library (a name with "mpich" in it is
+    # not taken for a launcher)
+    check "singleton: the program's MPI" "^LD_PRELOAD=[^ ]*/mpich/libnumacoll_mpi\.so [^ ]*mpi_coll_test_mpich" "$pm"
+    # python: the MPI library of the mpi4py the interpreter imports (a stand-in package whose
+    # extension module is linked with Open MPI, as Debian's python3-mpi4py is)
+    if [ -x /usr/bin/python3 ]; then
+        fake="$(mktemp -d)"
+        mkdir -p "$fake/mpi4py"
+        : >"$fake/mpi4py/__init__.py"
+        cp "$bin/../lib/openmpi/libnumacoll_mpi.so" "$fake/mpi4py/MPI.so"
+        printf '#!/usr/bin/python3\nfrom mpi4py import MPI\n' >"$fake/app.py"
+        chmod +x "$fake/app.py"
+        PYTHONPATH="$fake" expect_err "MPICH launcher, python3 with an Open MPI mpi4py" \
+            "MPI mismatch: the launcher mpiexec\.mpich belongs to MPICH, but /usr/bin/python3 imports mpi4py \($fake/mpi4py/MPI\.so\), built with Open MPI" \
+            --print mpiexec.mpich -n 2 /usr/bin/python3 "$fake/app.py"
+        out="$(PYTHONPATH="$fake" "$bin/numacoll-run" --print mpiexec.mpich -n 2 /usr/bin/python3 app.py 2>&1)"
+        if grep -q "pip install" <<<"$out"; then echo "ok: the mpi4py mismatch says how to get an MPICH mpi4py"
+        else echo "FAILED: no mpi4py advice: $out"; fail=1; fi
+        PYTHONPATH="$fake" expect_err "a python script (#! line) with an Open MPI mpi4py" \
+            "MPI mismatch: .* but [^ ]*app\.py imports mpi4py" --print mpiexec.mpich -n 2 "$fake/app.py"
+        PYTHONPATH="$fake" check "Open MPI launcher, Open MPI mpi4py" \
+            "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so -np 2 /usr/bin/python3 app\.py *$" \
+            mpirun.openmpi -np 2 /usr/bin/python3 app.py
+        rm -rf "$fake"
+    fi
+else
+    echo "(Open MPI and MPICH not both built: the MPI mismatch checks are skipped)"
+fi
+[ $fail = 0 ] && echo "numacoll-run checks: PASS"
 exit $fail
