@@ -2,12 +2,18 @@
  * numacoll-info: the configuration table with current values, and the registered
  * algorithms. Exit status 1 if the environment holds an invalid NUMACOLL_* value.
  *
- *   numacoll-info [--config | --algorithms | --check] [--json]
+ *   numacoll-info [--config | --algorithms | --check] [--json] | --version | --help
  */
 #include <numacoll/numacoll.h>
 
 #include <stdio.h>
 #include <string.h>
+
+#ifndef NC_VERSION
+#define NC_VERSION "unknown"
+#endif
+
+extern char **environ;
 
 static void json_str(const char *s)
 {
@@ -23,10 +29,28 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: numacoll-info [--config | --algorithms | --check] [--json]\n"
-            "  --config      the NUMACOLL_* variables: value, default, allowed, meaning (default)\n"
-            "  --algorithms  registered barrier algorithms\n"
-            "  --check       validate the environment only (exit 1 if invalid)\n"
-            "  --json        machine-readable output\n");
+            "Print numacoll's configuration table (every NUMACOLL_* environment variable with\n"
+            "its current value, default, allowed values and meaning) and the registered\n"
+            "barrier algorithms; without an option, both.\n"
+            "  --config      only the NUMACOLL_* variables\n"
+            "  --algorithms  only the registered barrier algorithms (names for NUMACOLL_BARRIER)\n"
+            "  --check       only validate the environment: one line 'configuration OK: ...'\n"
+            "                on stdout, or the error on stderr and exit status 1\n"
+            "  --json        the same as one JSON object on stdout\n"
+            "  --version     print the version and exit\n"
+            "  -h, --help    print this help and exit\n"
+            "Each variable's meaning line names its unit (NUMACOLL_TIMEOUT: seconds).\n"
+            "Exit status: 0 valid, 1 an invalid or unknown NUMACOLL_* variable is set, 2 bad\n"
+            "usage.\n");
+}
+
+/* NUMACOLL_* variables set in the environment */
+static int count_set(void)
+{
+    int n = 0;
+    for (char **e = environ; e && *e; e++)
+        n += strncmp(*e, "NUMACOLL_", 9) == 0;
+    return n;
 }
 
 int main(int argc, char **argv)
@@ -44,6 +68,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(argv[i], "--version")) {
+            printf("numacoll-info (numacoll) %s\n", NC_VERSION);
+            return 0;
         } else {
             fprintf(stderr, "numacoll-info: unknown argument '%s'\n", argv[i]);
             usage(stderr);
@@ -52,7 +79,16 @@ int main(int argc, char **argv)
     }
     int bad = numacoll_config_check();
     if (bad) fprintf(stderr, "numacoll-info: invalid configuration: %s\n", numacoll_last_error());
-    if (mode == 3) return bad ? 1 : 0;
+    if (mode == 3) {
+        int n = count_set();
+        if (json)
+            printf("{\"version\": \"%s\", \"valid\": %s, \"variables_set\": %d}\n", NC_VERSION,
+                   bad ? "false" : "true", n);
+        else if (!bad)
+            printf("numacoll-info: configuration OK: %d NUMACOLL_* variable%s set, all valid\n", n,
+                   n == 1 ? "" : "s");
+        return bad ? 1 : 0;
+    }
 
     int n, na;
     const numacoll_config_row_t *rows = numacoll_config_table(&n);

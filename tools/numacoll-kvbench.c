@@ -47,6 +47,26 @@ static const char *mode_names[M_COUNT] = {"read-only", "write-only", "concurrent
 #define MAX_READERS 256
 #define CONC_WRITES 100
 
+#ifndef NC_VERSION
+#define NC_VERSION "unknown"
+#endif
+
+/* @p r (per second) with an SI prefix: "38.7 M", "912 k", "15" */
+static const char *si_rate(double r, char *out, size_t n)
+{
+    if (isnan(r))
+        snprintf(out, n, "-");
+    else if (r >= 1e9)
+        snprintf(out, n, "%.3g G", r / 1e9);
+    else if (r >= 1e6)
+        snprintf(out, n, "%.3g M", r / 1e6);
+    else if (r >= 1e3)
+        snprintf(out, n, "%.3g k", r / 1e3);
+    else
+        snprintf(out, n, "%.3g", r);
+    return out;
+}
+
 typedef struct shm {
     _Atomic int ready;
     char pad0[124];
@@ -445,14 +465,14 @@ static int run_profile(const char *lock, int N, int iters, int keylen, FILE *csv
     const char *unit = nc_kv_prof_clock == NC_KV_CLOCK_GETTIME ? "ns" : "cycles";
     static const char *hdr[SEGS] = {"P7-P1", "P2-P1", "P3-P2", "P4-P3", "P5-P4", "P6-P5", "P7-P6"};
     printf("\nGet profile: lock=%s readers=%d, %d keys of %d chars x %d rounds = %zu samples; "
-           "%s; clock %s (stamp overhead %lld start->end, %lld end->end subtracted)\n",
+           "in %s; clock %s (stamp overhead %lld start->end, %lld end->end %s subtracted)\n",
            lock, N, NKEYS, keylen, iters, nsamp, unit, clock_name, (long long)o_se,
-           (long long)o_ee);
+           (long long)o_ee, unit);
     if (nc_kv_prof_clock == NC_KV_CLOCK_CPUID && o_ee > 1000)
         printf("note: cpuid costs %lld cycles here (it traps to a hypervisor) and varies; the "
                "subtraction is approximate: compare with --profile-clock lfence\n",
                (long long)o_ee);
-    printf("%-8s", "");
+    printf("%-8s", unit);
     for (int s = 0; s < SEGS; s++)
         printf(" %9s", hdr[s]);
     printf("\n%-8s", "mean");
@@ -495,6 +515,20 @@ static const char *lock_list(void)
     return buf;
 }
 
+/* What the Get profile's points and columns are (--help and the profile output). */
+static void profile_legend(FILE *f, const char *pfx)
+{
+    fprintf(f,
+            "%sGet profile (paper 4, Table 1): each reader stamps every numacoll_kvdb_get at\n"
+            "%s  P1 entry, P2 before the read lock (arguments checked, key hashed), P3 lock\n"
+            "%s  taken, P4 key found, P5 value copied out, P6 lock released, P7 exit.\n"
+            "%sColumns: P7-P1 the whole Get; P2-P1 entry; P3-P2 taking the read lock; P4-P3\n"
+            "%s  finding the key; P5-P4 copying the value; P6-P5 releasing the lock; P7-P6\n"
+            "%s  exit. In TSC cycles (--profile-clock cpuid or lfence) or ns (clock), mean and\n"
+            "%s  median over all samples, the stamps' own cost subtracted.\n",
+            pfx, pfx, pfx, pfx, pfx, pfx, pfx);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -505,8 +539,39 @@ static void usage(FILE *f)
             "       numacoll-kvbench --profile-get --readers N [--lock NAME|all]\n"
             "                        [--profile-clock cpuid|lfence|clock] [--iters K] "
             "[--keylen L] [--csv FILE] [--fixed]\n"
-            "N runs from 1 to the given maximum (--fixed: only N). Locks: %s\n",
-            lock_list());
+            "The key-value store's lock schemes (paper 4): the server process writes, N forked\n"
+            "reader processes read (writer on the first allowed CPU, readers round-robin on\n"
+            "the others; N >= CPUs is oversubscribed).\n"
+            "  --mode M          read-only: readers take and release the read lock as fast as\n"
+            "                    they can; write-only: the writer takes and releases the write\n"
+            "                    lock, readers attached but idle; concurrent: readers read while\n"
+            "                    the writer does 100 writes 10 us apart (writer = its median wait\n"
+            "                    for the lock); correctness: readers check under the read lock\n"
+            "                    that two fields written under the write lock agree (a torn read\n"
+            "                    fails, exit status 1); all: each in turn\n"
+            "  --readers N       reader processes, 1..%d; N runs from 1 to N (--fixed: only N)\n"
+            "  --fixed           only N readers\n"
+            "  --lock NAME       a lock scheme or all (default): %s\n"
+            "  --reps R          repetitions per point, 1..1000 (default 5); median, min, max\n"
+            "  --duration S      seconds per repetition, 0 < S <= 60 (default 0.2)\n"
+            "  --csv FILE        also write CSV: lock,mode,readers,ops_per_sec_median,\n"
+            "                    ops_per_sec_min,ops_per_sec_max,writer_acquire_us_median\n"
+            "                    (lock acquisitions per second; us); with --profile-get:\n"
+            "                    lock,readers,stat,P7-P1,...,P7-P6,unit\n"
+            "  --profile-get     instead of --mode: profile numacoll_kvdb_get (below)\n"
+            "  --profile-clock C cpuid (default: cpuid serialises, then rdtsc; TSC cycles),\n"
+            "                    lfence (lfence, then rdtsc; cycles), clock (clock_gettime; ns)\n"
+            "  --iters K         profile rounds over the 100 keys per reader, 1..100000\n"
+            "                    (default 200)\n"
+            "  --keylen L        key length in characters, 1..%d (default 50)\n"
+            "  --version         print the version and exit\n"
+            "  -h, --help        print this help and exit\n"
+            "Table: rates are lock acquisitions per second (read sections in read-only,\n"
+            "concurrent and correctness, write acquisitions in write-only), median, min and max\n"
+            "over the repetitions, with k = 10^3, M = 10^6, G = 10^9; writer (us): write-only\n"
+            "the mean time per write acquisition + release, concurrent the median wait.\n",
+            MAX_READERS, lock_list(), NUMACOLL_KVDB_MAX_KEYLEN);
+    profile_legend(f, "");
 }
 
 int main(int argc, char **argv)
@@ -526,6 +591,7 @@ int main(int argc, char **argv)
                                    {"iters", required_argument, 0, 'i'},
                                    {"keylen", required_argument, 0, 'K'},
                                    {"help", no_argument, 0, 'h'},
+                                   {"version", no_argument, 0, 'V'},
                                    {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "m:n:l:c:r:d:fpk:i:K:h", opts, NULL)) != -1) {
@@ -580,6 +646,9 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
+            return 0;
+        case 'V':
+            printf("numacoll-kvbench (numacoll) %s\n", NC_VERSION);
             return 0;
         default:
             usage(stderr);
@@ -637,6 +706,7 @@ int main(int argc, char **argv)
         clock_s = "clock";
 #endif
         if (csv) fprintf(csv, "lock,readers,stat,P7-P1,P2-P1,P3-P2,P4-P3,P5-P4,P6-P5,P7-P6,unit\n");
+        profile_legend(stdout, "# ");
         int rc = 0;
         for (int li = 0; li < nlocks; li++)
             for (int N = fixed ? maxN : 1; N <= maxN; N++)
@@ -671,8 +741,11 @@ int main(int argc, char **argv)
     printf("# numacoll-kvbench: %d CPU(s) available; writer on CPU %d, readers round-robin "
            "from CPU %d; %d rep(s) of %.3f s\n",
            ncpus, cpus[0], cpus[1 % ncpus], reps, duration);
-    printf("%-15s %-12s %3s %14s %14s %14s %12s %s\n", "lock", "mode", "N", "ops/s median",
-           "ops/s min", "ops/s max", "writer_us", "");
+    printf("# acq/s: lock acquisitions per second (read sections; write-only: write "
+           "acquisitions), k = 10^3, M = 10^6; writer (us): time per write (write-only), median "
+           "wait for the lock (concurrent)\n");
+    printf("%-15s %-12s %3s %14s %14s %14s %12s %s\n", "lock", "mode", "N", "median", "min",
+           "max", "writer (us)", "");
     int exit_code = 0;
     for (int mi = 0; mi < nmodes; mi++)
         for (int li = 0; li < nlocks; li++)
@@ -708,10 +781,11 @@ int main(int argc, char **argv)
                 /* the writer needs a CPU too except in read-only mode */
                 if (N + (modes[mi] != M_READ) > ncpus)
                     strncat(note, " (oversubscribed)", sizeof note - strlen(note) - 1);
-                char wtxt[32] = "-";
+                char wtxt[32] = "-", r0[32], r1[32], r2[32];
                 if (nw) snprintf(wtxt, sizeof wtxt, "%.3f", wmed);
-                printf("%-15s %-12s %3d %14.0f %14.0f %14.0f %12s %s\n", locks[li],
-                       mode_names[modes[mi]], N, med, mn, mx, wtxt, note);
+                printf("%-15s %-12s %3d %8s acq/s %8s acq/s %8s acq/s %12s %s\n", locks[li],
+                       mode_names[modes[mi]], N, si_rate(med, r0, sizeof r0),
+                       si_rate(mn, r1, sizeof r1), si_rate(mx, r2, sizeof r2), wtxt, note);
                 fflush(stdout);
                 if (csv) {
                     fprintf(csv, "%s,%s,%d,%.0f,%.0f,%.0f,", locks[li], mode_names[modes[mi]], N,

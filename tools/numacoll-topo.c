@@ -15,10 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef NC_VERSION
+#define NC_VERSION "unknown"
+#endif
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: numacoll-topo [--synthetic DESC] [--procs P] [--map-by core|numa|socket]\n"
                "                     [--levels LIST] [--json]\n"
+               "Print the group hierarchy (L2/L3 cache, NUMA node, socket) that numacoll's\n"
+               "topology-aware barriers use, for this process or for a planned placement of P\n"
+               "ranks on this machine or on an hwloc synthetic topology.\n"
                "  (no option)       levels of this machine and where this process is bound\n"
                "  --synthetic DESC  plan on an hwloc synthetic topology, e.g.\n"
                "                    \"pack:2 numa:2 l3:1 core:32 pu:1\" (default: "
@@ -32,7 +39,12 @@ static void usage(FILE *f)
                "  --levels LIST     comma-separated subset of l2,l3,numa,socket (default: "
                "NUMACOLL_BARRIER_TOPO_LEVELS)\n"
                "  --json            print {\"levels\": [{\"name\": .., \"groups\": [[..], ..]}, "
-               "..]} only\n");
+               "..]} only\n"
+               "                    (groups list ranks)\n"
+               "  --version         print the version and exit\n"
+               "  -h, --help        print this help and exit\n"
+               "Exit status: 0 done, 1 the topology could not be read, 2 bad usage or an invalid\n"
+               "NUMACOLL_* variable.\n");
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -79,7 +91,19 @@ int main(int argc, char **argv)
                                          {"levels", required_argument, 0, 'l'},
                                          {"json", no_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
+                                         {"version", no_argument, 0, 'V'},
                                          {0, 0, 0, 0}};
+    /* --help and --version work whatever the environment holds */
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--version")) {
+            printf("numacoll-topo (numacoll) %s\n", NC_VERSION);
+            return 0;
+        }
+    }
     if (numacoll_config_check() != NUMACOLL_OK) {
         fprintf(stderr, "numacoll-topo: %s\n", numacoll_last_error());
         return 2;
@@ -121,9 +145,13 @@ int main(int argc, char **argv)
         case 'h':
             usage(stdout);
             return 0;
+        case 'V':
+            printf("numacoll-topo (numacoll) %s\n", NC_VERSION);
+            return 0;
         default:
             return bad("unknown option or missing value in '%s'; allowed: --synthetic DESC, "
-                       "--procs P, --map-by core|numa|socket, --levels LIST, --json, --help",
+                       "--procs P, --map-by core|numa|socket, --levels LIST, --json, --version, "
+                       "--help",
                        argv[optind - 1]);
         }
     }

@@ -29,12 +29,15 @@
  * than a local copy, depending on the host's vCPU placement regime).
  *
  * Modes:
- *   size      time vs message size per variant: default, each tree (kary, knomial, flat,
- *             chain, topo), queue (inline and CMA off), cma (CMA for everything above the
- *             inline limit), stream / stream:root / stream:recv / cached (queue copies with
- *             non-temporal stores on both sides / the root's side only / the receivers' side
- *             only / neither, at every size), plus the references limit:memcpy and
- *             limit:xcore (Fig. 10)
+ *   size      time vs message size per variant: default, each notification tree (tree:kary,
+ *             tree:knomial, tree:flat, tree:chain, tree:topo; the bare tree names are
+ *             accepted in --variants too), queue (inline and CMA off), cma (CMA for
+ *             everything above the inline limit), copy:stream / copy:stream-root /
+ *             copy:stream-recv / copy:plain (queue copies with non-temporal stores on both
+ *             sides / the root's side only / the receivers' side only / neither, at every
+ *             size: the names numacoll-bench --mpi gives the same modes), norotate and
+ *             copy:plain:norotate (every use of a queue set starts at its first slot), plus
+ *             the references limit:memcpy and limit:xcore (Fig. 10)
  *   slots     time vs s at f = 8 KiB, q = 1 (algorithm queue:s=N) and the same normalised
  *             to s = 1 (algorithm norm:s=N; the latency columns then hold ratios) (Fig. 7)
  *   fragment  time vs f at fixed s = 16, q = 1 (algorithm queue:f=N) with the model's
@@ -127,17 +130,36 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: numacoll-bench bcast [--procs P] [--sizes MIN:MAX] [--iters N] [--reps R]\n"
                "                            [--csv FILE] [--mode size|slots|fragment]\n"
-               "                            [--root R|shift]\n"
-               "  --procs P    processes (default 2; more than the CPUs = oversubscribed)\n"
-               "  --sizes A:B  message sizes, powers of two from A to B (default 1:16M; slots and\n"
-               "               fragment modes: default 1M:1M and 4M:4M)\n"
+               "                            [--root R|shift] [--variants A,B,...]\n"
+               "Fork-based broadcast benchmark (paper 3): every variant interleaved with the\n"
+               "references, at each size; a measurement is the mean over the processes of their\n"
+               "mean time per call, in microseconds (us).\n"
+               "  --procs P    processes, 1..%d (default 2; more than the CPUs = oversubscribed)\n"
+               "  --sizes A:B  message sizes in bytes, powers of two from A to B, suffixes K, M,\n"
+               "               G (default 1:16M; slots and fragment modes: 1M:1M and 4M:4M;\n"
+               "               at most 1G)\n"
                "  --iters N    calls per measurement (default: scaled to ~15 ms per measurement)\n"
-               "  --reps R     measurements per point, interleaved (default 3)\n"
-               "  --csv FILE   write collective,algorithm,procs,bytes,latency_us_median,"
-               "latency_us_min,latency_us_max\n"
-               "  --mode M     size (Fig. 10), slots (Fig. 7), fragment (Fig. 8/9)\n"
+               "  --reps R     measurements per point, interleaved, 1..1000 (default 3)\n"
+               "  --csv FILE   also write collective,algorithm,procs,bytes,latency_us_median,\n"
+               "               latency_us_min,latency_us_max (us; slots mode's norm:s=N rows:\n"
+               "               ratios to s = 1)\n"
+               "  --mode M     size: time vs size per variant (Fig. 10; the default); slots: time\n"
+               "               vs the number of buffers s at f = 8 KiB (Fig. 7); fragment: time\n"
+               "               vs the fragment size f at s = 16 beside the model (Fig. 8/9)\n"
                "  --root R     broadcast root (default 0); shift: call i from root i mod P\n"
-               "  --variants L only the comma-separated variants L (e.g. default,limit:memcpy)\n");
+               "  --variants L only the comma-separated variants L, e.g. default,limit:memcpy.\n"
+               "               size mode: default, tree:kary, tree:knomial, tree:flat,\n"
+               "               tree:chain, tree:topo (the bare tree names too), queue (inline and\n"
+               "               CMA off), cma (CMA above the inline limit), copy:plain,\n"
+               "               copy:stream-root, copy:stream-recv, copy:stream (queue copies with\n"
+               "               non-temporal stores on no side / the root's / the receivers' /\n"
+               "               both: the names of numacoll-bench --mpi), norotate,\n"
+               "               copy:plain:norotate (no rotating offsets), limit:memcpy (rank 0's\n"
+               "               local copy), limit:xcore (P >= 2: one copy across cores);\n"
+               "               slots mode: queue:s=1 .. queue:s=256; fragment mode: limit:memcpy,\n"
+               "               queue:f=4096 .. queue:f=131072\n"
+               "  -h, --help   print this help and exit\n",
+            MAXP);
 }
 
 static long auto_iters(size_t bytes)
@@ -457,7 +479,9 @@ int bench_bcast_main(int argc, char **argv)
         for (int k = 0; k < NC_BTREE_COUNT; k++) {
             nc_bcast_opts_t ot = o;
             ot.tree = k;
-            add_var(&B, nc_bcast_tree_names[k], 1, ot, 0, 0);
+            char nm[48];
+            snprintf(nm, sizeof nm, "tree:%s", nc_bcast_tree_names[k]);
+            add_var(&B, nm, 1, ot, 0, 0);
         }
         nc_bcast_opts_t oq = o;
         oq.cma_min = 0;
@@ -467,19 +491,21 @@ int bench_bcast_main(int argc, char **argv)
         oc.cma_min = 1;
         add_var(&B, "cma", 1, oc, 0, 0);
         nc_bcast_opts_t on = o;
+        /* the copy modes by numacoll-bench --mpi's names (nt: bit 0 the root streams, bit 1
+         * the receivers do) */
         on.nt = 3;
-        add_var(&B, "stream", 1, on, 0, 0);
+        add_var(&B, "copy:stream", 1, on, 0, 0);
         on.nt = 1;
-        add_var(&B, "stream:root", 1, on, 0, 0);
+        add_var(&B, "copy:stream-root", 1, on, 0, 0);
         on.nt = 2;
-        add_var(&B, "stream:recv", 1, on, 0, 0);
+        add_var(&B, "copy:stream-recv", 1, on, 0, 0);
         on.nt = 0;
-        add_var(&B, "cached", 1, on, 0, 0);
+        add_var(&B, "copy:plain", 1, on, 0, 0);
         nc_bcast_opts_t onr = o;
         onr.rotate = 0;
         add_var(&B, "norotate", 1, onr, 0, 0);
         onr.nt = 0;
-        add_var(&B, "cached:norotate", 1, onr, 0, 0);
+        add_var(&B, "copy:plain:norotate", 1, onr, 0, 0);
         add_var(&B, "limit:memcpy", 2, o, 0, 0);
         if (B.P >= 2) add_var(&B, "limit:xcore", 4, o, 0, 0);
     } else if (B.mode == MODE_SLOTS) {
@@ -496,21 +522,41 @@ int bench_bcast_main(int argc, char **argv)
             add_var(&B, nm, 1, o, f, 16);
         }
     }
-    if (only) { /* keep the named variants, in their usual order */
-        int kept = 0;
-        for (int v = 0; v < B.nvar; v++) {
-            char list[512];
-            snprintf(list, sizeof list, ",%s,", only);
-            char key[64];
-            snprintf(key, sizeof key, ",%s,", B.var[v].name);
-            if (strstr(list, key)) B.var[kept++] = B.var[v];
+    if (only) { /* keep the named variants, in their usual order; every name must be one */
+        const char *mname = B.mode == MODE_SIZE    ? "size"
+                            : B.mode == MODE_SLOTS ? "slots"
+                                                   : "fragment";
+        char want[MAXVAR] = {0};
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", only);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            char name[64];
+            /* a bare tree name (as before the tree: prefix) means that tree */
+            if (nc_bcast_tree_find(tok) >= 0)
+                snprintf(name, sizeof name, "tree:%s", tok);
+            else
+                snprintf(name, sizeof name, "%s", tok);
+            int found = 0;
+            for (int v = 0; v < B.nvar; v++)
+                if (!strcmp(B.var[v].name, name)) want[v] = 1, found = 1;
+            if (!found) {
+                fprintf(stderr,
+                        "numacoll-bench bcast: --variants: '%s' is not a variant of mode %s; "
+                        "allowed:",
+                        tok, mname);
+                for (int v = 0; v < B.nvar; v++)
+                    fprintf(stderr, "%s %s", v ? "," : "", B.var[v].name);
+                fprintf(stderr, "\n");
+                return 2;
+            }
         }
+        int kept = 0;
+        for (int v = 0; v < B.nvar; v++)
+            if (want[v]) B.var[kept++] = B.var[v];
         if (kept == 0) {
             fprintf(stderr, "numacoll-bench bcast: --variants '%s' names no variant of mode %s\n",
-                    only,
-                    B.mode == MODE_SIZE    ? "size"
-                    : B.mode == MODE_SLOTS ? "slots"
-                                           : "fragment");
+                    only, mname);
             return 2;
         }
         B.nvar = kept;
@@ -571,11 +617,15 @@ int bench_bcast_main(int argc, char **argv)
     else
         snprintf(rootdesc, sizeof rootdesc, "root shift (i mod %d)", B.P);
     printf("# numacoll-bench bcast: %d processes, %s, %d reps, mode %s; latency in us "
-           "(median [min..max] of the reps)\n",
+           "(median [min..max] of the reps)%s\n",
            B.P, rootdesc, B.reps,
            B.mode == MODE_SIZE    ? "size"
            : B.mode == MODE_SLOTS ? "slots"
-                                  : "fragment");
+                                  : "fragment",
+           B.mode == MODE_SLOTS  ? "; norm:s=N rows: ratio to s = 1 (no unit)"
+           : B.mode == MODE_FRAG ? "; model:f=N rows: the model's time in us"
+                                 : "");
+    printf("%-20s %10s  %10s [%s..%s]\n", "variant", "bytes", "median_us", "min_us", "max_us");
     double *tmp = malloc((size_t)B.reps * sizeof *tmp);
     nc_bcast_model_t md = nc_bcast_model_default();
     for (int si = 0; si < B.nsizes; si++) {
@@ -584,7 +634,7 @@ int bench_bcast_main(int argc, char **argv)
             memcpy(tmp, &B.sh->res[(size_t)(si * B.nvar + v) * B.reps], B.reps * sizeof *tmp);
             qsort(tmp, (size_t)B.reps, sizeof *tmp, cmp_d);
             double med = B.reps % 2 ? tmp[B.reps / 2] : (tmp[B.reps / 2 - 1] + tmp[B.reps / 2]) / 2;
-            printf("%-16s %10zu  %10.3f [%.3f..%.3f]\n", B.var[v].name, B.sizes[si], med, tmp[0],
+            printf("%-20s %10zu  %10.3f [%.3f..%.3f]\n", B.var[v].name, B.sizes[si], med, tmp[0],
                    tmp[B.reps - 1]);
             if (out)
                 fprintf(out, "bcast,%s,%d,%zu,%.4f,%.4f,%.4f\n", B.var[v].name, B.P, B.sizes[si],
@@ -593,7 +643,7 @@ int bench_bcast_main(int argc, char **argv)
             if (B.mode == MODE_SLOTS && base > 0) {
                 char nm[48];
                 snprintf(nm, sizeof nm, "norm:s=%zu", B.var[v].s);
-                printf("%-16s %10zu  %10.3f\n", nm, B.sizes[si], med / base);
+                printf("%-20s %10zu  %10.3f\n", nm, B.sizes[si], med / base);
                 if (out)
                     fprintf(out, "bcast,%s,%d,%zu,%.4f,%.4f,%.4f\n", nm, B.P, B.sizes[si],
                             med / base, tmp[0] / base, tmp[B.reps - 1] / base);
@@ -609,7 +659,7 @@ int bench_bcast_main(int argc, char **argv)
                             1e6;
                 char nm[48];
                 snprintf(nm, sizeof nm, "model:f=%zu", B.var[v].f);
-                printf("%-16s %10zu  %10.3f\n", nm, B.sizes[si], mt);
+                printf("%-20s %10zu  %10.3f\n", nm, B.sizes[si], mt);
                 if (out)
                     fprintf(out, "bcast,%s,%d,%zu,%.4f,%.4f,%.4f\n", nm, B.P, B.sizes[si], mt, mt,
                             mt);
