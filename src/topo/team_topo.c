@@ -191,6 +191,32 @@ int nc_topo_team_init(numacoll_team_t *t)
     return NUMACOLL_OK;
 }
 
+int nc_topo_team_init_planned(numacoll_team_t *t, const nc_topo_plan_t *p, const char *source)
+{
+    t->topo = NULL;
+    t->numa_node = -1;
+    if (!p || p->nprocs != t->size)
+        return nc_error(NUMACOLL_ERR_ARG, "a planned topology of %d processes for a team of %d",
+                        p ? p->nprocs : 0, t->size);
+    struct nc_topo_team *tt = calloc(1, sizeof *tt);
+    nc_topo_loc_t *loc = calloc((size_t)t->size, sizeof *loc);
+    if (!tt || !loc) {
+        free(tt);
+        free(loc);
+        return nc_error(NUMACOLL_ERR_NOMEM, "out of memory planning a topology of %d processes",
+                        t->size);
+    }
+    memcpy(loc, p->loc, (size_t)t->size * sizeof *loc);
+    tt->lv = p->lv;
+    tt->loc = loc;
+    tt->simulated = 1;
+    tt->wrapped = p->wrapped;
+    tt->usable = nc_topo_usable(t->size, loc, &tt->lv);
+    snprintf(tt->source, sizeof tt->source, "%s", source ? source : "planned");
+    t->topo = tt;
+    return NUMACOLL_OK;
+}
+
 void nc_topo_team_fini(numacoll_team_t *t)
 {
     struct nc_topo_team *tt = t->topo;

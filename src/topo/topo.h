@@ -57,6 +57,12 @@ struct nc_topo_team;
  *  t->numa_node. Never fails for lack of binding (then no level is usable). */
 int nc_topo_team_init(numacoll_team_t *t);
 void nc_topo_team_fini(numacoll_team_t *t);
+/** The team's topology state from a planned placement (nc_topo_plan_create, t->size ranks)
+ *  instead of a probe and an exchange: no communication. For tools that explain a team's
+ *  choices (numacoll-info --explain); released by nc_topo_team_fini. */
+struct nc_topo_plan;
+int nc_topo_team_init_planned(numacoll_team_t *t, const struct nc_topo_plan *p,
+                              const char *source);
 
 /**
  * Hierarchy over the usable levels among @p levels (comma-separated subset of

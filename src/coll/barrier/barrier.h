@@ -86,6 +86,23 @@ const char *nc_logp_algorithm(int which);
 /** The model parameters from the config table (NUMACOLL_BARRIER_LOGP_*). */
 nc_logp_t nc_logp_from_config(void);
 
+/** The "auto" choice and why (registry.c; nc_barrier_auto logs it, numacoll-info --explain
+ *  prints it): the same index as nc_barrier_auto, without the log line. The LogP fields hold
+ *  the estimates for the team's size whichever rule decided (the rule NC_BAUTO_LOGP runs
+ *  their argmin). */
+enum { NC_BAUTO_ONE = 0, NC_BAUTO_TWO, NC_BAUTO_OVERSUB, NC_BAUTO_TOPO, NC_BAUTO_LOGP };
+typedef struct nc_barrier_auto {
+    const char *pick;         /* registry name */
+    int rule;                 /* NC_BAUTO_*: which rule decided */
+    int hier_levels;          /* group levels of the hierarchy consulted (0: flat / not asked) */
+    nc_logp_t logp;           /* the LogP parameters (NUMACOLL_BARRIER_LOGP_*) */
+    int logp_n;               /* the combining tree's fan-in (NUMACOLL_BARRIER_TREE_K) */
+    double est[NC_LOGP_NALG]; /* the LogP estimates (ns) */
+    int logp_pick;            /* their argmin (NC_LOGP_*) */
+    char why[160];            /* the reason as NUMACOLL_VERBOSE=1 logs it */
+} nc_barrier_auto_t;
+int nc_barrier_auto_explain(const numacoll_team_t *t, nc_barrier_auto_t *out);
+
 /* team.c helpers */
 size_t nc_barrier_layout(numacoll_team_t *t, size_t global_off, size_t *rank_bytes_total);
 

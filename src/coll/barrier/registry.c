@@ -65,41 +65,58 @@ int nc_barrier_find(const char *name)
  *  - a hierarchy with more than one group level (NUMACOLL_BARRIER_TOPO_LEVELS): topo.
  *  - otherwise paper 2's LogP argmin (as adaptive-logp, parameters NUMACOLL_BARRIER_LOGP_*).
  */
-int nc_barrier_auto(const numacoll_team_t *t)
+int nc_barrier_auto_explain(const numacoll_team_t *t, nc_barrier_auto_t *out)
 {
     const char *pick, *why;
     char buf[160];
+    memset(out, 0, sizeof *out);
+    out->logp = nc_logp_from_config();
+    out->logp_n = (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K");
+    out->logp_pick = nc_logp_choose(&out->logp, t->size, out->logp_n, out->est);
     if (t->size <= 1) {
         pick = "sense-reversing-counter";
         why = "one process";
+        out->rule = NC_BAUTO_ONE;
     } else if (t->size == 2) {
         pick = "dissemination";
         why = "two processes: one parallel exchange of two lines";
+        out->rule = NC_BAUTO_TWO;
     } else if (t->oversubscribed) {
         pick = "combining-tree";
         why = "oversubscribed: the last arriver releases, fewest reschedulings";
+        out->rule = NC_BAUTO_OVERSUB;
     } else {
         const char *levels = nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS");
         const nc_hier_t *h = nc_topo_team_hier((numacoll_team_t *)(uintptr_t)t, levels);
+        out->hier_levels = h ? h->nlevels : 0;
         if (h && h->nlevels > 1) {
             pick = "topo";
             snprintf(buf, sizeof buf, "hierarchy of %d group levels over '%s'", h->nlevels, levels);
             why = buf;
+            out->rule = NC_BAUTO_TOPO;
         } else {
-            nc_logp_t m = nc_logp_from_config();
-            double est[NC_LOGP_NALG];
-            pick = nc_logp_algorithm(
-                nc_logp_choose(&m, t->size, (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K"), est));
+            const double *est = out->est;
+            pick = nc_logp_algorithm(out->logp_pick);
             snprintf(buf, sizeof buf,
                      "flat placement, LogP model: central %.0f, combining %.0f, "
                      "dissemination %.0f ns",
                      est[NC_LOGP_CENTRAL], est[NC_LOGP_COMBINING], est[NC_LOGP_DISSEMINATION]);
             why = buf;
+            out->rule = NC_BAUTO_LOGP;
         }
     }
+    out->pick = pick;
+    snprintf(out->why, sizeof out->why, "%s", why);
     int i = nc_barrier_find(pick);
-    if (t->rank == 0) nc_log(1, t->rank, t->size, "auto barrier: %s (%s)", pick, why);
     return i >= 0 ? i : 0;
+}
+
+int nc_barrier_auto(const numacoll_team_t *t)
+{
+    nc_barrier_auto_t a;
+    int i = nc_barrier_auto_explain(t, &a);
+    if (t->rank == 0) nc_log(1, t->rank, t->size, "auto barrier: %s (%s)", a.pick, a.why);
+    return i;
 }
 
 /* "auto|name1|name2|..." for the NUMACOLL_BARRIER row of the config table */

@@ -45,6 +45,7 @@
  *    once per q ops.
  */
 #include "bcast.h"
+#include "plan.h"
 #include "../../topo/topo.h"
 
 #include <errno.h>
@@ -54,7 +55,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define INL_HDR 16 /* stamp + size */
 /* inline blocks per process (ops mod 8): a root of back-to-back small broadcasts reads a
  * receiver's ack line (a cache miss) once per 8 calls. More blocks spread the polled lines
  * over more cache: measured at np = 2 (MPI, interleaved), 64 blocks made 256-512 B
@@ -110,12 +110,6 @@ static inline int names_root(uint64_t w, int root)
 {
     return root_of(w) == root_of(root_bits(root));
 }
-
-typedef struct cma_desc {
-    uint64_t addr; /* root's buffer address */
-    int64_t pid;   /* root's pid */
-    int64_t root;  /* root's rank */
-} cma_desc_t;
 
 /* Per root, for this process: where to wait, whom to notify, where to read. */
 typedef struct tree_cache {
@@ -279,8 +273,6 @@ static inline _Atomic uint64_t *cma_word(bst_t *b, int r)
 #define NT_WHOLE 128 /* mode bit: a message of SPLIT_MIN+1 .. SPLIT_MAX bytes goes in the
                       * model's fragment, not split in two (run_queue); the root's choice,
                       * which every member reads from the op's first control line */
-#define SPLIT_MIN 2048
-#define SPLIT_MAX 8192
 #define NT_NOROT 256 /* mode bit: this op's data start at the start of its set, not at a
                       * rotating offset (frag_buf); the root's choice, read as NT_WHOLE */
 /* The copy-mode selector's modes 0..NC_BCAST_SEL_MODES-1: bit 0 streamed root stores, bit 1
@@ -665,9 +657,8 @@ static int model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int
         /* the paper's model assumes a core per process. Oversubscribed, a barrier measures
          * the scheduler, not a notification: at P = 8 on 2 CPUs it gave t_W = 2.2 us, hence
          * fragments of 644 KiB, and 64-128 KiB broadcasts took 1.07x Open MPI's time
-         * instead of 0.57x. So the fallback constants, unless configured. */
-        *md = nc_bcast_model_from(t_cfg > 0 ? t_cfg : fb.t, tw_cfg > 0 ? tw_cfg : fb.t_w);
-        *t_meas = t_cfg > 0 ? 0 : 2, *tw_meas = tw_cfg > 0 ? 0 : 2;
+         * instead of 0.57x. So the fallback constants, unless configured (plan.c). */
+        nc_bcast_model_plan(t, md, t_meas, tw_meas);
         return NUMACOLL_OK;
     }
     double v[2] = {t_cfg, tw_cfg}, spread[2] = {0, 0}, tt = t_cfg, tw = tw_cfg;
@@ -735,67 +726,18 @@ static int bcast_init(numacoll_team_t *t)
         free(b), free(all);
         return rc;
     }
-    b->nt_min = nc_cfg_size("NUMACOLL_BCAST_STREAM_MIN");
-    b->nt_out_min = nc_cfg_size("NUMACOLL_BCAST_STREAM_OUT_MIN");
-    /* oversubscribed, unless STREAM_MIN is set: the root streams only where the receivers
-     * stream too. The receivers run on the root's CPUs and find its plainly written
-     * fragments in their caches; streamed, they fetch them from memory (P = 8 on 2 CPUs,
-     * 32-128 KiB: plain 0.58-0.77x Open MPI's native, streamed root 0.78-1.07x) */
-    if (t->oversubscribed && !nc_cfg_is_set("NUMACOLL_BCAST_STREAM_MIN"))
-        b->nt_min = b->nt_out_min;
-    /* off when oversubscribed: measured 2-10 % slower at P = 8 on 2 CPUs (64-256 KiB) */
-    b->rotate = nc_cfg_bool("NUMACOLL_BCAST_ROTATE") && !t->oversubscribed;
-    b->adapt = nc_cfg_bool("NUMACOLL_BCAST_ADAPT") &&
-               (!t->oversubscribed || nc_cfg_bool("NUMACOLL_BCAST_ADAPT_OVERSUB"));
+    /* the parameters from the configuration and the team (plan.c) */
+    nc_bcast_plan_t pl;
+    rc = nc_bcast_plan_params(t, &b->model, &pl);
+    b->nt_min = pl.nt_min, b->nt_out_min = pl.nt_out_min;
+    b->rotate = pl.rotate, b->adapt = pl.adapt, b->check = pl.check;
     b->run_cls = -1; /* no measured run open */
     b->trace = nc_verbose() >= 3; /* read once: the config lookup is too slow per call */
-    b->check = nc_cfg_bool("NUMACOLL_BCAST_CHECK");
-    if (b->check && line < 8 * sizeof(uint64_t)) /* check_call's words 2-7 of the ack line */
-        rc = nc_error(NUMACOLL_ERR_CONFIG,
-                      "NUMACOLL_BCAST_CHECK=1 needs cache lines of at least 64 bytes; this "
-                      "team's are %zu (allowed here: NUMACOLL_BCAST_CHECK=0)",
-                      line);
-
-    /* parameters from the configuration */
-    size_t budget = nc_cfg_size("NUMACOLL_BCAST_QUEUE_BYTES");
-    /* auto: oversubscribed receivers fall a scheduling quantum behind, and with a 4 MiB
-     * queue a 4 MiB message fills both sets, so the root's next call waits on every reader
-     * of the last one (see the row) */
-    if (budget == 0) budget = (t->oversubscribed ? 8u : 4u) << 20;
-    size_t f = nc_cfg_size("NUMACOLL_BCAST_FRAGMENT");
-    b->fixed_f = f != 0;
-    size_t q = (size_t)nc_cfg_int("NUMACOLL_BCAST_SETS");
-    if (f == 0) {
-        f = nc_bcast_model_fragment(&b->model, budget, ps);
-        /* at most b / (2q): the model's s >= 2q buffers must fit the budget (a configured
-         * t_W of 5 ms gave f = 19 MB, s = 4: 77 MB of queue per process for a 4 MiB budget) */
-        size_t f_max = budget / (2 * q) / ps * ps;
-        if (f_max < ps) f_max = ps;
-        if (f > f_max) f = f_max;
-    }
-    f = nc_round_up(f, ps);
-    size_t s = (size_t)nc_cfg_int("NUMACOLL_BCAST_SLOTS");
-    int s_auto = s == 0;
-    if (s_auto) s = nc_bcast_model_slots(budget, f, 2 * q);
-    if (q > s)
-        rc = nc_error(NUMACOLL_ERR_CONFIG,
-                      "NUMACOLL_BCAST_SETS=%zu exceeds NUMACOLL_BCAST_SLOTS=%zu; allowed: "
-                      "1 <= sets <= slots",
-                      q, s);
-    const char *tree = nc_cfg_str("NUMACOLL_BCAST_TREE");
-    int numa_count = nc_topo_team_numa_count(t);
-    /* auto: the topology tree across NUMA nodes; when oversubscribed the flat tree (every
-     * receiver needs only the root to have run, not a chain of parents: measured 2-5x
-     * faster than kary at P = 8 on 2 CPUs); else the binary tree (the paper's best) */
-    b->tree = strcmp(tree, "auto") != 0 ? nc_bcast_tree_find(tree)
-              : numa_count > 1          ? NC_BTREE_TOPO
-              : t->oversubscribed       ? NC_BTREE_FLAT
-                                        : NC_BTREE_KARY;
-    if (b->tree < 0) b->tree = NC_BTREE_KARY; /* cannot happen: the row validates */
-    b->k = (int)nc_cfg_int("NUMACOLL_BCAST_K");
-    const char *relay = nc_cfg_str("NUMACOLL_BCAST_RELAY");
-    b->relay = strcmp(relay, "auto") == 0 ? numa_count > 1 : strcmp(relay, "1") == 0;
-    b->inline_max = nc_cfg_size("NUMACOLL_BCAST_INLINE_MAX");
+    b->fixed_f = pl.fixed_f;
+    size_t f = pl.f, s = pl.s, q = pl.q;
+    int s_auto = pl.s_auto;
+    b->tree = pl.tree, b->k = pl.k, b->relay = pl.relay;
+    b->inline_max = pl.inline_max;
     b->demote = nc_cfg_bool("NUMACOLL_BCAST_DEMOTE");
     if (b->demote && !nc_cpu_has_demote()) {
         b->demote = 0; /* the hint would run as a NOP: save the instructions */
@@ -804,11 +746,8 @@ static int bcast_init(numacoll_team_t *t)
                    "bcast: NUMACOLL_BCAST_DEMOTE=1 has no effect: this CPU has no CLDEMOTE");
     }
     b->prefetch = nc_cfg_bool("NUMACOLL_BCAST_PREFETCH");
-    b->cma_min = nc_cfg_size("NUMACOLL_BCAST_CMA_MIN");
-    size_t payload = b->inline_max > sizeof(cma_desc_t) ? b->inline_max : sizeof(cma_desc_t);
-    b->inl_block = nc_round_up(INL_HDR + payload, line);
-    b->room = b->inl_block - INL_HDR;
-    b->inl_fast = b->inline_max < b->room ? b->inline_max : b->room;
+    b->cma_min = pl.cma_min;
+    b->inl_block = pl.inl_block, b->room = pl.room, b->inl_fast = pl.inl_fast;
 
     init_msg_t me = {.f = f,
                      .s = s,
@@ -881,12 +820,13 @@ static int bcast_init(numacoll_team_t *t)
     if (b->numa)
         for (int r = 0; r < P; r++)
             b->numa[r] = nc_topo_team_numa_of(t, r);
-    const nc_hier_t *h = nc_topo_team_hier(t, "numa,socket");
-    if (h && h->nlevels > 0 && h->nprocs == P && rc == NUMACOLL_OK) {
-        b->groups = malloc((size_t)h->nlevels * P * sizeof *b->groups);
+    const int *groups;
+    int nlev = nc_bcast_tree_groups(t, &groups); /* plan.c */
+    if (nlev > 0 && rc == NUMACOLL_OK) {
+        b->groups = malloc((size_t)nlev * P * sizeof *b->groups);
         if (b->groups) {
-            memcpy(b->groups, h->group_of, (size_t)h->nlevels * P * sizeof *b->groups);
-            b->nlev = h->nlevels;
+            memcpy(b->groups, groups, (size_t)nlev * P * sizeof *b->groups);
+            b->nlev = nlev;
         }
     }
 
@@ -1483,28 +1423,9 @@ static int populate_set(call_t *x, size_t set, size_t end, uint64_t op)
 static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
 {
     bst_t *b = x->b;
-    size_t fe = b->f;
+    /* the fragment for this message (plan.h: the paper's rule for a known m, halves) */
+    size_t fe = nc_bcast_msg_fragment(b->f, b->fixed_f, &b->model, bytes, x->nt & NT_WHOLE);
     x->total = bytes;
-    if (!b->fixed_f) { /* the paper's rule for a known m: f = sqrt(m t_W / t), <= f */
-        double opt = sqrt((double)bytes * b->model.t_w / b->model.t);
-        size_t o = nc_round_up((size_t)opt + 1, 4096);
-        if (o < fe) fe = o;
-        /* up to two pages, at least two fragments of at least 2 KiB unless the root chose
-         * the rule's one fragment (NT_WHOLE, see sel_cands): the rule above keeps
-         * such a message whole (its t is a local memcpy's, while the receiver's copy here
-         * pulls every line from the root's cache), so the receiver could not start before
-         * the root had copied it all. Measured at np = 2 (Open MPI, alternating launches):
-         * 4 KiB in two halves 0.55 -> 0.35 us, 8 KiB 0.76 -> 0.53 us; a 2 KiB message in
-         * two halves took 15 % longer, and 64 KiB in 8 KiB fragments 60 % longer than in
-         * the rule's 16 KiB, hence the floor and the bound. Messages of 2 KiB or less keep
-         * the rule's fragment (a smaller one, though still one fragment, moves where ops
-         * rotate through the set: 2 KiB took 12 % longer). */
-        if (bytes > SPLIT_MIN && bytes <= SPLIT_MAX && !(x->nt & NT_WHOLE)) {
-            size_t half = nc_round_up((bytes + 1) / 2, 64);
-            size_t small = half < 2048 ? 2048 : half;
-            if (small < fe) fe = small;
-        }
-    }
     size_t per_op = b->nb * fe;
     int is_root = x->me == x->root;
     int rot = x->rotate && !(x->nt & NT_NOROT); /* the root's choice (receivers: recv_first) */
@@ -1674,7 +1595,6 @@ static int run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
 #define SEL_STALE 4
 #define SEL_QUIET 8
 #define SEL_EVERY_MIN ((size_t)1 << 20) /* from here on every call of the best is measured */
-#define SEL_NOROT_MAX ((size_t)16 << 10)  /* up to here, modes without rotating offsets too */
 
 static size_t class_low(size_t bytes) /* the lower bound of the size class of @p bytes */
 {
@@ -1703,27 +1623,8 @@ static int sel_warm(const bst_t *b, size_t bytes)
  * (the classes at the range ends hold sizes of both kinds). */
 static int sel_cands(const bst_t *b, size_t bytes, int *c)
 {
-    /* all four from STREAM_OUT_MIN (the thresholds only order them: the first is tried
-     * first) */
-    if (b->nt_out_min && bytes >= b->nt_out_min) {
-        c[0] = 3, c[1] = 0, c[2] = 2, c[3] = 1;
-        return 4;
-    }
-    int n = 0;
-    if (b->nt_min && bytes >= b->nt_min) {
-        c[n++] = 1, c[n++] = 0;
-    } else if (bytes > SPLIT_MIN && bytes <= SPLIT_MAX && !b->fixed_f) {
-        /* two halves (the default) or the model's one fragment (NT_WHOLE), see run_queue;
-         * not with a configured fragment size */
-        c[n++] = 0, c[n++] = 4;
-    } else if (bytes > SPLIT_MIN && bytes <= SEL_NOROT_MAX) {
-        c[n++] = 0;
-    }
-    /* up to SEL_NOROT_MAX, each of those also without rotating offsets (NT_NOROT) */
-    if (b->rotate && bytes > SPLIT_MIN && bytes <= SEL_NOROT_MAX)
-        for (int i = 0, k = n; i < k; i++)
-            c[n++] = c[i] | 8;
-    return n > 1 ? n : 0;
+    /* plan.h: the same candidates numacoll-info --explain reports */
+    return nc_bcast_sel_cands(b->nt_min, b->nt_out_min, b->fixed_f, b->rotate, bytes, c);
 }
 
 static struct sel *sel_of(bst_t *b, size_t bytes)
@@ -2023,9 +1924,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
      * cache, so the receivers read them from L3/memory instead of snooping dirty lines out
      * of another core (very slow on the reference VM); the receivers' streamed stores only
      * pay when their destination does not fit the cache anyway */
-    x.nt = o && o->nt >= 0 ? nt_of_mode(o->nt)
-                           : (b->nt_min && bytes >= b->nt_min ? 1 : 0) |
-                                 (b->nt_out_min && bytes >= b->nt_out_min ? 2 : 0);
+    x.nt = o && o->nt >= 0 ? nt_of_mode(o->nt) : nc_bcast_msg_nt(b->nt_min, b->nt_out_min, bytes);
     x.kids = x.c->child + x.c->coff[root];
     x.nkids = x.c->coff[root + 1] - x.c->coff[root];
     size_t inl = b->inline_max;
@@ -2049,9 +1948,10 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                x.c->parent[root], x.nkids);
     /* the path from our own size; a receiver follows the root's if that differs (recv_first) */
     int is_root = x.me == root;
-    if (bytes <= inl || (b->cma_ok && cma_min && bytes >= cma_min)) {
+    int path = nc_bcast_msg_path(bytes, inl, b->cma_ok, cma_min); /* plan.h */
+    if (path != NC_BPATH_QUEUE) {
         if (!is_root) return recv_first(&x, buf, bytes, 1);
-        return bytes <= inl ? root_inline(&x, buf, bytes) : root_cma(&x, buf, bytes);
+        return path == NC_BPATH_INLINE ? root_inline(&x, buf, bytes) : root_cma(&x, buf, bytes);
     }
     int measure = 0;
     if (b->adapt && !(o && o->nt >= 0) && sel_cands(b, bytes, (int[4]){0}) > 0) {
