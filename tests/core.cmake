@@ -11,3 +11,11 @@ set_tests_properties(test_core_small_devshm PROPERTIES TIMEOUT 120 SKIP_RETURN_C
 # /sys/kernel/mm/transparent_hugepage/shmem_enabled; the previous value is restored on exit.
 add_test(NAME test_core_thp COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/thp_forced.sh $<TARGET_FILE:test_core>)
 set_tests_properties(test_core_thp PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+
+# numacoll-bench's fork harness with a member killed (SIGKILL) and the default
+# NUMACOLL_TIMEOUT: the dead member stays a zombie while the harness waits for rank 0; the
+# others must end within seconds naming it (library barrier, ping-pong, --logp probes).
+add_test(NAME bench_dead_member
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/bench_dead_member.sh ${CMAKE_BINARY_DIR}/bin)
+set_tests_properties(bench_dead_member PROPERTIES TIMEOUT 180
+  PASS_REGULAR_EXPRESSION "bench_dead_member: PASS")

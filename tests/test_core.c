@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void set_env(const char *name, const char *value)
@@ -112,6 +114,60 @@ static void test_dead_peer_detected(void **state)
     nc_forkresult_t res;
     assert_int_equal(nc_forkrun(4, 0, one_dies, NULL, 0, 30, &res), 0);
     assert_int_equal(nc_count_shm_files(), before);
+}
+
+/* Fork a child named @p comm (a command name with ')' and spaces, as /proc/<pid>/stat shows
+ * it in parentheses) that exits at once if @p exit_now, else sleeps until killed (or its
+ * parent ends). Returns
+ * once the child's name is set (alive) or it has exited (left a zombie: WNOWAIT). */
+static pid_t named_child(const char *comm, int exit_now)
+{
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_NAME, comm);
+        if (exit_now) _exit(0);
+        /* ends with the test program even if an assertion skips the kill below */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(0);
+        if (write(ready[1], "x", 1) != 1) _exit(1);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    if (exit_now) {
+        siginfo_t si;
+        assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+    } else {
+        char c;
+        assert_int_equal(read(ready[0], &c, 1), 1);
+    }
+    close(ready[0]);
+    return pid;
+}
+
+/* A process that has exited but is not yet reaped (a zombie) counts as gone: a member
+ * killed while its parent waits for something else stays one. The state is read after the
+ * last ')' of /proc/<pid>/stat: the names here would mislead a parse at the first one. */
+static void test_zombie_is_gone(void **state)
+{
+    (void)state;
+    assert_false(nc_pid_gone(0));
+    assert_false(nc_pid_gone(getpid()));
+    pid_t live = named_child("q) Z x", 0);
+    pid_t zombie = named_child("a) S (b", 1);
+    assert_false(nc_pid_gone(live));
+    assert_true(nc_pid_gone(zombie));
+    assert_int_equal(waitpid(zombie, NULL, 0), zombie);
+    assert_true(nc_pid_gone(zombie)); /* reaped: no such process */
+    kill(live, SIGKILL);
+    siginfo_t si;
+    assert_int_equal(waitid(P_PID, (id_t)live, &si, WEXITED | WNOWAIT), 0);
+    assert_true(nc_pid_gone(live)); /* killed, not yet reaped */
+    assert_int_equal(waitpid(live, NULL, 0), live);
 }
 
 static int check_oversub_values(nc_forkctx_t *c)
@@ -290,7 +346,7 @@ int main(void)
         cmocka_unit_test(test_team_segment),       cmocka_unit_test(test_timeout_names_missing),
         cmocka_unit_test(test_dead_peer_detected), cmocka_unit_test(test_oversubscription_values),
         cmocka_unit_test(test_oob_failure),        cmocka_unit_test(test_small_shm),
-        cmocka_unit_test(test_seg_hugepages),
+        cmocka_unit_test(test_seg_hugepages),      cmocka_unit_test(test_zombie_is_gone),
     };
     if (getenv("NC_TEST_SMALL_SHM")) cmocka_set_test_filter("test_small_shm");
     if (getenv("NC_TEST_THP_FORCED")) cmocka_set_test_filter("test_seg_hugepages");

@@ -8,18 +8,45 @@
 #include "nc_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
 
 #define PEER_CHECK_NS 20000000ull /* look for dead members every 20 ms of slow waiting */
 
+/* 1 if /proc/<pid>/stat shows state Z (zombie: exited, not yet reaped by its parent) or X
+ * (being reaped). The state is the field after the last ')': the command name before it is
+ * in parentheses and may itself contain ')' and spaces. 0 when the file cannot be read or
+ * parsed (the caller then goes by kill() alone). */
+static int pid_exited_unreaped(pid_t pid)
+{
+    char path[32], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ') return 0;
+    return p[2] == 'Z' || p[2] == 'X';
+}
+
 int nc_pid_gone(pid_t pid)
 {
-    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+    if (pid <= 0) return 0;
+    if (kill(pid, 0) != 0) return errno == ESRCH;
+    /* kill() succeeds on a zombie: a member killed while its parent is busy (waiting in a
+     * collective itself, or for another child) stays one until the parent reaps it, and an
+     * orphan until PID 1 does. It runs no more code, so it counts as gone. (A process
+     * reaped between the two calls reads as live here; the next call sees it gone.) */
+    return pid_exited_unreaped(pid);
 }
 
 void nc_wait_init(nc_wait_t *w, numacoll_team_t *team, const char *op)

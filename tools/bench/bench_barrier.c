@@ -14,12 +14,14 @@
  *
  * Rows: every registered algorithm (or the --algorithms list), "default" (what
  * numacoll_barrier gives with the current environment), and "limit:cacheline-roundtrip":
- * ranks 0 and 1 ping-pong one cache line (pure spinning), reported as the round-trip
+ * ranks 0 and 1 ping-pong one cache line (spinning as the library's waits do, with their
+ * timeout and dead-member checks: bench_wait.h), reported as the round-trip
  * time, the physical reference measured in the same run. When oversubscribed (P > CPUs)
  * and --iters is not given, N is scaled down to keep the run short (R * N >= 10^4 still).
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
+#include "bench_wait.h"
 #include "../cli_parse.h"
 
 #include "coll/barrier/barrier.h"
@@ -40,13 +42,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define relax() _mm_pause()
-#else
-#define relax() __asm__ __volatile__("" ::: "memory")
-#endif
 
 #define MAX_ALGS 64
 #define ROUNDTRIP "limit:cacheline-roundtrip"
@@ -71,6 +66,17 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Say how a member process ended when it did not exit with status 0. */
+static void report_status(FILE *f, const char *who, int rank, pid_t pid, int st)
+{
+    if (WIFSIGNALED(st))
+        fprintf(f, "%s: rank %d (pid %d) was killed by signal %d (%s)\n", who, rank, (int)pid,
+                WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else if (WIFEXITED(st))
+        fprintf(f, "%s: rank %d (pid %d) exited with status %d\n", who, rank, (int)pid,
+                WEXITSTATUS(st));
 }
 
 static void usage(FILE *f)
@@ -112,38 +118,48 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One round-trip ping-pong of the shared line between ranks 0 and 1: returns ns per round
- * trip (rank 0 and 1), 0 on other ranks. Pure spinning (yield now and then when
- * oversubscribed so a descheduled partner can run). */
-static double pingpong(shared_hdr_t *h, int rank, long iters, long warm, uint64_t *base,
-                       int oversub)
+/* One round-trip ping-pong of the shared line between ranks 0 and 1: *ns gets the time
+ * per round trip (0 on other ranks). The waits follow the library's policy (bench_wait.h):
+ * spin, then yield (at once when oversubscribed), NUMACOLL_TIMEOUT per wait, and every
+ * 20 ms a look at every member's process, so that a dead member ends the loop. Returns
+ * NUMACOLL_OK or the error (message set). */
+static int pingpong(shared_hdr_t *h, numacoll_team_t *t, long iters, long warm, uint64_t *base,
+                    double *ns)
 {
-    if (rank > 1) return 0.0;
+    *ns = 0.0;
+    int rank = t->rank;
+    if (rank > 1) return NUMACOLL_OK;
+    char what[96];
+    snprintf(what, sizeof what, "cache-line ping-pong: rank %d waiting for rank %d", rank,
+             1 - rank);
+    bench_watch_t bw;
+    bench_watch_team(&bw, t, what);
     uint64_t b = *base;
-    uint64_t t0 = 0, t_start = now_ns();
+    uint64_t t0 = 0;
     for (long i = 0; i < warm + iters; i++) {
         if (i == warm) t0 = now_ns();
+        int rc = bench_watch_round(&bw);
+        if (rc) return rc;
         uint64_t ping = b + 2 * (uint64_t)i + 1, pong = ping + 1;
         uint64_t want = rank == 0 ? pong : ping;
         if (rank == 0) atomic_store_explicit(&h->pingpong, ping, memory_order_release);
-        unsigned spins = 0;
-        /* the line is written alternately by rank 0 (odd values) and rank 1 (even values);
-         * each waits for the other's value of this round */
-        while (atomic_load_explicit(&h->pingpong, memory_order_acquire) < want) {
-            relax();
-            if (oversub && ++spins % 256 == 0) sched_yield();
-            if (++spins % (1u << 22) == 0 && now_ns() - t_start > 60000000000ull)
-                return -1.0; /* the partner is gone: give up instead of spinning forever */
-        }
+        /* the line is written alternately by rank 0 (ping, odd values) and rank 1 (pong, even
+         * values), each store of a round after the load that saw the other's value of the
+         * round before; a value >= want means the partner has answered this round (nothing
+         * else is published through the line) */
+        bench_wait_begin(&bw);
+        while (atomic_load_explicit(&h->pingpong, memory_order_acquire) < want)
+            if ((rc = bench_wait_step(&bw))) return rc;
         if (rank == 1) atomic_store_explicit(&h->pingpong, pong, memory_order_release);
     }
     uint64_t t1 = now_ns();
     *base = b + 2 * (uint64_t)(warm + iters);
-    return (double)(t1 - t0) / (double)iters;
+    *ns = (double)(t1 - t0) / (double)iters;
+    return NUMACOLL_OK;
 }
 
 static int child(int rank, int P, numacoll_fork_oob_t *oob, shared_hdr_t *h, double *res,
-                 const balg_t *algs, int nalg, long iters, long reps, long warm, int oversub)
+                 const balg_t *algs, int nalg, long iters, long reps, long warm)
 {
     numacoll_fork_oob_set_rank(oob, rank);
     numacoll_team_params_t p = {.rank = rank,
@@ -166,17 +182,10 @@ static int child(int rank, int P, numacoll_fork_oob_t *oob, shared_hdr_t *h, dou
         for (int a = 0; a < nalg; a++) {
             double mean;
             if (algs[a].kind == K_ROUNDTRIP) {
-                mean = P < 2 ? 0.0 : pingpong(h, rank, iters, warm, &pp_base, oversub);
-                if (mean < 0) {
-                    if (atomic_fetch_add(&h->failed, 1) == 0)
-                        snprintf(h->errmsg, sizeof h->errmsg,
-                                 "rank %d: the cache-line ping-pong partner did not answer "
-                                 "for 60 s",
-                                 rank);
-                    return 1;
-                }
+                mean = 0.0;
+                rc = P < 2 ? NUMACOLL_OK : pingpong(h, t, iters, warm, &pp_base, &mean);
                 /* keep the others out of the timed section of the next algorithm */
-                rc = numacoll_barrier_with(t, "sense-reversing-counter");
+                if (rc == NUMACOLL_OK) rc = numacoll_barrier_with(t, "sense-reversing-counter");
             } else {
                 const char *name = algs[a].kind == K_DEFAULT ? NULL : algs[a].name;
                 rc = 0;
@@ -215,6 +224,8 @@ static int child(int rank, int P, numacoll_fork_oob_t *oob, shared_hdr_t *h, dou
 typedef struct logp_shared {
     _Atomic uint64_t line[4][32]; /* 256-byte lines: 0 ping-pong, 1 done, 2 ack, 3 private */
     double out[4][64];
+    _Atomic int32_t pid[2]; /* the two processes (stored by the parent after each fork) */
+    char err[2][512];       /* a process's error message, if it failed */
     _Atomic uint64_t data[LOGP_LINES][512] __attribute__((aligned(4096))); /* a page each */
 } logp_shared_t;
 
@@ -224,11 +235,27 @@ static double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static void logp_child(int rank, logp_shared_t *sh, int reps)
+/* Wait until *@p flag >= @p want under the library's wait policy (bench_wait.h). */
+static int logp_wait(bench_watch_t *bw, _Atomic uint64_t *flag, uint64_t want)
+{
+    bench_wait_begin(bw);
+    while (atomic_load_explicit(flag, memory_order_acquire) < want) {
+        int rc = bench_wait_step(bw);
+        if (rc) return rc;
+    }
+    return NUMACOLL_OK;
+}
+
+static int logp_child(int rank, logp_shared_t *sh, int reps)
 {
     enum { N = 100000 };
     _Atomic uint64_t *pp = &sh->line[0][0], *done = &sh->line[1][0], *ack = &sh->line[2][0];
     uint64_t base = 0, seq = 0;
+    char what[64];
+    snprintf(what, sizeof what, "LogP probe: rank %d waiting for rank %d", rank, 1 - rank);
+    bench_watch_t bw;
+    bench_watch_pids(&bw, sh->pid, 2, rank, what);
+    int rc = NUMACOLL_OK;
     for (int r = 0; r < reps; r++) {
         if (rank == 0) { /* o_s and o_r on a private line */
             _Atomic uint64_t *mine = &sh->line[3][0];
@@ -246,10 +273,12 @@ static void logp_child(int rank, logp_shared_t *sh, int reps)
         uint64_t t0 = now_ns();
         for (int i = 0; i < N; i++) {
             uint64_t ping = base + 2 * (uint64_t)i + 1, pong = ping + 1;
+            if ((rc = bench_watch_round(&bw))) return rc;
             if (rank == 0) atomic_store_explicit(pp, ping, memory_order_release);
-            /* written alternately by rank 0 (ping) and rank 1 (pong) */
-            while (atomic_load_explicit(pp, memory_order_acquire) < (rank == 0 ? pong : ping))
-                relax();
+            /* written alternately by rank 0 (ping, odd) and rank 1 (pong, even), each after
+             * it saw the other's value of the round before: >= the value awaited means the
+             * other has answered this round */
+            if ((rc = logp_wait(&bw, pp, rank == 0 ? pong : ping))) return rc;
             if (rank == 1) atomic_store_explicit(pp, pong, memory_order_release);
         }
         base += 2 * N;
@@ -258,17 +287,18 @@ static void logp_child(int rank, logp_shared_t *sh, int reps)
         double best = 1e30;
         for (int k = 0; k < 200; k++) {
             seq++;
+            if ((rc = bench_watch_round(&bw))) return rc;
             if (rank == 1) {
                 for (int j = 0; j < LOGP_LINES; j++)
                     atomic_store_explicit(&sh->data[j][0], seq, memory_order_relaxed);
                 atomic_store_explicit(done, seq, memory_order_release);
-                /* ack is written by rank 0 once it has read the lines of this round */
-                while (atomic_load_explicit(ack, memory_order_acquire) < seq)
-                    relax();
+                /* ack is written by rank 0 only, once it has read the lines of round seq:
+                 * after it, rank 1 may overwrite them */
+                if ((rc = logp_wait(&bw, ack, seq))) return rc;
             } else {
-                /* done is written by rank 1 after it wrote the data lines of round seq */
-                while (atomic_load_explicit(done, memory_order_acquire) < seq)
-                    relax();
+                /* done is written by rank 1 only, after it wrote the data lines of round
+                 * seq (release): after it, those lines hold seq */
+                if ((rc = logp_wait(&bw, done, seq))) return rc;
                 uint64_t t1 = now_ns(), ok = 0;
                 for (int j = 0; j < LOGP_LINES; j++) /* 7 is odd: a permutation of 0..31 */
                     ok += atomic_load_explicit(&sh->data[(j * 7) % LOGP_LINES][0],
@@ -280,6 +310,7 @@ static void logp_child(int rank, logp_shared_t *sh, int reps)
         }
         if (rank == 0) sh->out[3][r] = best;
     }
+    return NUMACOLL_OK;
 }
 
 static int measure_logp(const int *cpus, int ncpu, long reps)
@@ -301,12 +332,29 @@ static int measure_logp(const int *cpus, int ncpu, long reps)
             CPU_ZERO(&s);
             CPU_SET(cpus[r], &s);
             sched_setaffinity(0, sizeof s, &s);
-            logp_child(r, sh, (int)reps);
-            _exit(0);
+            if (logp_child(r, sh, (int)reps) == NUMACOLL_OK) _exit(0);
+            snprintf(sh->err[r], sizeof sh->err[r], "%s", numacoll_last_error());
+            _exit(1);
         }
+        if (pid[r] < 0) {
+            perror("numacoll-bench barrier --logp: fork");
+            if (r) kill(pid[0], SIGKILL), waitpid(pid[0], NULL, 0);
+            return 1;
+        }
+        atomic_store_explicit(&sh->pid[r], (int32_t)pid[r], memory_order_relaxed);
     }
-    for (int r = 0; r < 2; r++)
-        waitpid(pid[r], NULL, 0);
+    int failed = 0;
+    for (int r = 0; r < 2; r++) {
+        int st;
+        waitpid(pid[r], &st, 0);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+        failed = 1;
+        if (sh->err[r][0])
+            fprintf(stderr, "numacoll-bench barrier --logp: rank %d: %s\n", r, sh->err[r]);
+        else
+            report_status(stderr, "numacoll-bench barrier --logp", r, pid[r], st);
+    }
+    if (failed) return 1;
     double o_s = median_of(sh->out[0], (int)reps), o_r = median_of(sh->out[1], (int)reps);
     double rtt = median_of(sh->out[2], (int)reps), g = median_of(sh->out[3], (int)reps);
     nc_logp_t m = {.L = rtt / 2 - o_s - o_r, .o_s = o_s, .o_r = o_r, .g = g};
@@ -491,7 +539,7 @@ int bench_barrier_main(int argc, char **argv)
             CPU_ZERO(&s);
             CPU_SET(cpus[r % ncpu], &s);
             sched_setaffinity(0, sizeof s, &s);
-            _exit(child(r, (int)P, oob, h, res, algs, nalg, iters, reps, warm, oversub));
+            _exit(child(r, (int)P, oob, h, res, algs, nalg, iters, reps, warm));
         }
         if (pid < 0) {
             perror("numacoll-bench barrier: fork");
@@ -502,21 +550,25 @@ int bench_barrier_main(int argc, char **argv)
         pids[r] = pid;
     }
     int bad_exit = 0;
+    int *status = calloc((size_t)P, sizeof *status);
     for (int r = 0; r < P; r++) {
-        int st;
-        waitpid(pids[r], &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-            bad_exit++;
-            /* one failed member makes the others fail too (timeout / dead peer) */
-        }
+        waitpid(pids[r], &status[r], 0);
+        /* one failed member makes the others fail too (timeout / dead peer) */
+        if (!WIFEXITED(status[r]) || WEXITSTATUS(status[r])) bad_exit++;
     }
-    free(pids);
     numacoll_fork_oob_destroy(oob);
     if (bad_exit) {
         fprintf(stderr, "numacoll-bench barrier: %d process(es) failed: %s\n", bad_exit,
                 h->errmsg[0] ? h->errmsg : "(killed)");
+        for (int r = 0; r < P; r++)
+            if (WIFSIGNALED(status[r]))
+                report_status(stderr, "numacoll-bench barrier", r, pids[r], status[r]);
+        free(pids);
+        free(status);
         return 1;
     }
+    free(pids);
+    free(status);
 
     /* statistics: per rep, max over ranks of the per-rank mean; then median/min/max */
     double med[MAX_ALGS], mn[MAX_ALGS], mx[MAX_ALGS];
