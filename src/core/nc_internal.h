@@ -260,10 +260,6 @@ static inline void nc_team_op_leave(numacoll_team_t *t)
     atomic_store_explicit(&c->done_seq, t->seq, memory_order_release);
 }
 
-/** numacoll_barrier(t) for a team known to be valid, called directly (hidden: no PLT
- *  indirection from the MPI interposition layer, which calls it once per MPI_Barrier). */
-__attribute__((visibility("hidden"))) int nc_team_barrier_default(numacoll_team_t *t);
-
 /* ---- wait policy (wait.c) ---------------------------------------------------------- */
 
 /*

@@ -21,6 +21,7 @@
 #include "numacoll_mpi.h"
 
 #include "../core/nc_internal.h"
+#include "../coll/barrier/barrier.h"
 #include "../coll/bcast/bcast.h"
 
 #include <limits.h>

@@ -103,7 +103,14 @@ typedef struct nc_barrier_auto {
 } nc_barrier_auto_t;
 int nc_barrier_auto_explain(const numacoll_team_t *t, nc_barrier_auto_t *out);
 
-/* team.c helpers */
+/* run.c: the algorithms' areas in the team segment (the team's creation lays them out),
+ * and running one */
 size_t nc_barrier_layout(numacoll_team_t *t, size_t global_off, size_t *rank_bytes_total);
+/** Run the algorithm at registry index @p idx on team @p t (valid), bracketed by the team's
+ *  collective bookkeeping (nc_team_op_enter / nc_team_op_leave). */
+int nc_barrier_run(numacoll_team_t *t, int idx);
+/** numacoll_barrier(t) for a team known to be valid, called directly (hidden: no PLT
+ *  indirection from the MPI interposition layer, which calls it once per MPI_Barrier). */
+__attribute__((visibility("hidden"))) int nc_team_barrier_default(numacoll_team_t *t);
 
 #endif

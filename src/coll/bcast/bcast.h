@@ -10,6 +10,7 @@
 #define NC_BCAST_H
 
 #include "../../core/nc_internal.h"
+#include "../barrier/barrier.h" /* nc_team_barrier_default: the barriers a broadcast needs */
 
 /** Collective broadcast of @p bytes from @p root (arguments already validated). */
 int nc_bcast_run(numacoll_team_t *t, void *buf, size_t bytes, int root);

@@ -9,10 +9,9 @@
  *   rank block r = 0..P-1 (first-touched by rank r, NUMA-local to it):
  *       control line (nc_rank_ctl_t) | barrier algorithm areas (registry order)
  */
-#include "nc_internal.h"
-
 #include "../coll/barrier/barrier.h"
 #include "../coll/bcast/bcast.h"
+#include "../core/nc_internal.h"
 #include "../topo/topo.h"
 
 #include <stdlib.h>
@@ -115,23 +114,6 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
     free(all);
     if (cfg_status != NUMACOLL_OK) return cfg_status;
     return rc;
-}
-
-size_t nc_barrier_layout(numacoll_team_t *t, size_t global_off, size_t *rank_bytes_total)
-{
-    size_t g = global_off, rk = *rank_bytes_total;
-    for (int i = 0; i < nc_barrier_registry_count; i++) {
-        const nc_barrier_algo_t *a = nc_barrier_registry[i];
-        nc_barrier_slot_t *s = &t->barrier_slots[i];
-        size_t gb = nc_round_up(a->global_bytes(t), t->line);
-        size_t rb = nc_round_up(a->rank_bytes(t), t->line);
-        s->global = (char *)(uintptr_t)g; /* offset for now; rebased after mapping */
-        s->rank_off = rk;
-        g += gb;
-        rk += rb;
-    }
-    *rank_bytes_total = rk;
-    return g;
 }
 
 static void team_free(numacoll_team_t *t)
@@ -308,24 +290,10 @@ int numacoll_team_id(const numacoll_team_t *t, uint64_t id[2])
     return NUMACOLL_OK;
 }
 
-static int run_barrier(numacoll_team_t *t, int idx)
-{
-    nc_barrier_slot_t *s = &t->barrier_slots[idx];
-    nc_team_op_enter(t, "barrier");
-    int rc = nc_barrier_registry[idx]->run(t, s);
-    if (rc == NUMACOLL_OK) nc_team_op_leave(t);
-    return rc;
-}
-
 int numacoll_barrier(numacoll_team_t *t)
 {
     if (!t) return nc_error(NUMACOLL_ERR_ARG, "numacoll_barrier: team is NULL");
-    return run_barrier(t, t->barrier_default);
-}
-
-int nc_team_barrier_default(numacoll_team_t *t)
-{
-    return run_barrier(t, t->barrier_default);
+    return nc_barrier_run(t, t->barrier_default);
 }
 
 int numacoll_barrier_with(numacoll_team_t *t, const char *algorithm)
@@ -337,7 +305,7 @@ int numacoll_barrier_with(numacoll_team_t *t, const char *algorithm)
         return nc_error(NUMACOLL_ERR_NOT_FOUND, "barrier algorithm '%s' is unknown; registered: %s",
                         algorithm ? algorithm : "(null)", strchr(names, '|') + 1);
     }
-    return run_barrier(t, i);
+    return nc_barrier_run(t, i);
 }
 
 const char *numacoll_team_barrier_name(const numacoll_team_t *t)
