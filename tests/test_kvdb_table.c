@@ -384,6 +384,81 @@ static void test_bad_config_and_args(void **state)
     numacoll_kvdb_close(srv);
 }
 
+/* Every public call names the NULL argument it was given (and its own name). */
+#define EXPECT_NULL_ARG(call, fname, arg)                                                       \
+    do {                                                                                        \
+        assert_int_equal((call), NUMACOLL_ERR_ARG);                                             \
+        const char *m_ = numacoll_last_error();                                                 \
+        if (!strstr(m_, fname ": " arg " is NULL")) print_error("message: %s\n", m_);           \
+        assert_non_null(strstr(m_, fname ": " arg " is NULL"));                                 \
+    } while (0)
+
+static void test_null_arguments(void **state)
+{
+    (void)state;
+    kvt_clear_env();
+    numacoll_kvdb_t *srv = mk("seqlock", 0, 0, 0), *rd = NULL;
+    const char *h = numacoll_kvdb_handle(srv);
+    char buf[8];
+    size_t len = 0, n = 0;
+    numacoll_kvdb_stats_t st;
+    EXPECT_NULL_ARG(numacoll_kvdb_create(NULL, NULL), "numacoll_kvdb_create", "db");
+    EXPECT_NULL_ARG(numacoll_kvdb_attach(NULL, &rd), "numacoll_kvdb_attach", "handle");
+    assert_null(rd);
+    EXPECT_NULL_ARG(numacoll_kvdb_attach(h, NULL), "numacoll_kvdb_attach", "db");
+    assert_null(numacoll_kvdb_handle(NULL));
+    assert_non_null(strstr(numacoll_last_error(), "numacoll_kvdb_handle: db is NULL"));
+    assert_null(numacoll_kvdb_lock_name(NULL));
+    assert_non_null(strstr(numacoll_last_error(), "numacoll_kvdb_lock_name: db is NULL"));
+    EXPECT_NULL_ARG(numacoll_kvdb_put(NULL, "ns", 0, "k", "v", 1), "numacoll_kvdb_put", "db");
+    EXPECT_NULL_ARG(numacoll_kvdb_put(srv, NULL, 0, "k", "v", 1), "numacoll_kvdb_put", "nspace");
+    EXPECT_NULL_ARG(numacoll_kvdb_put(srv, "ns", 0, NULL, "v", 1), "numacoll_kvdb_put", "key");
+    EXPECT_NULL_ARG(numacoll_kvdb_put(srv, "ns", 0, "k", NULL, 1), "numacoll_kvdb_put", "value");
+    assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", NULL, 0), NUMACOLL_OK); /* empty */
+    EXPECT_NULL_ARG(numacoll_kvdb_delete(NULL, "ns", 0, "k"), "numacoll_kvdb_delete", "db");
+    EXPECT_NULL_ARG(numacoll_kvdb_delete(srv, NULL, 0, "k"), "numacoll_kvdb_delete", "nspace");
+    EXPECT_NULL_ARG(numacoll_kvdb_delete(srv, "ns", 0, NULL), "numacoll_kvdb_delete", "key");
+    EXPECT_NULL_ARG(numacoll_kvdb_commit(NULL), "numacoll_kvdb_commit", "db");
+    numacoll_kvdb_discard(NULL);
+    assert_non_null(strstr(numacoll_last_error(), "numacoll_kvdb_discard: db is NULL"));
+    assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK); /* the staged put survived */
+    EXPECT_NULL_ARG(numacoll_kvdb_get(NULL, "ns", 0, "k", buf, sizeof buf, &len),
+                    "numacoll_kvdb_get", "db");
+    EXPECT_NULL_ARG(numacoll_kvdb_get(srv, NULL, 0, "k", buf, sizeof buf, &len),
+                    "numacoll_kvdb_get", "nspace");
+    EXPECT_NULL_ARG(numacoll_kvdb_get(srv, "ns", 0, NULL, buf, sizeof buf, &len),
+                    "numacoll_kvdb_get", "key");
+    EXPECT_NULL_ARG(numacoll_kvdb_get(srv, "ns", 0, "k", NULL, sizeof buf, &len),
+                    "numacoll_kvdb_get", "buf");
+    EXPECT_NULL_ARG(numacoll_kvdb_get(srv, "ns", 0, "k", buf, sizeof buf, NULL),
+                    "numacoll_kvdb_get", "len");
+    assert_int_equal(numacoll_kvdb_get(srv, "ns", 0, "k", NULL, 0, &len), NUMACOLL_OK);
+    assert_int_equal(len, 0);
+    EXPECT_NULL_ARG(numacoll_kvdb_iterate(NULL, "ns", 0, NULL, NULL, &n),
+                    "numacoll_kvdb_iterate", "db");
+    EXPECT_NULL_ARG(numacoll_kvdb_iterate(srv, NULL, 0, NULL, NULL, &n),
+                    "numacoll_kvdb_iterate", "nspace");
+    assert_int_equal(numacoll_kvdb_iterate(srv, "ns", 0, NULL, NULL, &n), NUMACOLL_OK);
+    assert_int_equal(n, 1); /* fn may be NULL: count only */
+    EXPECT_NULL_ARG(numacoll_kvdb_stats(NULL, &st), "numacoll_kvdb_stats", "db");
+    EXPECT_NULL_ARG(numacoll_kvdb_stats(srv, NULL), "numacoll_kvdb_stats", "st");
+    assert_int_equal(numacoll_kvdb_close(NULL), NUMACOLL_OK);
+    int count = 0;
+    assert_non_null(numacoll_kvdb_locks(NULL));
+    assert_non_null(numacoll_kvdb_locks(&count));
+    assert_int_equal(count, nc_kvlock_registry_count);
+    /* a reader's handle: the same names, and the write calls say what is wrong */
+    assert_int_equal(numacoll_kvdb_attach(h, &rd), NUMACOLL_OK);
+    assert_null(numacoll_kvdb_handle(rd));
+    assert_non_null(strstr(numacoll_last_error(), "reader"));
+    assert_int_equal(numacoll_kvdb_put(rd, "ns", 0, "k", "v", 1), NUMACOLL_ERR_STATE);
+    assert_non_null(strstr(numacoll_last_error(), "only the server"));
+    EXPECT_NULL_ARG(numacoll_kvdb_get(rd, "ns", 0, "k", buf, sizeof buf, NULL),
+                    "numacoll_kvdb_get", "len");
+    numacoll_kvdb_close(rd);
+    numacoll_kvdb_close(srv);
+}
+
 static void test_reader_slots_full(void **state)
 {
     (void)state;
@@ -430,10 +505,11 @@ static void test_no_shm_files(void **state)
     }
     /* while the store is alive nothing is in /dev/shm either */
     assert_int_equal(nc_count_shm_files() + count_memfd_in_shm(), before);
-    /* the segments are mode 0600 */
+    /* the header segment the handle names, which readers only read, is mode 0400 (the
+     * lock segment, which they write, 0600) */
     struct stat st;
     assert_int_equal(stat(numacoll_kvdb_handle(db), &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(st.st_mode & 0777, 0400);
     numacoll_kvdb_close(db);
     assert_int_equal(nc_count_shm_files() + count_memfd_in_shm(), before);
 }
@@ -448,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_growth_max_size),
         cmocka_unit_test(test_iterate),
         cmocka_unit_test(test_bad_config_and_args),
+        cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_reader_slots_full),
         cmocka_unit_test(test_no_shm_files),
     };

@@ -7,17 +7,32 @@
  * empty). The server stages puts and deletes and makes a batch visible atomically with
  * numacoll_kvdb_commit(). Readers see either the whole batch or none of it.
  *
- * Memory: the store lives in two kinds of memfd segments (never a name in /dev/shm, so no
- * file can be left behind by a crash): a fixed control segment (header, reader slots,
- * lock area) and a data segment (open-addressing hash table + append-only entry heap).
- * When the data segment is full, the server builds a new generation (grown or compacted)
- * and publishes it; readers switch to it at their next access. Pages are reserved with
- * posix_fallocate, so a full memory filesystem is NUMACOLL_ERR_NOMEM, never a SIGBUS.
+ * Memory: the store lives in memfd segments (never a name in /dev/shm, so no file can be
+ * left behind by a crash): a header segment (layout, current generation), a lock segment
+ * (reader slots, lock words) and a data segment (open-addressing hash table + append-only
+ * entry heap). When the data segment is full, the server builds a new generation (grown
+ * or compacted) and publishes it; readers switch to it at their next access. Pages are
+ * reserved with posix_fallocate, so a full memory filesystem is NUMACOLL_ERR_NOMEM, never
+ * a SIGBUS.
  *
  * Readers attach with the handle string numacoll_kvdb_handle() returns on the server
  * ("/proc/<server pid>/fd/<n>"): pass it to them by any means (environment, argv, a
  * socket). Attaching needs the permission to open the server's /proc fd links, i.e. the
- * same user (segments are mode 0600).
+ * same user.
+ *
+ * Trust: a reader cannot crash the server or the other readers through the header and
+ * data segments. Readers map them read-only; they are mode 0400 and sealed against writes
+ * (F_SEAL_FUTURE_WRITE), so no process can make them writable again, and every segment is
+ * sealed against truncation. The server keeps private copies of everything it decides on
+ * and checks what it reads back from the table; readers check every offset and length
+ * they read. A table found corrupt (possible only where the kernel lacks that seal, Linux
+ * < 5.1, and another process of the user has chmod-ed a segment) gives
+ * NUMACOLL_ERR_STATE naming what is out of range. The lock segment (reader slots, lock
+ * words) is writable by every reader: one that overwrites lock words can stall the others
+ * (NUMACOLL_TIMEOUT bounds the waits) or let them copy a value while it changes (bounds
+ * checks keep that from crashing them), and with the robust-mutex schemes (1n-mutex,
+ * 2n-mutex, n-mutex-signal) crash the server, whose mutex unlock follows list links kept
+ * in the shared mutex (glibc); seqlock, reader-flags and rwlock keep no pointers there.
  *
  * Locking: NUMACOLL_KVDB_LOCK (or params.lock) selects the reader/writer scheme; see
  * numacoll_kvdb_locks(). Readers killed at any point (even holding their lock, or half
@@ -29,7 +44,9 @@
  * be used by one thread at a time (attach once per thread otherwise).
  *
  * All calls return NUMACOLL_OK or a negative numacoll_status_t with numacoll_last_error()
- * set (see numacoll.h).
+ * set (see numacoll.h). A NULL handle or a NULL required argument is NUMACOLL_ERR_ARG with
+ * a message naming the argument ("numacoll_kvdb_put: db is NULL"); the calls that return a
+ * pointer return NULL then, and numacoll_kvdb_discard only sets the message.
  */
 #ifndef NUMACOLL_KVDB_H
 #define NUMACOLL_KVDB_H
@@ -65,7 +82,8 @@ typedef struct numacoll_kvdb_params {
 /** Create a store (the calling process becomes its server/writer). */
 int numacoll_kvdb_create(const numacoll_kvdb_params_t *params, numacoll_kvdb_t **db);
 
-/** Handle string readers pass to numacoll_kvdb_attach() (server only; else NULL). */
+/** Handle string readers pass to numacoll_kvdb_attach() (server only; NULL for a reader's
+ *  handle or NULL, with numacoll_last_error() saying which). */
 const char *numacoll_kvdb_handle(const numacoll_kvdb_t *db);
 
 /** Attach as a reader; takes a reader slot (NUMACOLL_ERR_FULL if all are taken by live
@@ -76,7 +94,7 @@ int numacoll_kvdb_attach(const char *handle, numacoll_kvdb_t **db);
  *  still attached keep their mappings until they detach). NULL is accepted. */
 int numacoll_kvdb_close(numacoll_kvdb_t *db);
 
-/** Name of the lock scheme the store uses. */
+/** Name of the lock scheme the store uses (NULL for NULL). */
 const char *numacoll_kvdb_lock_name(const numacoll_kvdb_t *db);
 
 /**
@@ -93,18 +111,21 @@ int numacoll_kvdb_delete(numacoll_kvdb_t *db, const char *nspace, uint32_t rank,
 
 /**
  * Make every staged operation visible at once (server). All or nothing: on
- * NUMACOLL_ERR_FULL (table full and growth disabled or NUMACOLL_KVDB_MAX_SIZE reached) or
- * NUMACOLL_ERR_NOMEM nothing of the batch is applied and the batch stays staged.
+ * NUMACOLL_ERR_FULL (table full and growth disabled or NUMACOLL_KVDB_MAX_SIZE reached),
+ * NUMACOLL_ERR_NOMEM or NUMACOLL_ERR_STATE (the table was found corrupt; message names
+ * the bucket) nothing of the batch is applied and the batch stays staged.
  */
 int numacoll_kvdb_commit(numacoll_kvdb_t *db);
 
-/** Drop the staged operations (server). */
+/** Drop the staged operations (server; NULL only sets numacoll_last_error()). */
 void numacoll_kvdb_discard(numacoll_kvdb_t *db);
 
 /**
  * Read a value (reader or server). Copies it to @p buf and stores its length in @p len.
  * NUMACOLL_ERR_NOT_FOUND: no such key. NUMACOLL_ERR_TOOBIG: @p buflen is smaller than
  * the value; *len receives the needed size (the contents of @p buf are then unspecified).
+ * @p buf may be NULL when @p buflen is 0. NUMACOLL_ERR_STATE: the table is corrupt where
+ * the key's lookup went (message names the bucket and what is out of range).
  */
 int numacoll_kvdb_get(numacoll_kvdb_t *db, const char *nspace, uint32_t rank, const char *key,
                       void *buf, size_t buflen, size_t *len);
@@ -115,7 +136,8 @@ typedef int (*numacoll_kvdb_iter_fn)(const char *key, const void *value, size_t 
 /**
  * Call @p fn for every key of (@p nspace, @p rank), from a consistent snapshot taken under
  * the read lock (the callback runs outside the lock, on private copies). Order unspecified.
- * *count (optional) receives the number of keys of the snapshot.
+ * *count (optional) receives the number of keys of the snapshot; @p fn may be NULL to
+ * count only.
  */
 int numacoll_kvdb_iterate(numacoll_kvdb_t *db, const char *nspace, uint32_t rank,
                           numacoll_kvdb_iter_fn fn, void *ctx, size_t *count);

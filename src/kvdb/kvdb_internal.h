@@ -23,8 +23,9 @@ int nc_kvdb_rdlock(numacoll_kvdb_t *db, uint64_t *token);
 int nc_kvdb_rdunlock(numacoll_kvdb_t *db, uint64_t token);
 int nc_kvdb_wrlock(numacoll_kvdb_t *db);   /* server */
 int nc_kvdb_wrunlock(numacoll_kvdb_t *db); /* server */
-/** Two scratch words, each on its own line of the control segment, for the benchmark's
- *  and the tests' correctness checks (written by the server under the write lock). */
+/** Two scratch words, each on its own line of the header segment, for the benchmark's
+ *  and the tests' correctness checks (written by the server under the write lock; readers
+ *  map them read-only). */
 _Atomic uint64_t *nc_kvdb_scratch(numacoll_kvdb_t *db, int i);
 const nc_kvlock_ops_t *nc_kvdb_lock_ops(const numacoll_kvdb_t *db);
 /** Reader slot of this handle (-1 on the server). */
@@ -33,6 +34,11 @@ int nc_kvdb_slot(const numacoll_kvdb_t *db);
 uint32_t nc_kvdb_slot_attaches(numacoll_kvdb_t *db, int i);
 /** pid owning slot @p i (0 = free). */
 int nc_kvdb_slot_pid(numacoll_kvdb_t *db, int i);
+/** Tests only: @p on = 0 makes the stores created from now on in this process leave their
+ *  header and data segments open to writes by other processes (mode 0600, no
+ *  F_SEAL_FUTURE_WRITE), as a kernel without that seal does once another process of the
+ *  user has chmod-ed them; 1 (the default) protects them. */
+void nc_kvdb_test_write_protect(int on);
 
 /* ---- Get profiler ------------------------------------------------------------------ */
 

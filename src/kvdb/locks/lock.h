@@ -3,7 +3,7 @@
  * in registry.c, selected by NUMACOLL_KVDB_LOCK.
  *
  * Model: one writer (the server) and up to nslots readers; reader i uses slot i (its own
- * lines of the lock area). A scheme's shared area lives in the store's control segment,
+ * lines of the lock area). A scheme's shared area lives in the store's lock segment,
  * starts zero-filled, and is initialised once by the server (init) before any reader
  * can attach.
  *
@@ -16,6 +16,16 @@
  * repaired with pthread_mutex_consistent (nc_kvlock_mutex_lock). Waits that are not in a
  * mutex go through nc_kvlock_wait_step (the core wait policy + a check that the process
  * we wait for is still alive).
+ *
+ * Trust: the area is in the lock segment, which every reader maps writable. The writer
+ * keeps a private copy of whatever state of its own it would otherwise read back
+ * (wstate), so a reader that overwrites a lock word cannot change what the writer stores.
+ * Such a reader can still stall the others and the writer (NUMACOLL_TIMEOUT bounds the
+ * waits) or let readers copy data while it changes (their bounds checks keep that from
+ * crashing them), and with the robust-mutex schemes (1n-mutex, 2n-mutex, n-mutex-signal) it can
+ * crash the writer: glibc's unlock of a robust mutex follows the list links stored in the
+ * mutex itself. The seqlock, reader-flags and rwlock schemes keep no pointer in shared
+ * memory.
  */
 #ifndef NC_KVDB_LOCK_H
 #define NC_KVDB_LOCK_H
@@ -26,7 +36,7 @@
 
 #define NC_KVLOCK_RETRY 1 /* rd_unlock of an optimistic scheme: the read must be redone */
 
-/* One reader slot's bookkeeping line in the control segment (written by its owner, and
+/* One reader slot's bookkeeping line in the lock segment (written by its owner, and
  * by a process that takes over the slot of a dead owner). */
 typedef struct nc_kv_slot {
     _Atomic int32_t pid;       /* owner's pid, 0 = free */
@@ -34,7 +44,7 @@ typedef struct nc_kv_slot {
 } nc_kv_slot_t;
 
 typedef struct nc_kvlock {
-    char *area;          /* the scheme's area in the control segment */
+    char *area;          /* the scheme's area in the lock segment */
     int nslots;          /* reader slots */
     size_t line;         /* padding unit */
     char *slots;         /* nc_kv_slot_t lines, stride line */
@@ -43,6 +53,9 @@ typedef struct nc_kvlock {
     uint64_t timeout_ns; /* NUMACOLL_TIMEOUT (0 = none) */
     uint32_t spin_limit; /* pause spins before yielding (small when oversubscribed) */
     uint64_t recovered;  /* locks/flags recovered from dead owners by this process */
+    uint64_t wstate;     /* writer: its private copy of the scheme's own state (seqlock:
+                            the sequence number; rwlock: whether the reader count is
+                            readable), never read back from the shared area */
     void *priv;          /* scheme's process-private state */
 } nc_kvlock_t;
 

@@ -45,7 +45,6 @@ typedef struct rw_slot {
 
 typedef struct rw_head {
     pthread_rwlock_t rw;
-    int count_ok; /* glibc's reader count is readable (rw_count_works); set by init */
 } rw_head_t;
 
 /* Tests only (nc_kvlock_rw_set_test_hook); static: one RIP-relative load per check. */
@@ -112,8 +111,8 @@ static int rw_init(nc_kvlock_t *l)
     if (rc)
         return nc_error(NUMACOLL_ERR_SYS, "kvdb rwlock: cannot create the rwlock: %s",
                         strerror(rc));
-    head_of(l)->count_ok = rw_count_works(rw_of(l));
-    if (!head_of(l)->count_ok)
+    l->wstate = (uint64_t)rw_count_works(rw_of(l)); /* the writer's own: only it recovers */
+    if (!l->wstate)
         nc_log(1, -1, l->nslots,
                "kvdb rwlock: this C library's rwlock does not show its reader count; the read "
                "hold of a reader that dies inside cannot be recovered");
@@ -209,7 +208,7 @@ static int rw_rd_unlock(nc_kvlock_t *l, uint64_t token)
  * the same time could release a hold twice). Returns how many it released. */
 static int rw_recover(nc_kvlock_t *l)
 {
-    if (!head_of(l)->count_ok) return 0;
+    if (!l->wstate) return 0; /* glibc's reader count is not readable (rw_init) */
     uint64_t *w = malloc((size_t)l->nslots * sizeof *w);
     pid_t *o = malloc((size_t)l->nslots * sizeof *o);
     if (!w || !o) { /* skipped this slice */

@@ -2,7 +2,7 @@
  * seqlock (our own scheme): optimistic reads validated by a sequence number; the read
  * path performs no store and no atomic read-modify-write at all.
  *
- *   writer: s = seq; seq = s + 1 (odd: write in progress); release fence;
+ *   writer: s = its private count; seq = s + 1 (odd: write in progress); release fence;
  *           ... write ...; seq = s + 2 (release)
  *   reader: s1 = seq (acquire), wait while odd; ... copy what is needed ...;
  *           acquire fence; s2 = seq; valid iff s1 == s2, otherwise copy again
@@ -41,6 +41,7 @@ static size_t sq_bytes(int nslots, size_t line)
 }
 static int sq_init(nc_kvlock_t *l)
 {
+    l->wstate = 0; /* the area starts zero-filled */
     return NUMACOLL_OK;
 }
 
@@ -70,10 +71,13 @@ static int sq_rd_unlock(nc_kvlock_t *l, uint64_t token)
     return NC_LIKELY(s == token) ? NUMACOLL_OK : NC_KVLOCK_RETRY;
 }
 
+/* The writer counts from its private copy (l->wstate), not from the shared word, which
+ * any reader could overwrite: the values it stores are always odd inside and even
+ * outside a write section. */
 static int sq_wr_lock(nc_kvlock_t *l)
 {
-    uint64_t s = atomic_load_explicit(&sq_of(l)->seq, memory_order_relaxed);
-    atomic_store_explicit(&sq_of(l)->seq, s + 1, memory_order_relaxed);
+    l->wstate++;
+    atomic_store_explicit(&sq_of(l)->seq, l->wstate, memory_order_relaxed);
     /* release fence: the odd value is ordered before every store of the write section */
     atomic_thread_fence(memory_order_release);
     return NUMACOLL_OK;
@@ -81,9 +85,9 @@ static int sq_wr_lock(nc_kvlock_t *l)
 
 static int sq_wr_unlock(nc_kvlock_t *l)
 {
-    uint64_t s = atomic_load_explicit(&sq_of(l)->seq, memory_order_relaxed);
+    l->wstate++;
     /* release: the section's stores are visible to a reader that sees the even value */
-    atomic_store_explicit(&sq_of(l)->seq, s + 1, memory_order_release);
+    atomic_store_explicit(&sq_of(l)->seq, l->wstate, memory_order_release);
     return NUMACOLL_OK;
 }
 
