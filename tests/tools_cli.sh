@@ -36,7 +36,7 @@ help "$bin/numacoll-kvbench" -- --mode --readers --lock --csv --reps --duration 
     --profile-get --profile-clock --iters --keylen --version --help
 help "$bin/numacoll-bench" -- barrier bcast --mpi --version --help
 help "$bin/numacoll-bench" barrier -- --procs --iters --reps --warmup --csv --algorithms \
-    --synthetic --map-by --logp
+    --synthetic --map-by --logp --version --help
 help "$bin/numacoll-bench" bcast -- --procs --sizes --iters --reps --csv --mode --root --variants
 help "$bin/numacoll-bench" --mpi bcast -- --impl --csv --csv-slowest --iters --reps --target-ms \
     --min-bytes --max-bytes --variants --native-label --root-shift --quiet --version --help
@@ -118,6 +118,18 @@ run "$bin/numacoll-bench" bcast --procs 2 --sizes 1K:1K --reps 1 --iters 5 --var
 run "$bin/numacoll-bench" bcast --procs 1 --sizes 8:8 --reps 1 --iters 5 --variants default
 grep -Eq "^variant +bytes +median_us \[min_us\.\.max_us\]" <<<"$out" ||
     bad "numacoll-bench bcast: no header with units: $out"
+
+# numacoll-bench barrier: every row through the same call (numacoll_barrier, the team's
+# default set to the row's algorithm), which the output says, so that "default
+# (=dissemination)" and "dissemination" time the same code; orders alternate
+run "$bin/numacoll-bench" barrier --procs 2 --reps 2 --iters 200 --algorithms dissemination,default
+if [ $rc != 0 ] || ! grep -q "^# every row: numacoll_barrier with the team's default set to that algorithm" <<<"$out" ||
+    ! grep -Eq "^algorithm +median_us +min_us +max_us" <<<"$out" || ! grep -q "^default (=" <<<"$out"; then
+    bad "numacoll-bench barrier: exit $rc: $out"
+fi
+run "$bin/numacoll-bench" barrier --logp --reps 1
+[ $rc = 0 ] && grep -Eq "^ +P +central_ns +combining_ns +dissemination_ns +choice" <<<"$out" ||
+    bad "numacoll-bench barrier --logp: no unit on every column: exit $rc: $out"
 
 # numacoll-plot: a directory that is not one is an error, not a traceback
 run "$bin/numacoll-plot" "$tmp/none"

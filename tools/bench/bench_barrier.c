@@ -7,10 +7,22 @@
  *
  * P processes are forked and bound to the allowed CPUs round-robin (rank r -> r-th allowed
  * CPU mod their number); they form one team. For each repetition, every algorithm runs in
- * turn (A B C A B C ...: interleaved, because the VM's speed drifts over tens of seconds):
+ * turn (A B C C B A ...: interleaved, because the VM's speed drifts over tens of seconds,
+ * the order reversed every other repetition so that no row always follows the same one):
  * W warm-up barriers, then N timed barriers; each rank's mean is recorded. Per repetition
  * the figure is the max over ranks of the per-rank mean; reported are the median, min and
  * max over the R repetitions.
+ *
+ * Every row is timed through numacoll_barrier, with the team's default algorithm set to the
+ * row's for its run (the name resolved once, outside the timing): what an application
+ * running with NUMACOLL_BARRIER=<name> calls, and one code path for all rows, so that
+ * "default (=dissemination)" and "dissemination" run the same instructions. Before, named
+ * rows called numacoll_barrier_with, which resolves the name at every call: at 50-60 ns a
+ * barrier (P = 2) that lookup alone made dissemination measure about 8 ns slower than the
+ * default that is dissemination (AMD EPYC VM, P = 2, 4 runs of 41 interleaved samples:
+ * medians 60-64 ns against 52-54 ns, and 52-54 ns with the default set to dissemination);
+ * in 19 of the 28 make bench logs in the history of results/bench.log the default row was
+ * the lower, by up to 35 %.
  *
  * Rows: every registered algorithm (or the --algorithms list), "default" (what
  * numacoll_barrier gives with the current environment), and "limit:cacheline-roundtrip":
@@ -89,13 +101,21 @@ static void usage(FILE *f)
             "  --iters N        timed barriers per repetition (default 10000; scaled down\n"
             "                   when oversubscribed, keeping reps * iters >= 10000)\n"
             "  --reps R         repetitions (default 5); median/min/max are over these\n"
-            "  --warmup W       untimed barriers before each timed run (default iters/10)\n"
-            "  --csv FILE       also write CSV (collective,algorithm,procs,bytes,...)\n"
+            "  --warmup W       untimed barriers before each timed run (default iters/10, at\n"
+            "                   least 10)\n"
+            "  --csv FILE       also write CSV: collective,algorithm,procs,bytes,\n"
+            "                   latency_us_median,latency_us_min,latency_us_max (us)\n"
             "  --algorithms L   comma-separated subset of: registered names, default, %s\n"
             "  --synthetic STR  plan the topology on an hwloc synthetic description\n"
             "  --map-by M       simulated placement with --synthetic: core, numa or socket\n"
             "  --logp           instead: measure the LogP parameters of paper 2 between two\n"
-            "                   CPUs (NUMACOLL_BARRIER_LOGP_*) and print the model's choices\n",
+            "                   CPUs (NUMACOLL_BARRIER_LOGP_*, ns) and print the model's\n"
+            "                   estimates (ns) and choices\n"
+            "  --version        print the version and exit\n"
+            "  -h, --help       print this help and exit\n"
+            "Table: median_us, min_us, max_us over the repetitions of the slowest rank's mean\n"
+            "time per barrier (us); x_roundtrip: median / the cache-line round trip's. Every\n"
+            "row runs through numacoll_barrier with the team's default set to its algorithm.\n",
             ROUNDTRIP);
 }
 
@@ -177,9 +197,11 @@ static int child(int rank, int P, numacoll_fork_oob_t *oob, shared_hdr_t *h, dou
     }
     if (rank == 0)
         snprintf(h->default_name, sizeof h->default_name, "%s", numacoll_team_barrier_name(t));
+    const int def = t->barrier_default; /* the team's own choice (same on every member) */
     uint64_t pp_base = 0;
     for (long r = 0; r < reps; r++) {
-        for (int a = 0; a < nalg; a++) {
+        for (int k = 0; k < nalg; k++) {
+            int a = r % 2 ? nalg - 1 - k : k; /* every other repetition in reverse */
             double mean;
             if (algs[a].kind == K_ROUNDTRIP) {
                 mean = 0.0;
@@ -187,14 +209,23 @@ static int child(int rank, int P, numacoll_fork_oob_t *oob, shared_hdr_t *h, dou
                 /* keep the others out of the timed section of the next algorithm */
                 if (rc == NUMACOLL_OK) rc = numacoll_barrier_with(t, "sense-reversing-counter");
             } else {
-                const char *name = algs[a].kind == K_DEFAULT ? NULL : algs[a].name;
-                rc = 0;
+                /* numacoll_barrier with the row's algorithm as the team's default, set on
+                 * every member between the same two barriers (a member still leaving the
+                 * previous row's last barrier runs that row's algorithm, with its own state):
+                 * one path for every row, the name looked up here and not per call */
+                int idx = algs[a].kind == K_DEFAULT ? def : nc_barrier_find(algs[a].name);
+                if (idx < 0) /* add_alg checked the name against the registry */
+                    rc = nc_error(NUMACOLL_ERR_NOT_FOUND, "barrier algorithm '%s' is unknown",
+                                  algs[a].name);
+                else
+                    t->barrier_default = idx, rc = 0;
                 for (long i = 0; i < warm && !rc; i++)
-                    rc = name ? numacoll_barrier_with(t, name) : numacoll_barrier(t);
+                    rc = numacoll_barrier(t);
                 uint64_t t0 = now_ns();
                 for (long i = 0; i < iters && !rc; i++)
-                    rc = name ? numacoll_barrier_with(t, name) : numacoll_barrier(t);
+                    rc = numacoll_barrier(t);
                 mean = (double)(now_ns() - t0) / (double)iters;
+                t->barrier_default = def;
             }
             if (rc) {
                 if (atomic_fetch_add(&h->failed, 1) == 0)
@@ -365,12 +396,12 @@ static int measure_logp(const int *cpus, int ncpu, long reps)
            "NUMACOLL_BARRIER_LOGP_OR=%.1f\nNUMACOLL_BARRIER_LOGP_G=%.1f\n",
            rtt, m.L, m.o_s, m.o_r, m.g);
     int n = (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K");
-    printf("%6s %12s %12s %14s  %s\n", "P", "central_ns", "combining_ns", "dissemination",
+    printf("%6s %12s %12s %16s  %s\n", "P", "central_ns", "combining_ns", "dissemination_ns",
            "choice");
     for (int P = 2; P <= 128; P *= 2) {
         double est[NC_LOGP_NALG];
         int c = nc_logp_choose(&m, P, n, est);
-        printf("%6d %12.0f %12.0f %14.0f  %s\n", P, est[0], est[1], est[2], nc_logp_algorithm(c));
+        printf("%6d %12.0f %12.0f %16.0f  %s\n", P, est[0], est[1], est[2], nc_logp_algorithm(c));
     }
     munmap(sh, sizeof *sh);
     return 0;
@@ -591,6 +622,9 @@ int bench_barrier_main(int argc, char **argv)
     }
     free(v);
 
+    printf("# every row: numacoll_barrier with the team's default set to that algorithm (the name "
+           "resolved once, outside the timing); default: the team's own choice; time per barrier "
+           "in us, the slowest rank's mean\n");
     printf("%-36s %12s %12s %12s %10s\n", "algorithm", "median_us", "min_us", "max_us",
            "x_roundtrip");
     for (int a = 0; a < nalg; a++) {
