@@ -351,7 +351,7 @@ int numacoll_kvdb_delete(numacoll_kvdb_t *db, const char *nspace, uint32_t rank,
     }
     if (exists < 0) {
         kv_entry_t eh;
-        kv_bad_t bad;
+        kv_bad_t bad = {0};
         uint64_t b;
         int64_t off = kv_find(&db->t, db->t.c.heap_used, h, nspace, nslen, rank, key, keylen,
                               &eh, &b, &bad);
@@ -499,7 +499,7 @@ static inline __attribute__((always_inline)) int get_impl(numacoll_kvdb_t *db, c
     if (NC_UNLIKELY(!len)) return nc_error(NUMACOLL_ERR_ARG, "numacoll_kvdb_get: len is NULL");
     uint64_t h = kv_hash(ns, nslen, rank, key, keylen);
     kv_entry_t eh;
-    kv_bad_t bad;
+    kv_bad_t bad = {0};
     uint64_t bidx;
     int64_t off;
     uint32_t vallen = 0;
@@ -628,7 +628,7 @@ int numacoll_kvdb_iterate(numacoll_kvdb_t *db, const char *nspace, uint32_t rank
                         NUMACOLL_KVDB_MAX_NSLEN);
     int64_t n;
     size_t bytes = 0;
-    kv_bad_t bad;
+    kv_bad_t bad = {0};
     if (db->server) {
         n = collect(db, db->t.c.heap_used, nspace, nslen, rank, &bytes, &bad);
     } else {

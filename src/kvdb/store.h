@@ -257,6 +257,10 @@ static inline int64_t kv_find(const kv_tab_t *t, uint64_t hend, uint64_t h, cons
     return 0;
 }
 
+/* The functions the store's files share: hidden, so that libnumacoll and the MPI preload
+ * export no kv_* names into an application's namespace. */
+#pragma GCC visibility push(hidden)
+
 /** NUMACOLL_ERR_STATE: generation @p gen is corrupt; the message names @p bad. */
 int kv_corrupt(uint64_t gen, const kv_bad_t *bad);
 
@@ -292,5 +296,7 @@ int kv_apply_batch(numacoll_kvdb_t *db, kv_tab_t *t, uint64_t end, kv_undo_t *un
 /** Copy every live entry of @p old into the new, unpublished generation @p nt, checking
  *  each bucket and entry of @p old. NUMACOLL_ERR_STATE when one is out of range. */
 int kv_rebuild(const kv_tab_t *old, kv_tab_t *nt);
+
+#pragma GCC visibility pop
 
 #endif

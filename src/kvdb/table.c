@@ -61,7 +61,7 @@ static int table_put(kv_tab_t *t, uint64_t h, uint32_t rank, uint16_t nslen, uin
     kv_bucket_t *b = kv_buckets(t);
     uint64_t mask = t->g.mask, p = h & mask;
     int64_t tomb = -1, empty = -1;
-    kv_bad_t bad;
+    kv_bad_t bad = {0};
     for (uint64_t i = 0; i < t->g.nb; i++, p = (p + 1) & mask) {
         uint64_t o = atomic_load_explicit(&b[p].off, memory_order_relaxed);
         if (o == OFF_EMPTY) {
@@ -104,7 +104,7 @@ static int table_put(kv_tab_t *t, uint64_t h, uint32_t rank, uint16_t nslen, uin
 static int table_del(kv_tab_t *t, const kv_op_t *op, kv_undo_t *undo, size_t *nundo)
 {
     kv_entry_t eh;
-    kv_bad_t bad;
+    kv_bad_t bad = {0};
     uint64_t p = 0;
     int64_t off = kv_find(t, t->c.heap_used, op->hash, op->buf, op->nslen, op->rank,
                           op->buf + op->nslen, op->keylen, &eh, &p, &bad);
@@ -182,7 +182,7 @@ int kv_rebuild(const kv_tab_t *old, kv_tab_t *nt)
      * the batch, not for more */
     const uint64_t live_bytes = old->c.heap_used - old->g.hoff - old->c.garbage;
     uint64_t n = 0;
-    kv_bad_t bad;
+    kv_bad_t bad = {0};
     for (uint64_t i = 0; i < old->g.nb; i++) {
         uint64_t off = atomic_load_explicit(&ob[i].off, memory_order_relaxed);
         if (off <= OFF_TOMB) continue;
