@@ -69,7 +69,17 @@ static void test_rejections(void **state)
 {
     (void)state;
     expect_rejected("NUMACOLL_TIMEOUT", "soon", "allowed");
-    expect_rejected("NUMACOLL_TIMEOUT", "-1", "0..1000000");
+    /* below 1 ns a timeout would round to 0 ns, i.e. none: rejected, the limit named */
+    expect_rejected("NUMACOLL_TIMEOUT", "1e-12", "the smallest non-zero value is 1e-9");
+    expect_rejected("NUMACOLL_TIMEOUT", "9.9e-10", "would round to 0");
+    expect_rejected("NUMACOLL_TIMEOUT", "-1", "allowed: 0, or a number in 1e-9..1000000");
+    clear_env();
+    setenv("NUMACOLL_TIMEOUT", "1e-9", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    assert_true((uint64_t)(nc_cfg_double("NUMACOLL_TIMEOUT") * 1e9) == 1);
+    setenv("NUMACOLL_TIMEOUT", "0", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    unsetenv("NUMACOLL_TIMEOUT");
     expect_rejected("NUMACOLL_VERBOSE", "7", "0..3");
     expect_rejected("NUMACOLL_VERBOSE", "1x", "integer");
     expect_rejected("NUMACOLL_BARRIER", "no-such-barrier", "sense-reversing");

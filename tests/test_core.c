@@ -74,7 +74,9 @@ static int one_absent(nc_forkctx_t *c)
     double waited = (double)(nc_now_ns() - t0) / 1e9;
     if (rc != NUMACOLL_ERR_TIMEOUT) return 21;
     const char *msg = numacoll_last_error();
-    if (!strstr(msg, "did not arrive: 1") || !strstr(msg, "NUMACOLL_TIMEOUT")) {
+    /* rank 1, alive, named as not arrived (beside it, the other waiter may be named as
+     * exited: it timed out at the same time and its process ended) */
+    if (!nc_msg_names_late(msg, 1) || !strstr(msg, "NUMACOLL_TIMEOUT=1 s expired")) {
         fprintf(stderr, "unexpected message: %s\n", msg);
         return 22;
     }
@@ -168,6 +170,59 @@ static void test_zombie_is_gone(void **state)
     assert_int_equal(waitid(P_PID, (id_t)live, &si, WEXITED | WNOWAIT), 0);
     assert_true(nc_pid_gone(live)); /* killed, not yet reaped */
     assert_int_equal(waitpid(live, NULL, 0), live);
+}
+
+/* Does the list after "rank(s) " in @p msg (as "1, 2 (exited)") name rank @p r? */
+static int names_oob_rank(const char *msg, int r)
+{
+    const char *p = strstr(msg, "rank(s) ");
+    if (!p) return 0;
+    p += 8;
+    while (*p >= '0' && *p <= '9') {
+        char *end;
+        if (strtol(p, &end, 10) == r) return 1;
+        p = end;
+        while (*p == ' ' || *p == ',' || *p == '(' || (*p >= 'a' && *p <= 'z') || *p == ')')
+            if (*p++ == ')') break;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    return 0;
+}
+
+/* The fork bootstrap's barrier with NUMACOLL_TIMEOUT=1e-6 while rank 2 is late: the others
+ * fail with NUMACOLL_ERR_TIMEOUT saying that NUMACOLL_TIMEOUT=1e-6 expired while they
+ * waited for rank 2; a rank that exits before arriving is named as exited. */
+static int oob_late_member(nc_forkctx_t *c)
+{
+    int exits = *(int *)c->arg;
+    if (c->rank == 2) {
+        if (exits) _exit(0);
+        usleep(300000);
+        numacoll_fork_oob_barrier(c->oob); /* completes the round or times out: either */
+        return 0;
+    }
+    int rc = numacoll_fork_oob_barrier(c->oob);
+    const char *msg = numacoll_last_error();
+    int ok = exits ? rc == NUMACOLL_ERR_PEER_DEAD && strstr(msg, "2 (exited)")
+                   : rc == NUMACOLL_ERR_TIMEOUT && strstr(msg, "NUMACOLL_TIMEOUT=1e-6 s expired");
+    if (!ok || !names_oob_rank(msg, 2)) {
+        fprintf(stderr, "rank %d: status %d, unexpected message: %s\n", c->rank, rc, msg);
+        return 50;
+    }
+    return 0;
+}
+
+static void test_fork_oob_reports(void **state)
+{
+    (void)state;
+    nc_forkresult_t res;
+    int exits = 0;
+    set_env("NUMACOLL_TIMEOUT", "1e-6");
+    assert_int_equal(nc_forkrun(3, NC_FORK_NO_TEAM, oob_late_member, &exits, 0, 30, &res), 0);
+    set_env("NUMACOLL_TIMEOUT", NULL);
+    exits = 1;
+    assert_int_equal(nc_forkrun(3, NC_FORK_NO_TEAM, oob_late_member, &exits, 0, 30, &res), 0);
 }
 
 static int check_oversub_values(nc_forkctx_t *c)
@@ -347,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_dead_peer_detected), cmocka_unit_test(test_oversubscription_values),
         cmocka_unit_test(test_oob_failure),        cmocka_unit_test(test_small_shm),
         cmocka_unit_test(test_seg_hugepages),      cmocka_unit_test(test_zombie_is_gone),
+        cmocka_unit_test(test_fork_oob_reports),
     };
     if (getenv("NC_TEST_SMALL_SHM")) cmocka_set_test_filter("test_small_shm");
     if (getenv("NC_TEST_THP_FORCED")) cmocka_set_test_filter("test_seg_hugepages");

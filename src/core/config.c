@@ -23,9 +23,10 @@ static const nc_cfg_def_t table[] = {
      "at a team's end, the broadcast copy-mode selector's choice and samples per size class; "
      "3 = per-call tracing",
      NULL},
-    {"NUMACOLL_TIMEOUT", NC_CFG_DOUBLE, "0", "0..1000000",
+    {"NUMACOLL_TIMEOUT", NC_CFG_DOUBLE, "0", "0|1e-9..1000000",
      "seconds a process may wait inside one collective before it fails with an error naming "
-     "the members that did not arrive; 0 = wait forever",
+     "the members that did not arrive; 0 = wait forever; otherwise at least 1e-9 (1 ns: "
+     "waits are counted in whole nanoseconds, and a smaller value would be 0, i.e. forever)",
      NULL},
     {"NUMACOLL_CACHELINE", NC_CFG_ENUM, "auto", "auto|32|64|128|256",
      "padding unit (bytes) that keeps every flag/counter alone; auto = 128 on x86 (adjacent-line "
@@ -394,6 +395,15 @@ static int parse_range(const char *allowed, double *lo, double *hi)
     return 1;
 }
 
+/* The lower bound of a range "A..B" as written (A), in @p out. */
+static const char *range_lo(const char *range, char *out, size_t n)
+{
+    const char *dots = strstr(range, "..");
+    size_t len = dots ? (size_t)(dots - range) : strlen(range);
+    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), range);
+    return out;
+}
+
 static int parse_bool(const char *v, long *out)
 {
     static const char *t[] = {"1", "yes", "true", "on"};
@@ -488,10 +498,26 @@ static int parse_value(const nc_cfg_def_t *d, const char *v, cfg_val_t *val, cha
         errno = 0;
         double x = strtod(v, &end);
         double lo, hi;
-        if (errno || end == v || *end || !isfinite(x) ||
-            (parse_range(allowed, &lo, &hi) && (x < lo || x > hi))) {
-            snprintf(err, errlen, "%s='%s' is not valid; allowed: a number in %s", d->name, v,
-                     allowed);
+        /* "0|A..B": 0 (off) or a number in A..B, nothing in between (NUMACOLL_TIMEOUT: a
+         * value below 1 ns would round to 0 ns, which means no timeout) */
+        int zero_ok = strncmp(allowed, "0|", 2) == 0;
+        const char *range = allowed + (zero_ok ? 2 : 0);
+        int parsed = !errno && end != v && !*end && isfinite(x);
+        if (parsed && zero_ok && x != 0 && parse_range(range, &lo, &hi) && x > 0 && x < lo) {
+            snprintf(err, errlen,
+                     "%s='%s' is not valid: it would round to 0, which turns %s off; allowed: "
+                     "0, or a number in %s (the smallest non-zero value is %s)",
+                     d->name, v, d->name, range, range_lo(range, pretty, sizeof pretty));
+            return NUMACOLL_ERR_CONFIG;
+        }
+        if (!parsed || (!(zero_ok && x == 0) && parse_range(range, &lo, &hi) &&
+                        (x < lo || x > hi))) {
+            if (zero_ok)
+                snprintf(err, errlen, "%s='%s' is not valid; allowed: 0, or a number in %s",
+                         d->name, v, range);
+            else
+                snprintf(err, errlen, "%s='%s' is not valid; allowed: a number in %s", d->name,
+                         v, allowed);
             return NUMACOLL_ERR_CONFIG;
         }
         val->d = x;

@@ -119,6 +119,7 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
             list_add(late, sizeof late, &lo, &nlate, r, 0);
     }
     double waited = (double)(nc_now_ns() - w->start_ns) / 1e9;
+    double limit = (double)t->timeout_ns / 1e9;
     if (dead_only)
         return nc_error(NUMACOLL_ERR_PEER_DEAD,
                         "%s #%llu on team '%s' (rank %d of %d): member(s) %s exited before "
@@ -127,14 +128,16 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
                         nlate ? "; live member(s) that did not arrive: " : "", late);
     if (nmissing == 0)
         return nc_error(status,
-                        "%s #%llu on team '%s' (rank %d of %d) timed out after %.3f s "
-                        "(NUMACOLL_TIMEOUT): every member entered the call but the wait did "
-                        "not end",
-                        w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, waited);
+                        "%s #%llu on team '%s' (rank %d of %d) timed out: NUMACOLL_TIMEOUT=%.9g "
+                        "s expired after %.6f s of waiting; every member entered the call but "
+                        "the wait did not end",
+                        w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, limit,
+                        waited);
     return nc_error(status,
-                    "%s #%llu on team '%s' (rank %d of %d) timed out after %.3f s "
-                    "(NUMACOLL_TIMEOUT); member(s) that did not arrive: %s",
-                    w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, waited, list);
+                    "%s #%llu on team '%s' (rank %d of %d) timed out: NUMACOLL_TIMEOUT=%.9g s "
+                    "expired after %.6f s of waiting; member(s) that did not arrive: %s",
+                    w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, limit, waited,
+                    list);
 }
 
 int nc_wait_slow(nc_wait_t *w)
@@ -151,8 +154,9 @@ int nc_wait_slow(nc_wait_t *w)
     uint64_t timeout = t ? t->timeout_ns : standalone_timeout_ns;
     if (timeout && waited > timeout) {
         if (t) return missing_report(w, NUMACOLL_ERR_TIMEOUT, 0);
-        return nc_error(NUMACOLL_ERR_TIMEOUT, "%s timed out after %.3f s (NUMACOLL_TIMEOUT)", w->op,
-                        (double)waited / 1e9);
+        return nc_error(NUMACOLL_ERR_TIMEOUT,
+                        "%s timed out: NUMACOLL_TIMEOUT=%.9g s expired after %.6f s of waiting",
+                        w->op, (double)timeout / 1e9, (double)waited / 1e9);
     }
     if (t && t->progress && now - w->last_progress_ns >= t->progress_ns) {
         w->last_progress_ns = now;
