@@ -4,3 +4,14 @@ add_test(NAME tools_cli
                  ${CMAKE_BINARY_DIR}/lib)
 set_tests_properties(tools_cli PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "tools_cli: PASS"
                      FAIL_REGULAR_EXPRESSION "FAIL:")
+
+# numacoll-bench --mpi's table names the unit of every time column (a run under each MPI)
+foreach(f ${NC_MPI_FLAVORS})
+  add_test(NAME tools_bench_mpi_header_${f}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/run_mpi.sh ${CMAKE_BINARY_DIR}/bin ${f} 2
+                   --expect "coll +algorithm +procs +bytes +median_us +min_us +max_us +slowest_med_us +iters +mpi"
+                   -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} barrier --iters 50 --reps 1
+                   --variants native,default)
+  set_tests_properties(tools_bench_mpi_header_${f} PROPERTIES TIMEOUT 120 LABELS "mpi;mpi-${f}"
+                       RUN_SERIAL TRUE)
+endforeach()

@@ -49,8 +49,18 @@ for o in --warmup --logp --sizes --root --target-ms --csv-slowest --root-shift; 
 done
 # help texts name units
 run "$bin/numacoll-bench" --mpi bcast --help
-grep -q "milliseconds" <<<"$out" && grep -q "slowest_med (the slowest rank's median, us)" <<<"$out" ||
+grep -q "milliseconds" <<<"$out" && grep -q "slowest_med_us (the slowest rank's median)" <<<"$out" ||
     bad "numacoll-bench --mpi --help names no units: $out"
+# the MPI binaries behind it print the same help, and the version, without MPI
+for m in "$bin"/numacoll-bench-mpi-*; do
+    [ -x "$m" ] || continue
+    run "$m" bcast --iters 5 --help
+    [ $rc = 0 ] && grep -q "slowest_med_us (the slowest rank's median)" <<<"$out" ||
+        bad "${m##*/} bcast --iters 5 --help: exit $rc: $out"
+    run "$m" barrier --version
+    [ $rc = 0 ] && [ "$out" = "numacoll-bench (numacoll) $version" ] ||
+        bad "${m##*/} barrier --version: exit $rc: $out"
+done
 run "$bin/numacoll-kvbench" --help
 for w in "P1 entry" "P2 before the read lock" "P3 lock" "P4 key found" "P5 value copied" \
     "P6 lock released" "P7 exit" "seconds per repetition" "lock acquisitions per second"; do

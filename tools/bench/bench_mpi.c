@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
+#include "mpi/help.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -19,54 +20,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: numacoll-bench --mpi [--impl openmpi|mpich] barrier|bcast [--csv FILE]\n"
-            "         [--csv-slowest FILE] [--iters N] [--reps R] [--target-ms MS]\n"
-            "         [--min-bytes B] [--max-bytes B] [--variants A,B,...]\n"
-            "         [--native-label NAME] [--root-shift] [--quiet]\n"
-            "MPI_Barrier / MPI_Bcast under numacoll against the MPI's own collectives, the\n"
-            "variants interleaved in every repetition. Run it under a launcher, e.g.\n"
-            "  mpirun -np 2 numacoll-bench --mpi bcast      (or mpiexec.mpich -n 2 ...)\n"
-            "(numacoll-bench-mpi-<mpi>, linked with libnumacoll_mpi, does the work; no\n"
-            "numacoll-run needed). Times in microseconds (us), sizes in bytes.\n"
-            "  --impl M          the MPI binary to run: openmpi or mpich (default: recognised\n"
-            "                    from the launcher's environment); must come first\n"
-            "  --csv FILE        append rows collective,algorithm,procs,bytes,\n"
-            "                    latency_us_median,latency_us_min,latency_us_max,mpi (barrier:\n"
-            "                    the slowest rank's mean per call; bcast: the mean over the\n"
-            "                    ranks, OSU's Avg Latency)\n"
-            "  --csv-slowest FILE  (bcast) the same rows from the slowest rank's mean\n"
-            "  --iters N         at most N calls per run, 1..1000000000 (default 2000)\n"
-            "  --reps R          runs per variant and size, interleaved, 1..1000 (default 11);\n"
-            "                    median, min and max are over these\n"
-            "  --target-ms MS    calls per run scaled so that a run lasts about MS\n"
-            "                    milliseconds, 0 < MS <= 60000 (default 20)\n"
-            "  --min-bytes B     (bcast) smallest message, a size like 64, 4K, 16M (default 1)\n"
-            "  --max-bytes B     (bcast) largest message, at most 1G (default 4M); sizes double\n"
-            "  --variants L      only the comma-separated variants L; an unknown name is an\n"
-            "                    error listing the allowed ones. Both: native (the MPI's own\n"
-            "                    call), default (numacoll's MPI call), native-sm (Open MPI's\n"
-            "                    coll/sm), core (numacoll on the communicator's team, without\n"
-            "                    the MPI wrapper). barrier: every registered algorithm\n"
-            "                    (numacoll-info --algorithms). bcast: tree:kary, tree:knomial,\n"
-            "                    tree:flat, tree:chain, tree:topo, cma, copy:plain,\n"
-            "                    copy:stream-root, copy:stream-recv, copy:stream (the names of\n"
-            "                    numacoll-bench bcast), demote:on|off, prefetch:on|off, and the\n"
-            "                    references limit:memcpy, limit:signal, limit:inline (up to\n"
-            "                    1 KiB), limit:xcore, limit:pipe (np >= 2)\n"
-            "                    Default: native, default, native-sm, limit:memcpy, and with\n"
-            "                    np <= CPUs limit:signal and limit:inline (bcast); native,\n"
-            "                    default, native-sm and every algorithm (barrier)\n"
-            "  --native-label NAME  the name of the native rows (default native)\n"
-            "  --root-shift      (bcast) the root of timed call i is i mod np, as IMB's\n"
-            "                    -root_shift on (limit:memcpy, limit:xcore, limit:pipe stay on\n"
-            "                    rank 0)\n"
-            "  --quiet           no table on stdout (CSV only)\n"
-            "  --version         print the version and exit\n"
-            "  -h, --help        print this help and exit\n"
-            "Table columns: coll, algorithm, procs, bytes, then mean_med_us (bcast; barrier:\n"
-            "median_us), min_us, max_us, slowest_med (the slowest rank's median, us), iters\n"
-            "(calls per run), mpi.\n");
+    nc_bench_mpi_help(f);
 }
 
 static const char *detect(void)

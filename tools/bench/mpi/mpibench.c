@@ -55,6 +55,7 @@
  */
 #include "numacoll_mpi.h"
 #include "cli_parse.h"
+#include "help.h"
 
 #include <numacoll/numacoll.h>
 
@@ -142,18 +143,14 @@ static long g_bad;          /* receptions with wrong content (native and numacol
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: numacoll-bench --mpi barrier|bcast [--csv FILE] [--csv-slowest FILE]\n"
-               "         [--iters N] [--reps R] [--target-ms T] [--min-bytes B] [--max-bytes B]\n"
-               "         [--variants a,b,...] [--native-label NAME] [--root-shift] [--quiet]\n"
-               "Run it under mpirun/mpiexec. Variants: native, default, native-sm (Open MPI's\n"
-               "coll/sm), (barrier) core and every registered numacoll algorithm\n"
-               "(numacoll-info --algorithms), (bcast) tree:<name>, cma, copy:<mode>,\n"
-               "demote:on|off, prefetch:on|off, core, limit:memcpy, limit:signal,\n"
-               "limit:inline, limit:xcore and limit:pipe (np >= 2).\n"
-               "Without --variants: native, default, native-sm, limit:memcpy (bcast) and every\n"
-               "algorithm (barrier). --root-shift (bcast): the root of timed call i is i mod np,\n"
-               "as IMB's -root_shift on (limit:memcpy, limit:xcore and limit:pipe stay on\n"
-               "rank 0).\n");
+    nc_bench_mpi_help(f); /* the front end prints the same text */
+}
+
+/* after a usage error (every rank prints it: keep it short) */
+static void usage_hint(void)
+{
+    fprintf(stderr, "usage: numacoll-bench --mpi barrier|bcast [options]; numacoll-bench --mpi "
+                    "--help lists them\n");
 }
 
 /* The next name of comma list @p p into @p out (at most @p n - 1 bytes of it); the rest of
@@ -593,9 +590,20 @@ int main(int argc, char **argv)
                 .max_bytes = 4u << 20,
                 .native_label = "native"};
     int bad = 0;
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        usage_hint();
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) { /* anywhere, as in the front end; no MPI needed */
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--version")) {
+            printf("numacoll-bench (numacoll) %d.%d.%d\n", NUMACOLL_VERSION_MAJOR,
+                   NUMACOLL_VERSION_MINOR, NUMACOLL_VERSION_PATCH);
+            return 0;
+        }
     }
     if (!strcmp(argv[1], "barrier"))
         o.barrier = 1;
@@ -659,7 +667,7 @@ int main(int argc, char **argv)
     }
     if (bad || o.max_bytes > (size_t)1 << 30 || o.min_bytes > o.max_bytes) {
         if (!bad) fprintf(stderr, "numacoll-bench --mpi: need min-bytes <= max-bytes <= 1G\n");
-        usage(stderr);
+        usage_hint();
         return 2;
     }
 
@@ -759,7 +767,7 @@ int main(int argc, char **argv)
         if (!o.quiet)
             printf("%-8s %-28s %5s %10s %12s %12s %12s %12s %8s %s\n", "coll", "algorithm", "procs",
                    "bytes", o.barrier ? "median_us" : "mean_med_us", "min_us", "max_us",
-                   "slowest_med", "iters", "mpi");
+                   "slowest_med_us", "iters", "mpi");
     }
     int err = 0;
     if (o.barrier) {
