@@ -21,7 +21,7 @@
  * call n + 2, after the barrier of call n + 1, which every member reaches only after its
  * reads of call n: no member overwrites a set another may still read.
  */
-#include "bcast.h"
+#include "bcast_internal.h"
 
 #include <stdio.h>
 
@@ -129,4 +129,29 @@ int nc_bcast_check_args(numacoll_team_t *t, char *words0, size_t stride, uint64_
                     "passed %s, but rank %d passed %s (as %d of the %d members did); every "
                     "member must pass the same root, size and options; nobody broadcast anything",
                     bad, sa, ref, sb, best, t->size);
+}
+
+/* NUMACOLL_BCAST_CHECK: this call's arguments against every member's (check.c), with
+ * the per-call options resolved against the team's defaults. On a mismatch nothing has
+ * moved and the op counts are untouched; the mismatch record tells the MPI layer whether
+ * the roots differ (MPI_ERR_ROOT) or only sizes, marks or options (MPI_ERR_TRUNCATE). */
+__attribute__((noinline)) int bc_check_call(numacoll_team_t *t, bcast_t *b, size_t bytes, int root,
+                                            const nc_bcast_opts_t *o)
+{
+    nc_bcast_args_t a = {.root = root, .mark = o && o->mark > 0, .bytes = bytes};
+    a.opts =
+        nc_bcast_opts_sig(o && o->tree >= 0 && o->tree < NC_BTREE_COUNT ? o->tree : b->tree_kind,
+                          o && o->k > 0 ? o->k : b->fanout,
+                          o && o->inline_max >= 0 ? o->inline_max : (long)b->inline_max,
+                          o && o->cma_min >= 0 ? o->cma_min : (long long)b->cma_min,
+                          o && o->relay >= 0 ? o->relay : b->relay, o && o->nt >= 0 ? o->nt : -1,
+                          o && o->rotate >= 0 ? o->rotate : b->rotate);
+    int other = -1;
+    /* the six check words: words 2-7 of each member's ack line (single writer: its owner) */
+    int rc = nc_bcast_check_args(t, (char *)(ack_word(b, 0) + 2), b->proc_area_bytes,
+                                 b->checks_done++, &a, &other);
+    if (rc == NUMACOLL_ERR_ARG)
+        b->mismatch.valid = 1, b->mismatch.mark = 0, b->mismatch.sent = bytes, b->mismatch.head = 0,
+        b->mismatch.root = other >= 0 ? other : root;
+    return rc;
 }

@@ -6,7 +6,7 @@
  * calls it once per possible root when a tree is first used and keeps, for its own rank,
  * the parent, the children and the data source per root, so a call finds them in O(1).
  */
-#include "bcast.h"
+#include "bcast_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -124,4 +124,81 @@ void nc_bcast_tree_parents(int kind, int P, int root, int k, int nlev, const int
         int pv = vparent(kind, v, k);
         parent[r] = pv < 0 ? -1 : (pv + root) % P;
     }
+}
+
+/* ---- the tree cache: per root, this process's parent, children and data source ---------- */
+
+void bc_tree_free(tree_cache_t *c)
+{
+    free(c->parent), free(c->source), free(c->holds_copy), free(c->child_off), free(c->children);
+    memset(c, 0, sizeof *c);
+}
+
+int bc_tree_build(numacoll_team_t *t, bcast_t *b, int kind, int k)
+{
+    tree_cache_t *c = &b->trees[kind];
+    if (kind == b->tree_kind) b->hot.kids_root = -1; /* its child list may change */
+    bc_tree_free(c);
+    int P = t->size, me = t->rank;
+    int *par = malloc((size_t)P * sizeof *par);
+    int *H = malloc((size_t)P * sizeof *H); /* nearest holder at or above each rank */
+    int *nch = malloc((size_t)P * sizeof *nch);
+    int *stack = malloc((size_t)P * sizeof *stack);
+    c->parent = malloc((size_t)P * sizeof *c->parent);
+    c->source = malloc((size_t)P * sizeof *c->source);
+    c->holds_copy = calloc((size_t)P, 1);
+    c->child_off = calloc((size_t)P + 1, sizeof *c->child_off);
+    size_t cap = (size_t)P, n = 0;
+    c->children = malloc(cap * sizeof *c->children);
+    int rc = NUMACOLL_OK;
+    if (!par || !H || !nch || !stack || !c->parent || !c->source || !c->holds_copy ||
+        !c->child_off || !c->children) {
+        rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory building the broadcast trees");
+        goto out;
+    }
+    for (int root = 0; root < P; root++) {
+        nc_bcast_tree_parents(kind, P, root, k, b->group_levels, b->group_of, par);
+        c->parent[root] = par[me];
+        c->child_off[root] = (int)n;
+        for (int i = 1; i < P; i++) { /* children in rotated order from the root */
+            int r = (root + i) % P;
+            if (par[r] != me) continue;
+            if (n == cap) {
+                int *nc2 = realloc(c->children, 2 * cap * sizeof *nc2);
+                if (!nc2) {
+                    rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory building the trees");
+                    goto out;
+                }
+                c->children = nc2, cap *= 2;
+            }
+            c->children[n++] = r;
+        }
+        /* relay holders: a rank keeps a copy if it has children and lies on another NUMA
+         * node than the copy it reads from */
+        memset(nch, 0, (size_t)P * sizeof *nch);
+        for (int r = 0; r < P; r++)
+            if (par[r] >= 0) nch[par[r]]++;
+        for (int r = 0; r < P; r++)
+            H[r] = -2; /* unknown */
+        H[root] = root;
+        for (int r = 0; r < P; r++) {
+            int top = 0, y = r;
+            while (H[y] == -2)
+                stack[top++] = y, y = par[y]; /* up to a resolved rank */
+            while (top > 0) {                 /* resolve the path top-down */
+                int z = stack[--top], from = H[par[z]];
+                int nz = b->numa_of[z], nf = b->numa_of[from];
+                H[z] = (nch[z] > 0 && nz >= 0 && nf >= 0 && nz != nf) ? z : from;
+            }
+        }
+        c->source[root] = me == root ? root : H[par[me]];
+        c->holds_copy[root] = (char)(me != root && H[me] == me);
+    }
+    c->child_off[P] = (int)n;
+    c->built = 1;
+    c->fanout = k;
+out:
+    free(par), free(H), free(nch), free(stack);
+    if (rc) bc_tree_free(c);
+    return rc;
 }
