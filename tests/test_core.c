@@ -170,6 +170,21 @@ static void test_zombie_is_gone(void **state)
     assert_int_equal(waitid(P_PID, (id_t)live, &si, WEXITED | WNOWAIT), 0);
     assert_true(nc_pid_gone(live)); /* killed, not yet reaped */
     assert_int_equal(waitpid(live, NULL, 0), live);
+    if (getuid() != 0) return;
+    /* as root: seen from another user (kill() fails with EPERM), a zombie is gone too and a
+     * live process is not */
+    zombie = named_child("root's zombie", 1);
+    pid_t checker = fork();
+    assert_true(checker >= 0);
+    if (checker == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+        _exit(!nc_pid_gone(zombie) ? 3 : nc_pid_gone(getppid()) ? 4 : 0);
+    }
+    int st;
+    assert_int_equal(waitpid(checker, &st, 0), checker);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(waitpid(zombie, NULL, 0), zombie);
 }
 
 /* Does the list after "rank(s) " in @p msg (as "1, 2 (exited)") name rank @p r? */

@@ -72,8 +72,9 @@ void nc_log(int level, int rank, int size, const char *fmt, ...)
 uint64_t nc_now_ns(void); /* CLOCK_MONOTONIC */
 /** True if process @p pid (> 0) has exited: it no longer exists (kill(pid, 0) fails with
  *  ESRCH) or it is a zombie not yet reaped by its parent (state Z or X in
- *  /proc/<pid>/stat). False for 0, negative pids and processes of other users (EPERM).
- *  Costs a read of /proc/<pid>/stat for a live process (10-30 us on the 2-CPU VM). */
+ *  /proc/<pid>/stat; another user's too, unless /proc hides it: hidepid). False for 0 and
+ *  negative pids. Costs a read of /proc/<pid>/stat for a live process (10-30 us on the
+ *  2-CPU VM). */
 int nc_pid_gone(pid_t pid);
 
 /* ---- configuration table (config.c) ---------------------------------------------- */

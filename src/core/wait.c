@@ -41,8 +41,9 @@ static int pid_exited_unreaped(pid_t pid)
 int nc_pid_gone(pid_t pid)
 {
     if (pid <= 0) return 0;
-    if (kill(pid, 0) != 0) return errno == ESRCH;
-    /* kill() succeeds on a zombie: a member killed while its parent is busy (waiting in a
+    if (kill(pid, 0) != 0 && errno == ESRCH) return 1;
+    /* It exists (kill() succeeded, or failed with EPERM: another user's process). kill()
+     * succeeds on a zombie too: a member killed while its parent is busy (waiting in a
      * collective itself, or for another child) stays one until the parent reaps it, and an
      * orphan until PID 1 does. It runs no more code, so it counts as gone. (A process
      * reaped between the two calls reads as live here; the next call sees it gone.) */
