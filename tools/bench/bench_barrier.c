@@ -139,10 +139,10 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* One round-trip ping-pong of the shared line between ranks 0 and 1: *ns gets the time
- * per round trip (0 on other ranks). The waits follow the library's policy (bench_wait.h):
- * spin, then yield (at once when oversubscribed), NUMACOLL_TIMEOUT per wait, and every
- * 20 ms a look at every member's process, so that a dead member ends the loop. Returns
- * NUMACOLL_OK or the error (message set). */
+ * per round trip (0 on other ranks). The waits follow the library's policy for waits
+ * without a team (bench_wait.h): NUMACOLL_WAIT_SPIN spins (oversubscribed too), then yield
+ * and naps, NUMACOLL_TIMEOUT per wait, and every 20 ms a look at every member's process,
+ * so that a dead member ends the loop. Returns NUMACOLL_OK or the error (message set). */
 static int pingpong(shared_hdr_t *h, numacoll_team_t *t, long iters, long warm, uint64_t *base,
                     double *ns)
 {
