@@ -142,7 +142,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     }
     int kind = o && o->tree >= 0 && o->tree < NC_BTREE_COUNT ? o->tree : b->tree_kind;
     int k = o && o->k > 0 ? o->k : b->fanout;
-    int rc = bc_tree_build(t, b, kind, k);
+    int rc = tree_ready(t, b, kind, k);
     if (rc) return rc;
     call_t x = {.t = t, .b = b, .tree = &b->trees[kind], .root = root, .me = t->rank, .P = t->size};
     x.relay = o && o->relay >= 0 ? o->relay : b->relay;
