@@ -8,7 +8,10 @@
 #include "core/nc_internal.h"
 #include "forkrun.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -410,6 +413,50 @@ static void test_seg_hugepages(void **state)
     set_env("NUMACOLL_SHM_HUGEPAGES", NULL);
 }
 
+/* Two threads' standalone waits (kvdb locks, the fork bootstrap) keep their own timeouts:
+ * a thread that starts a wait with a 2 ms limit must not cut short another thread's wait
+ * without one. */
+typedef struct wait_pair {
+    _Atomic int go, started, late_rc;
+} wait_pair_t;
+
+static void *unlimited_waiter(void *p)
+{
+    wait_pair_t *wp = p;
+    nc_wait_t w;
+    nc_wait_init_standalone(&w, "unlimited wait", 0);
+    atomic_store(&wp->started, 1);
+    int rc = 0;
+    /* the main thread sets go after 300 ms; this wait has no limit and must see it */
+    while (!atomic_load_explicit(&wp->go, memory_order_acquire) && rc == 0)
+        rc = nc_wait_step(&w);
+    atomic_store(&wp->late_rc, rc);
+    return NULL;
+}
+
+static void test_standalone_timeouts_per_wait(void **state)
+{
+    (void)state;
+    wait_pair_t wp = {0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, unlimited_waiter, &wp), 0);
+    while (!atomic_load(&wp.started))
+        sched_yield();
+    nc_wait_t w;
+    nc_wait_init_standalone(&w, "short wait", 2000000); /* 2 ms */
+    int rc = 0;
+    while (rc == 0) /* nobody ends this wait: it must time out */
+        rc = nc_wait_step(&w);
+    assert_int_equal(rc, NUMACOLL_ERR_TIMEOUT);
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, NULL);
+    atomic_store_explicit(&wp.go, 1, memory_order_release);
+    pthread_join(th, NULL);
+    if (atomic_load(&wp.late_rc) != 0)
+        fail_msg("the unlimited wait ended with %s: %s",
+                 numacoll_status_name(atomic_load(&wp.late_rc)), numacoll_last_error());
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -417,7 +464,7 @@ int main(void)
         cmocka_unit_test(test_dead_peer_detected), cmocka_unit_test(test_oversubscription_values),
         cmocka_unit_test(test_oob_failure),        cmocka_unit_test(test_small_shm),
         cmocka_unit_test(test_seg_hugepages),      cmocka_unit_test(test_zombie_is_gone),
-        cmocka_unit_test(test_fork_oob_reports),
+        cmocka_unit_test(test_fork_oob_reports),   cmocka_unit_test(test_standalone_timeouts_per_wait),
     };
     if (getenv("NC_TEST_SMALL_SHM")) cmocka_set_test_filter("test_small_shm");
     if (getenv("NC_TEST_THP_FORCED")) cmocka_set_test_filter("test_seg_hugepages");

@@ -61,16 +61,15 @@ void nc_wait_init(nc_wait_t *w, numacoll_team_t *team, const char *op)
     w->last_progress_ns = 0;
     w->last_peer_check_ns = 0;
     w->naps = 0;
+    w->timeout_ns = team ? team->timeout_ns : 0;
 }
-
-static uint64_t standalone_timeout_ns;
 
 void nc_wait_init_standalone(nc_wait_t *w, const char *op, uint64_t timeout_ns)
 {
     nc_wait_init(w, NULL, op);
     long spin = nc_cfg_int("NUMACOLL_WAIT_SPIN");
     w->spin_limit = spin >= 0 ? (uint32_t)spin : 4096;
-    standalone_timeout_ns = timeout_ns;
+    w->timeout_ns = timeout_ns; /* this wait's own: other threads' waits keep theirs */
 }
 
 /* Append ", r" (or "r" first) to @p list of @p cap bytes at *@p o, with " (exited)" for a
@@ -152,7 +151,7 @@ int nc_wait_slow(nc_wait_t *w)
     }
     uint64_t waited = now - w->start_ns;
 
-    uint64_t timeout = t ? t->timeout_ns : standalone_timeout_ns;
+    uint64_t timeout = w->timeout_ns;
     if (timeout && waited > timeout) {
         if (t) return missing_report(w, NUMACOLL_ERR_TIMEOUT, 0);
         return nc_error(NUMACOLL_ERR_TIMEOUT,
