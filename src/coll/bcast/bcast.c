@@ -43,6 +43,9 @@ static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
     char *blk = inl_block(b, x->t, x->me, op % INLINE_BLOCKS);
     ctl_line_t *cl = ctl_line(b, x->t, x->me, (op % b->sets) * b->slots_per_set);
     int alt, mark = 0, told = x->root;
+    /* Wait: only this op's parent in the tree writes either line, the stamp last with
+     * release (wait_first); after it, the block's word and payload or the control line's
+     * size, flags and msg_bytes are visible, and stay until we ack op */
     int rc = wait_first(x->t, b, in_blk ? (_Atomic uint64_t *)blk : &cl->stamp, in_blk, op, &alt);
     if (rc) return rc;
     size_t sent;
@@ -151,8 +154,8 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                        o && o->prefetch >= 0 ? o->prefetch : b->prefetch);
     /* the two sides separately: the root's streamed stores keep the fragments out of its
      * cache, so the receivers read them from L3/memory instead of snooping dirty lines out
-     * of another core (very slow on the reference VM); the receivers' streamed stores only
-     * pay when their destination does not fit the cache anyway */
+     * of another core (slow on some VMs); the receivers' streamed stores only pay when their
+     * destination does not fit the cache anyway */
     x.flags = o && o->nt >= 0 ? flags_of_mode(o->nt)
                               : nc_bcast_msg_nt(b->stream_root_min, b->stream_recv_min, bytes);
     x.kids = x.tree->children + x.tree->child_off[root];
@@ -186,8 +189,8 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     int measure = 0;
     if (b->adapt && !(o && o->nt >= 0) && bc_sel_cands(b, bytes, (int[4]){0}) > 0) {
         if (b->pending_run.valid) bc_sel_harvest(t, b);
-        /* the clock only where a time is used (20 ns a read on the AMD VM, 4 % of a
-         * 16 KiB call): the root's measured calls; a receiver's calls from the root's
+        /* the clock only where a time is used (a read may cost tens of ns on a VM): the
+         * root's measured calls; a receiver's calls from the root's
          * OPF_RUN_ARM to the run's last (bc_run_queue keeps `armed`), every call from
          * SEL_EVERY_MIN on (the best's every-call runs come unannounced) */
         if (x.me == root) {

@@ -4,21 +4,33 @@
  * not exported); the static inline ones sit on the call path.
  *
  * The pipelined shared-memory broadcast of paper 3 (M. Kurnosov, E. Tokmasheva), with
- * inline small messages, an optional NUMA relay and an optional CMA path.
+ * inline small messages, an optional NUMA relay and an optional CMA path. Its files:
+ *   bcast.c      the entry (nc_bcast_run_opts) and the choice of the path
+ *   inline.c     the inline path, the default call nc_bcast_run and its hot path
+ *                (inline.h: the inline copies, in line where they are used)
+ *   queue.c      the queue path (the paper's pipeline: fragments, sets, relay)
+ *   cma.c        the CMA path
+ *   select.c     the copy-mode selector of the queue path
+ *   state.c      the team's state: agreement, layout, segment
+ *   calibrate.c  the model's constants t and t_W
+ *   wait.c       the waits that run out of line (the others are below)
+ *   tree.c       notification trees and this process's tree cache
+ *   model.c, plan.c, check.c: the cost model, the decisions (plan.h), NUMACOLL_BCAST_CHECK
  *
  * Segment (created collectively at the team's first broadcast; w = page size):
  *
  *   global (first-touched by rank 0):
- *       leaders[P] (int32; the NUMA leader of each rank)          rounded up to a page
- *       q pages, one per set: the set's `op` line (op + 1 of the last op started on it,
- *       written by that op's root; diagnostic, nobody waits on it)
+ *       numa_leaders[P] (int32; the NUMA leader of each rank)     rounded up to a page
+ *       q pages, one per set: the set's op word (set_op_word: op + 1 of the last op
+ *       started on it, written by that op's root; diagnostic, nobody waits on it)
  *   per process r (first-touched by r, bound to its NUMA node):
  *       ack line                 (word 0: op + 1 of the last op r has finished; word 1: the
  *                                CMA guard, cma_guard; words 2-7: r's arguments of
  *                                its last two checked calls, NUMACOLL_BCAST_CHECK;
  *                                single writer r)
- *       s control lines          (one per queue slot: {stamp, size})
- *       8 inline blocks          (one per op mod 8: {stamp, size, payload[room]})
+ *       s control lines          (one per queue slot: ctl_line_t)
+ *       8 inline blocks          (one per op mod 8: {stamp, word, payload[inline_room]})
+ *       report words             (P, one per root: report_word; the copy-mode selector)
  *       (rounded up to a page)
  *       s buffers of f bytes     (the cyclic queue, split into q sets of s/q slots)
  *
@@ -57,10 +69,9 @@
 #pragma GCC visibility push(hidden)
 
 /* inline blocks per process (ops mod 8): a root of back-to-back small broadcasts reads a
- * receiver's ack line (a cache miss) once per 8 calls. More blocks spread the polled lines
- * over more cache: measured at np = 2 (MPI, interleaved), 64 blocks made 256-512 B
- * broadcasts 15-40 % slower (0.36 vs 0.31 us, 0.48 vs 0.34 us) and saved nothing below;
- * 4 and 16 were no better than 8. */
+ * receiver's ack line (a cache miss) once per 8 calls. More blocks would spread the polled
+ * lines over more cache, which costs more than the ack reads they save; fewer would read
+ * the ack lines more often. */
 #define INLINE_BLOCKS 8
 #define CMA_MAGIC 0x6e63636d61707262ull
 
@@ -132,17 +143,10 @@ static inline unsigned hints_of(int demote, int prefetch)
 }
 
 /* The local state of the default small-message call (nc_bcast_run -> run_hot), packed
- * into one cache line at the start of the line-aligned bcast_t. The general path touches
- * about a dozen lines of local state per call (team, options, tree arrays, ack cache);
- * measured at np = 2 (MPI harness, 1 B), the root spent 7-25 ns more than a hand-written
- * inline broadcast in the same run, the most when another tenant of the VM's host evicts
- * our lines. The cached child list is the default tree's for one root (the last one).
- * What is left against the bench's limit:inline is the call's own work, not the memory:
- * limit:inline's code run on this segment's blocks cost the same as on its MPI window,
- * while numacoll_bcast stayed 4-24 % above it at 1-512 B; taking out the root's own ack,
- * the diagnostics' entry/exit stamps, the size/root word check, the two-part copy or the
- * yielding wait each changed that by no more than the launch-to-launch noise, and all of
- * them together left it 6-14 % above (Open MPI, np = 2, 3-8 launches per setting). */
+ * into one cache line at the start of the line-aligned bcast_t, where the general path
+ * touches about a dozen lines of local state per call (team, options, tree arrays, ack
+ * cache), each a cache miss when another tenant of the host has evicted it. The cached
+ * child list is the default tree's for one root (the last one). */
 #define HOT_KIDS 2
 typedef struct hot {
     uint64_t op;                /* ops done so far (identical on all members) */
@@ -186,9 +190,8 @@ struct nc_bcast_team {
     int *numa_of;           /* [P] NUMA node per rank (-1 unknown) */
     uint64_t *acks_seen;    /* [P] highest ack seen per rank (local cache) */
     int trace;              /* NUMACOLL_VERBOSE >= 3 at creation (per-call tracing) */
-    size_t stream_root_min; /* NUMACOLL_BCAST_STREAM_MIN: the root streams into its queue (0 =
-                               never) */
-    size_t stream_recv_min; /* NUMACOLL_BCAST_STREAM_OUT_MIN: receivers stream out (0 = never) */
+    size_t stream_root_min; /* NUMACOLL_BCAST_STREAM_MIN: the root streams (0 = never) */
+    size_t stream_recv_min; /* NUMACOLL_BCAST_STREAM_OUT_MIN: receivers stream (0 = never) */
     int rotate;             /* rotate an op's data through its set (frag_buf) */
     int adapt;              /* choose the copy mode per size class from timed probes (sel) */
     int check;              /* NUMACOLL_BCAST_CHECK: compare the arguments first (check.c) */
@@ -206,9 +209,9 @@ struct nc_bcast_team {
         uint32_t quiet_calls; /* calls of the best not to measure (they pay an exploration's
                                * debts) */
     } sel_classes[SEL_CLASSES];
-    int open_run_class; /* the size class whose measured run is open (-1: none; one at a time, since
-                         * a receiver keeps one sum per root), opened at selection call open_run_at
-                         */
+    /* the size class whose measured run is open (-1: none; one at a time, since a receiver
+     * keeps one sum per root), opened at selection call open_run_at */
+    int open_run_class;
     uint64_t open_run_at, sel_calls; /* sel_calls: calls that chose a mode (every class) */
     uint64_t sel_runs_lost;          /* runs whose sample a receiver's count voided */
     struct {                         /* the open run's measured calls so far, the root's side */
@@ -367,9 +370,10 @@ typedef struct call {
 /* ---- waits (wait.c; the spin phases in line) ---------------------------------------- */
 
 /* The fast check and the wait policy's spin phase (spin_limit pauses, none when
- * oversubscribed) on @p p as a bare loop, nc_wait_t set up only after it (with inl_take's
- * length from `bytes`, 128 B went from 1.24x to 1.16x of limit:inline, A/B over 6 launches
- * each): 1 if @p p showed @p want. Its loop is that of its callers' waits. */
+ * oversubscribed) on @p p as a bare loop, nc_wait_t set up only after it, off the receiver's
+ * fast path: 1 if @p p showed @p want.
+ * Wait loop: the callers' (wait_stamp, wait_first) say who writes @p p and what the acquire
+ * load that shows @p want makes visible. */
 static inline int spin_stamp(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t want)
 {
     if (NC_LIKELY(atomic_load_explicit(p, memory_order_acquire) >= want)) return 1;
@@ -382,7 +386,7 @@ static inline int spin_stamp(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t w
 }
 
 /* The yielding phase after spin_stamp: until @p p shows @p want (NUMACOLL_OK) or @p alt, if
- * not NULL, does (WAIT_ALT); or the wait's error. */
+ * not NULL, does (WAIT_ALT); or the wait's error (a dead member, the team's timeout). */
 #define WAIT_ALT 1
 int bc_wait_yield(numacoll_team_t *t, _Atomic uint64_t *p, _Atomic uint64_t *alt, uint64_t want);
 /* wait_first's yielding phase, on both lines of op @p op (out of line: the hot path's code
@@ -407,8 +411,8 @@ static inline int wait_stamp(numacoll_team_t *t, _Atomic uint64_t *p, uint64_t w
  * both lines (see KIND_CMA), *in_alt = 1 if the other one came.
  * Wait loop: p and the other line are two lines of ours that only this op's parent writes
  * (an inline block and the control line of the op's first slot), each with release after
- * what it publishes (payload, word, size, total), so an acquire load that shows op + 1
- * makes that visible. Which of the two it writes depends on the root's path. */
+ * what it publishes (payload and word; size, flags and msg_bytes), so an acquire load that
+ * shows op + 1 makes that visible. Which of the two it writes depends on the root's path. */
 static inline int wait_first(numacoll_team_t *t, bcast_t *b, _Atomic uint64_t *p, int p_is_blk,
                              uint64_t op, int *in_alt)
 {
@@ -421,7 +425,8 @@ static inline int wait_first(numacoll_team_t *t, bcast_t *b, _Atomic uint64_t *p
     return rc == WAIT_ALT ? NUMACOLL_OK : rc;
 }
 
-/* Wait until every other member has finished the ops before @p need. */
+/* Wait until every other member has finished the ops before @p need (bc_wait_ack_of says
+ * who writes the acks and what seeing one means). */
 static inline int wait_acks(numacoll_team_t *t, bcast_t *b, uint64_t need)
 {
     for (int r = 0; r < t->size; r++) {
@@ -449,7 +454,8 @@ static inline void post_ack(bcast_t *b, int me, uint64_t op)
 /* state.c: create the team's broadcast state (collective; t->bcast on success) */
 int bc_state_create(numacoll_team_t *t);
 
-/* calibrate.c: the model's constants for the team (collective), see bc_model_init */
+/* calibrate.c: the model's constants for the team (collective; every member gets rank 0's)
+ * and where t and t_W came from (NC_BMODEL_*) */
 int bc_model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int *tw_meas);
 extern const char *const bc_model_src[3]; /* "configured", "measured", "fallback" */
 /* Median of @p n (a handful of) samples, the mean of the middle two for even n, 0 for none;

@@ -60,11 +60,11 @@ double bc_median_small(double *v, size_t n)
 }
 
 /* t_W in seconds: the median of 5 batches of 4 team barriers (after 4 unmeasured ones),
- * per barrier, divided by the ceil(log2 P) notification rounds of a barrier. A mean over
- * all of them (the first version) carried the members' arrival skew after the set-up's
- * allgather and any preemption: 4x the fastest batch typically, and once 12.9 us instead
- * of ~0.24 us, which made f = 1.6 MB and s = 4. The median ignores up to 2 disturbed
- * batches. @p spread gets the fastest and slowest batch (log). Collective. */
+ * per barrier, divided by the ceil(log2 P) notification rounds of a barrier. Not a mean:
+ * it would carry the members' arrival skew after the set-up's allgather and any
+ * preemption, and a t_W too large makes f too large and s too small (f ~ sqrt(b t_W / t));
+ * the median ignores up to 2 disturbed batches. @p spread gets the fastest and slowest
+ * batch (log). Collective. */
 static int measure_tw(numacoll_team_t *t, double *tw, double spread[2])
 {
     enum { BATCHES = 5, PER_BATCH = 4 };
@@ -121,19 +121,18 @@ int bc_model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int *tw
     if (t->oversubscribed) {
         free(all);
         /* the paper's model assumes a core per process. Oversubscribed, a barrier measures
-         * the scheduler, not a notification: at P = 8 on 2 CPUs it gave t_W = 2.2 us, hence
-         * fragments of 644 KiB, and 64-128 KiB broadcasts took 1.07x Open MPI's time
-         * instead of 0.57x. So the fallback constants, unless configured (plan.c). */
+         * the scheduler, not a notification, and its t_W would make the fragments far too
+         * large. So the fallback constants, unless configured (plan.c). */
         nc_bcast_model_plan(t, md, t_meas, tw_meas);
         return NUMACOLL_OK;
     }
     double v[2] = {t_cfg, tw_cfg}, spread[2] = {0, 0}, tt = t_cfg, tw = tw_cfg;
     if (t_cfg <= 0 && t->rank == 0) v[0] = measure_t();
     /* A notification is a cache-line transfer plus a loop: tens of ns to a few us on any
-     * machine. A median above TW_PLAUSIBLE means the batches were disturbed (once here:
-     * 5.5 ms, all 5 batches, right after a build; f came out at 19 MB). Every member sees
-     * rank 0's value after the allgather, so all take the same branch: measure again, at
-     * most TW_TRIES times in all, then fall back (below). */
+     * machine. A median above TW_PLAUSIBLE means all batches were disturbed (a loaded
+     * machine), and would make f absurdly large. Every member sees rank 0's value after the
+     * allgather, so all take the same branch: measure again, at most TW_TRIES times in
+     * all, then fall back (below). */
     enum { TW_TRIES = 3 };
     const double TW_PLAUSIBLE = 100e-6;
     for (int k = 0; k < TW_TRIES; k++) {

@@ -3,8 +3,8 @@
  * data moves.
  *
  * Without it, a receiver whose size or root differs from the root's is detected inside the
- * broadcast (bcast.c: the notifications carry the root's size and rank), but a member that
- * wrongly passes itself as the root is not: it sends its own buffer, its children may take
+ * broadcast (bcast.c, recv_first: the notifications carry the root's size and rank), but a member
+ * that wrongly passes itself as the root is not: it sends its own buffer, its children may take
  * that message or a mix of both, and its subtree of the true root's tree waits. Members
  * that pass different per-call options (nc_bcast_run_opts) are not detected either.
  *
@@ -16,7 +16,7 @@
  * counts stay untouched, so its next broadcasts work. The price is one barrier per
  * broadcast (a debugging aid).
  *
- * Slots: member r's check words live in its own ack line (bcast.c passes their address),
+ * Slots: member r's check words live in its own ack line (bc_check_call passes their address),
  * two sets of three words used alternately (call n uses set n % 2). A set is rewritten at
  * call n + 2, after the barrier of call n + 1, which every member reaches only after its
  * reads of call n: no member overwrites a set another may still read.

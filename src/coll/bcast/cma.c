@@ -33,12 +33,16 @@ int bc_root_cma(call_t *x, void *buf, size_t bytes)
 {
     bcast_t *b = x->b;
     uint64_t op = b->hot.op++;
+    /* Wait: every member's ack of the block's previous op (op - INLINE_BLOCKS; only member r
+     * writes its ack, with release after its last read of the op): then nobody reads the
+     * block any more, and we may rewrite it */
     int rc = wait_reuse(x->t, b, op, INLINE_BLOCKS);
     if (rc) return rc;
     cma_desc_t d = {.addr = (uint64_t)(uintptr_t)buf, .pid = getpid(), .root = x->me};
     bc_inl_forward(x, op % INLINE_BLOCKS, &d, sizeof d, KIND_CMA | bytes, op + 1);
     post_ack(b, x->me, op);
-    /* the receivers read our user buffer: it must not change before they are done */
+    /* Wait: the receivers read our user buffer, which must not change before they are done:
+     * every member's ack of op (written after its process_vm_readv has returned) */
     rc = wait_acks(x->t, b, op + 1);
     return rc ? cma_abandon(x, op, rc) : NUMACOLL_OK;
 }

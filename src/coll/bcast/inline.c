@@ -36,6 +36,8 @@ static int hot_fill(bcast_t *b, int root)
  * bound of all acks from the cache wait_acks keeps. */
 static __attribute__((noinline)) int hot_refresh(numacoll_team_t *t, bcast_t *b, uint64_t need)
 {
+    /* Wait: only member r writes its ack, with release after its last read of an op; once
+     * every ack shows >= need, nobody reads the block we are about to rewrite */
     int rc = wait_acks(t, b, need);
     if (rc) return rc;
     uint64_t lo = UINT64_MAX;
@@ -46,9 +48,8 @@ static __attribute__((noinline)) int hot_refresh(numacoll_team_t *t, bcast_t *b,
 }
 
 /* An inner tree node's forwarding of inline block @p blk (@p bytes, the root's size and
- * ours) to its cached children. Out of line: a leaf's path (every receiver at np = 2)
- * measured 12 % faster at 128 B without this loop in it (receiver time against
- * limit:inline 1.25 -> 1.09, 5 launches each, interleaved), though the loop ran 0 times. */
+ * ours) to its cached children. Out of line: a leaf's path (every receiver at np = 2) is
+ * faster without this loop in it, even though the loop runs 0 times there. */
 static __attribute__((noinline)) void hot_forward(const hot_line_t *h, const char *blk, size_t off,
                                                   size_t bytes, uint64_t op)
 {
@@ -67,9 +68,12 @@ static __attribute__((noinline)) int hot_mismatch(numacoll_team_t *t, void *buf,
     return nc_bcast_run_opts(t, buf, bytes, root, NULL);
 }
 
-/* The inline broadcast (root_inline, recv_first) for the default tree and a cached root, from the
- * hot line only (plus the shared blocks and ack lines): same ops, blocks, stamps and acks, so
- * members may take this path or the general one in the same broadcast. */
+/* The inline broadcast (root_inline, recv_first) for the default tree and a cached root,
+ * from the hot line only (plus the shared blocks and ack lines): same ops, blocks, stamps
+ * and acks, so members may take this path or the general one in the same broadcast.
+ * Everything it calls in line (wait_first, inl_put, inl_take) is static inline in the
+ * headers; what it calls out of line (hot_refresh, bc_wait_both, hot_forward, hot_mismatch)
+ * runs only off its fast path. */
 static int run_hot(numacoll_team_t *t, bcast_t *b, void *buf, size_t bytes, int root)
 {
     hot_line_t *h = &b->hot;
@@ -83,18 +87,23 @@ static int run_hot(numacoll_team_t *t, bcast_t *b, void *buf, size_t bytes, int 
         for (int i = 0; i < h->nkids; i++)
             inl_put(h->kid_blocks[i] + off, h->head_bytes, buf, bytes, bytes | root_bits(root),
                     op + 1, h->hints);
-        /* release: as ack() */
+        /* release: as post_ack(), our reads and writes of op before a root sees the ack */
         atomic_store_explicit((_Atomic uint64_t *)h->my_area, op + 1, memory_order_release);
         return NUMACOLL_OK;
     }
     char *blk = h->my_area + h->blocks_off + off;
-    int alt; /* its loops say who writes */
+    /* Wait: only our parent in the default tree (the root at np = 2) writes the block, the
+     * payload and word first, then the stamp with release; after wait_first's acquire load
+     * shows op + 1 (its loops say so too) the payload and word are ours to read, and stay
+     * as they are until we ack op. alt: the root wrote our first control line instead (it
+     * took the queue path). */
+    int alt;
     int rc = wait_first(t, b, (_Atomic uint64_t *)blk, 1, op, &alt);
     if (rc) return rc;
     if (NC_UNLIKELY(alt || ((uint64_t *)blk)[1] != (bytes | root_bits(root))))
         return hot_mismatch(t, buf, bytes, root);
     /* lengths from `bytes` (a register, not the load of the word: the copies' addresses
-     * need not wait for that load; see spin_stamp for the measured effect) */
+     * need not wait for that load) */
     if (NC_UNLIKELY(h->nkids)) hot_forward(h, blk, off, bytes, op);
     return inl_take(t->rank, root, blk, bytes, buf, bytes, h->my_area, op);
 }

@@ -100,8 +100,7 @@ static inline int inl_take(int me, int root, const char *blk, size_t sent, void 
                            char *ack_line, uint64_t op)
 {
     /* the length from `bytes` when the sizes match: memcpy's tail loads are addressed from
-     * the length, and with min(sent, bytes) they waited for the load of `sent` (see
-     * spin_stamp for the measured effect of both changes) */
+     * the length, and with min(sent, bytes) they would wait for the load of `sent` */
     if (NC_LIKELY(sent == bytes))
         small_copy(buf, blk + INL_HDR, bytes);
     else
@@ -113,11 +112,14 @@ static inline int inl_take(int me, int root, const char *blk, size_t sent, void 
 }
 
 /* The root's end of an inline broadcast on the general path: one op, the payload in the
- * children's blocks. */
+ * children's blocks (in line: nc_bcast_run_opts keeps it on its path without a call). */
 static inline int root_inline(call_t *x, void *buf, size_t bytes)
 {
     bcast_t *b = x->b;
     uint64_t op = b->hot.op++;
+    /* Wait: every member's ack of the block's previous op (op - INLINE_BLOCKS; only member r
+     * writes its ack, with release after its last read of the op): then nobody reads the
+     * block any more, and we may rewrite it */
     int rc = wait_reuse(x->t, b, op, INLINE_BLOCKS);
     if (rc) return rc;
     bc_inl_forward(x, op % INLINE_BLOCKS, buf, bytes,

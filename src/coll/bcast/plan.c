@@ -1,6 +1,7 @@
 /*
  * The broadcast's team parameters from the configuration and the team (see plan.h): what
- * bcast_init decides before the members agree, and what numacoll-info --explain reports.
+ * bc_state_create (state.c) decides before the members agree, and what numacoll-info --explain
+ * reports.
  */
 #include "plan.h"
 #include "../../topo/topo.h"
@@ -15,7 +16,7 @@ void nc_bcast_model_plan(const numacoll_team_t *t, nc_bcast_model_t *md, int *t_
     double tw_cfg = nc_cfg_double("NUMACOLL_BCAST_MODEL_TW") * 1e-9;
     nc_bcast_model_t fb = nc_bcast_model_default();
     /* the paper's model assumes a core per process; an oversubscribed team takes the
-     * fallback constants unless configured (see model_init) */
+     * fallback constants unless configured (see bc_model_init, calibrate.c) */
     int unset = t->oversubscribed ? NC_BMODEL_FALLBACK : NC_BMODEL_MEASURED;
     *t_src = t_cfg > 0 ? NC_BMODEL_CONFIGURED : unset;
     *tw_src = tw_cfg > 0 ? NC_BMODEL_CONFIGURED : unset;
@@ -40,18 +41,18 @@ int nc_bcast_plan_params(const numacoll_team_t *t, const nc_bcast_model_t *md, n
     p->nt_out_min = nc_cfg_size("NUMACOLL_BCAST_STREAM_OUT_MIN");
     /* oversubscribed, unless STREAM_MIN is set: the root streams only where the receivers
      * stream too. The receivers run on the root's CPUs and find its plainly written
-     * fragments in their caches; streamed, they fetch them from memory (P = 8 on 2 CPUs,
-     * 32-128 KiB: plain 0.58-0.77x Open MPI's native, streamed root 0.78-1.07x) */
+     * fragments in their caches; streamed, they would fetch them from memory */
     if (t->oversubscribed && !nc_cfg_is_set("NUMACOLL_BCAST_STREAM_MIN")) {
         p->nt_min = p->nt_out_min;
         p->nt_min_from_out = 1;
     }
-    /* off when oversubscribed: measured 2-10 % slower at P = 8 on 2 CPUs (64-256 KiB) */
+    /* off when oversubscribed: receivers on the root's CPUs find the same lines in their
+     * caches again without it */
     p->rotate = nc_cfg_bool("NUMACOLL_BCAST_ROTATE") && !t->oversubscribed;
     p->adapt = nc_cfg_bool("NUMACOLL_BCAST_ADAPT") &&
                (!t->oversubscribed || nc_cfg_bool("NUMACOLL_BCAST_ADAPT_OVERSUB"));
     p->check = nc_cfg_bool("NUMACOLL_BCAST_CHECK");
-    if (p->check && line < 8 * sizeof(uint64_t)) /* check_call's words 2-7 of the ack line */
+    if (p->check && line < 8 * sizeof(uint64_t)) /* bc_check_call's words 2-7 of the ack line */
         rc = nc_error(NUMACOLL_ERR_CONFIG,
                       "NUMACOLL_BCAST_CHECK=1 needs cache lines of at least 64 bytes; this "
                       "team's are %zu (allowed here: NUMACOLL_BCAST_CHECK=0)",
@@ -70,8 +71,8 @@ int nc_bcast_plan_params(const numacoll_team_t *t, const nc_bcast_model_t *md, n
     if (f == 0) {
         f = nc_bcast_model_fragment(md, budget, ps);
         p->f_model = f;
-        /* at most b / (2q): the model's s >= 2q buffers must fit the budget (a configured
-         * t_W of 5 ms gave f = 19 MB, s = 4: 77 MB of queue per process for a 4 MiB budget) */
+        /* at most b / (2q): the model's s >= 2q buffers must fit the budget (with a large
+         * t_W, f = sqrt(b t_W / t) alone would make a queue many times the budget) */
         size_t f_max = budget / (2 * q) / ps * ps;
         if (f_max < ps) f_max = ps;
         p->f_max = f_max;
@@ -93,8 +94,8 @@ int nc_bcast_plan_params(const numacoll_team_t *t, const nc_bcast_model_t *md, n
     p->numa_count = numa_count;
     p->tree_auto = strcmp(tree, "auto") == 0;
     /* auto: the topology tree across NUMA nodes; when oversubscribed the flat tree (every
-     * receiver needs only the root to have run, not a chain of parents: measured 2-5x
-     * faster than kary at P = 8 on 2 CPUs); else the binary tree (the paper's best) */
+     * receiver needs only the root to have run, not a chain of parents, each of which may
+     * wait to be scheduled); else the binary tree (the paper's best) */
     if (!p->tree_auto) {
         p->tree = nc_bcast_tree_find(tree);
         p->tree_why = "set by NUMACOLL_BCAST_TREE";

@@ -2,7 +2,7 @@
  * The broadcast's decisions as read-only functions: the team's parameters from the
  * configuration and the team (tree, relay, queue geometry, inline room, copy-mode
  * thresholds), and per message its path, its fragment size, its static copy mode and the
- * copy-mode selector's candidates. bcast.c makes its choices through these, and
+ * copy-mode selector's candidates. The broadcast makes its choices through these, and
  * numacoll-info --explain reports them through the same calls, so the explanation cannot
  * drift from what the library does.
  *
@@ -24,7 +24,7 @@ typedef struct cma_desc {
 } cma_desc_t;
 
 /* A queue message of SPLIT_MIN+1 .. SPLIT_MAX bytes goes in two halves unless the root
- * chose the model's one fragment (NT_WHOLE in bcast.c; nc_bcast_msg_fragment) */
+ * chose the model's one fragment (OPF_WHOLE, bcast_internal.h; nc_bcast_msg_fragment) */
 #define SPLIT_MIN 2048
 #define SPLIT_MAX 8192
 #define SEL_NOROT_MAX ((size_t)16 << 10) /* up to here, modes without rotating offsets too */
@@ -33,7 +33,7 @@ typedef struct cma_desc {
 #define NC_BCAST_TREE_LEVELS "numa,socket"
 
 /** The team's broadcast parameters before the members' agreement and the /dev/shm cut of
- *  the slot count (bcast_init). */
+ *  the slot count (state.c, bc_state_create). */
 typedef struct nc_bcast_plan {
     size_t budget;     /* queue budget b (NUMACOLL_BCAST_QUEUE_BYTES, or the auto value) */
     int budget_auto;   /* 1: NUMACOLL_BCAST_QUEUE_BYTES = 0 */
@@ -60,7 +60,7 @@ typedef struct nc_bcast_plan {
  */
 int nc_bcast_plan_params(const numacoll_team_t *t, const nc_bcast_model_t *md, nc_bcast_plan_t *p);
 
-/** Where the model's constants come from (bcast.c model_init): 0 configured, 1 measured at the
+/** Where the model's constants come from (calibrate.c): 0 configured, 1 measured at the
  *  team's first broadcast, 2 the fallback (oversubscribed team). */
 enum { NC_BMODEL_CONFIGURED = 0, NC_BMODEL_MEASURED, NC_BMODEL_FALLBACK };
 /** The model a team starts from without measuring: configured constants, else the fallback
@@ -96,7 +96,7 @@ static inline int nc_bcast_msg_nt(size_t nt_min, size_t nt_out_min, size_t bytes
 /**
  * The fragment size of a queue message of @p bytes: the team's @p f, or with a model-chosen
  * f (!fixed_f) the paper's rule for a known m, f = sqrt(m t_W / t) (at most the team's f),
- * and for SPLIT_MIN+1 .. SPLIT_MAX bytes two halves unless @p whole (the root's NT_WHOLE).
+ * and for SPLIT_MIN+1 .. SPLIT_MAX bytes two halves unless @p whole (the root's OPF_WHOLE).
  */
 static inline size_t nc_bcast_msg_fragment(size_t f, int fixed_f, const nc_bcast_model_t *md,
                                            size_t bytes, int whole)
@@ -107,15 +107,14 @@ static inline size_t nc_bcast_msg_fragment(size_t f, int fixed_f, const nc_bcast
         size_t o = nc_round_up((size_t)opt + 1, 4096);
         if (o < fe) fe = o;
         /* up to two pages, at least two fragments of at least 2 KiB unless the root chose
-         * the rule's one fragment (NT_WHOLE, see sel_cands): the rule above keeps
+         * the rule's one fragment (OPF_WHOLE, see nc_bcast_sel_cands): the rule above keeps
          * such a message whole (its t is a local memcpy's, while the receiver's copy here
          * pulls every line from the root's cache), so the receiver could not start before
-         * the root had copied it all. Measured at np = 2 (Open MPI, alternating launches):
-         * 4 KiB in two halves 0.55 -> 0.35 us, 8 KiB 0.76 -> 0.53 us; a 2 KiB message in
-         * two halves took 15 % longer, and 64 KiB in 8 KiB fragments 60 % longer than in
-         * the rule's 16 KiB, hence the floor and the bound. Messages of 2 KiB or less keep
-         * the rule's fragment (a smaller one, though still one fragment, moves where ops
-         * rotate through the set: 2 KiB took 12 % longer). */
+         * the root had copied it all; in two halves it copies the first while the root
+         * copies the second. The floor and the bound: smaller halves, or more fragments for
+         * larger messages, cost more in notifications than they overlap. Messages of 2 KiB
+         * or less keep the rule's fragment (a smaller one, though still one fragment, moves
+         * where ops rotate through the set). */
         if (bytes > SPLIT_MIN && bytes <= SPLIT_MAX && !whole) {
             size_t half = nc_round_up((bytes + 1) / 2, 64);
             size_t small = half < 2048 ? 2048 : half;
@@ -129,7 +128,7 @@ static inline size_t nc_bcast_msg_fragment(size_t f, int fixed_f, const nc_bcast
  * The copy-mode selector's candidate modes for a queue message of @p bytes into c[0..3], the
  * static default first; their number, 0 when the selector does not choose for this size.
  * Modes: bit 0 streamed root stores, bit 1 streamed receiver stores, bit 2 the model's one
- * fragment (NT_WHOLE), bit 3 no rotating offset (NT_NOROT). A mode bit that does not apply to
+ * fragment (OPF_WHOLE), bit 3 no rotating offset (OPF_NOROT). A mode bit that does not apply to
  * some size of a class does nothing there (the classes at the range ends hold sizes of both
  * kinds).
  */
@@ -146,13 +145,13 @@ static inline int nc_bcast_sel_cands(size_t nt_min, size_t nt_out_min, int fixed
     if (nt_min && bytes >= nt_min) {
         c[n++] = 1, c[n++] = 0;
     } else if (bytes > SPLIT_MIN && bytes <= SPLIT_MAX && !fixed_f) {
-        /* two halves (the default) or the model's one fragment (NT_WHOLE), see run_queue;
+        /* two halves (the default) or the model's one fragment (OPF_WHOLE), see queue.c;
          * not with a configured fragment size */
         c[n++] = 0, c[n++] = 4;
     } else if (bytes > SPLIT_MIN && bytes <= SEL_NOROT_MAX) {
         c[n++] = 0;
     }
-    /* up to SEL_NOROT_MAX, each of those also without rotating offsets (NT_NOROT) */
+    /* up to SEL_NOROT_MAX, each of those also without rotating offsets (OPF_NOROT) */
     if (rotate && bytes > SPLIT_MIN && bytes <= SEL_NOROT_MAX)
         for (int i = 0, k = n; i < k; i++)
             c[n++] = c[i] | 8;

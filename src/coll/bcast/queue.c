@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+/* Tell each child that fragment @p slot of op stamp - 1 (@p n bytes) is in the source's
+ * queue: its control line's size, flags and msg_bytes, then the stamp with release. */
 static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
 {
     for (int i = 0; i < x->nkids; i++) {
@@ -17,7 +19,8 @@ static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
         cl->size = n;
         cl->flags = (uint64_t)x->flags | root_bits(x->root);
         cl->msg_bytes = x->msg_bytes;
-        /* release: the fragment (in the source's slot) and the size before the stamp */
+        /* release: the fragment (in the source's slot), size, flags and msg_bytes before
+         * the stamp the child waits for */
         atomic_store_explicit(&cl->stamp, stamp, memory_order_release);
     }
 }
@@ -75,10 +78,10 @@ static int queue_failed(call_t *x, size_t slot, uint64_t op, const char *why)
 
 /* NUMACOLL_BCAST_POPULATE first-use: before op @p op writes into @p set of my queue, give
  * the set memory up to @p end bytes from its start (where the op's data end), at least
- * POPULATE_STEP more at a time: a message populates what it needs, not the whole set (np=2, a
- * new communicator's first 1 MiB broadcast populated a 2 MiB set, ~0.85 ms per MiB here),
- * and the rotation of later ops grows the mark step by step. Failing, the whole call fails
- * on every member (queue_failed), with the reason in the log. */
+ * POPULATE_STEP more at a time: a message populates what it needs, not the whole set (a
+ * new communicator's first broadcast pays for the pages it uses, not for the set), and the
+ * rotation of later ops grows the mark step by step. Failing, the whole call fails on
+ * every member (queue_failed), with the reason in the log. */
 #define POPULATE_STEP (256u << 10)
 static int populate_set(call_t *x, size_t set, size_t end, uint64_t op)
 {
@@ -133,6 +136,9 @@ int bc_run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
                                   slot_buf(b, 0, set * b->slots_per_set)) +
                          span;
         if (is_root) {
+            /* Wait: every member's ack of op - q, the set's previous use (only member r
+             * writes its ack, with release after its last read of that op); after it, no
+             * one reads the set or its control lines any more, and we may rewrite them */
             rc = wait_reuse(x->t, b, op, b->sets);
             if (rc) return rc;
             if (NC_UNLIKELY(b->populated[set] < use_end)) {
@@ -153,6 +159,9 @@ int bc_run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
                 notify(x, slot, n, op + 1);
             } else {
                 ctl_line_t *cl = ctl_line(b, x->t, x->me, slot);
+                /* Wait: only our parent in this op's tree writes this control line, the
+                 * stamp last with release; after the acquire load shows op + 1, the size,
+                 * flags, msg_bytes and the fragment in the source's queue are visible */
                 rc = wait_stamp(x->t, &cl->stamp, op + 1);
                 if (rc) return rc;
                 if (NC_UNLIKELY(cl->flags & OPF_NOSPACE)) return queue_failed(x, slot, op, NULL);

@@ -1,60 +1,57 @@
 /*
- * The copy-mode selector.
- * Which copy is fastest depends on the machine and, on the reference VM, on the host's
- * current vCPU placement (it changes every few tens of seconds): measured at np = 2, 1 MiB,
- * plain copies 32 us vs streamed root copy 212 us in one regime, 306 vs 150 in the other;
- * and on where the receivers' buffers are (streamed receivers won 2x at 256 KiB - 1 MiB with
- * off-cache destinations and lost with cache-resident ones).
- * So the root (the only one who chooses; the mode travels to the receivers in the control
- * lines) measures some of its broadcasts: the members' mean time in the call, as the
- * benchmark reports it, from its own time and each receiver's own time, which a receiver
- * sums over the measured calls of a run and writes into its report word for that root
- * (report_word) after the run's last one (mode bits OPF_RUN_ARM, OPF_REPORT, OPF_RUN_FIRST,
- * OPF_RUN_LAST). The root reads those words at a later call (bc_sel_harvest), so a measured call
- * costs the root no wait. (The first version made the root wait for every receiver's ack in a
- * measured call and charged it the time until it saw each: a call of plain stores then looked
- * cheap, because the cost of the dirty lines it left behind came later; at 1 MiB with off-cache
- * buffers the selector settled on plain copies, 72-95 us, while streamed receivers took 59 us.) Per
- * log2 size class the root keeps the last 4 samples (ns per byte) of each candidate mode. A
- * measured run of one mode is W unmeasured calls, enough for the class's messages to pass once
- * through the whole queue (sel_warm: the queue's lines then have the cache state the run's mode
- * leaves, not the previous mode's), then M measured calls, M = SEL_SAMPLE_BYTES / the class's lower
- * bound (1..SEL_MEAS_MAX): one sample sums the times of M calls. (The first version measured one
- * call after one other: at 16-64 KiB, 0.5-1.5 us a call, one interrupted call made a sample, and a
- * plain run started where streamed stores had left the queue in memory; on the AMD VM the root
- * switched modes every few samples, all estimates within 0.04-0.12 ns/B, once on a 4.6 ns/B
- * outlier, and 256 KiB ran at 0.94-1.11x Open MPI's coll/sm against 0.79-0.85x now.) Every
- * candidate is run twice, then those within 2x of the best once more (round robin); then every
- * SEL_PERIOD-th run length of calls of the class starts a run of another candidate and, offset half
- * a period, a run of the current best (a candidate more than twice as slow as the best only every
- * SEL_RARE-th time). The best changes to a mode whose median of its last 4 samples is below
- * NC_BCAST_SEL_SWITCH times the best's. One run is open at a time (a receiver keeps one sum per
- * root): a run due while another class's is open starts at the class's next call after it, and one
- * left open for SEL_STALE run lengths of calls is dropped. Local state only. Candidates: plain and
- * streamed root stores (modes 0, 1) from NUMACOLL_BCAST_STREAM_MIN on, all four modes (bits 0..1)
- * from NUMACOLL_BCAST_STREAM_OUT_MIN on; the thresholds decide which is tried first. (Streamed
- * receivers below 256 KiB were 1.2-7x slower on both VMs measured, never the best; leaving them out
- * halves what exploring costs there.) Below STREAM_MIN, messages of SPLIT_MIN+1 .. SPLIT_MAX bytes
- * in two halves or in the model's one fragment (mode 4, OPF_WHOLE; not with a configured fragment
- * size): the halves were 30 % faster on the Intel VM (4 and 8 KiB), one fragment 24 % faster at 8
- * KiB on the AMD VM in its slow regime (0.84 -> 0.64 us, Open MPI np = 2) and the same in its fast
- * one. The model says why: the halves overlap the root's copy of one half with the receiver's, and
- * cost one more notification, t_W = 40-90 ns on the Intel VM and 200-250 ns on the AMD one. Up to
- * SEL_NOROT_MAX, each candidate also without rotating offsets (mode 8, OPF_NOROT; when the
- * team rotates): on the AMD VM in its fast regime 8 and 16 KiB ran 10-13 % faster without
- * (the same lines again, still in the shared cache of what are likely two SMT siblings), in
- * its slow one 5-8 % slower; 32 KiB was the same and 64-128 KiB 8-10 % slower without, in
- * the fast regime. The cost of exploring: one run in SEL_PERIOD in another mode, up to 2x
- * slower: under 0.5 %, plus the queue's passage back to the best's state.
+ * The copy-mode selector of the queue path.
+ *
+ * Which copy is fastest depends on the machine, on where the host currently places the
+ * vCPUs (on a VM this can change within tens of seconds) and on where the receivers'
+ * buffers are (streamed receiver stores pay when the destination is not in cache anyway).
+ * So the root, the only one who chooses (the mode travels to the receivers in the control
+ * lines' flags), measures some of its broadcasts and picks per log2 size class.
+ *
+ * Measuring. A sample is the members' mean time in the call, as the benchmark reports it:
+ * the root's own time and each receiver's, which a receiver sums over the measured calls
+ * of a run and writes into its report word for that root (report_word) after the run's
+ * last one (flags OPF_RUN_ARM, OPF_REPORT, OPF_RUN_FIRST, OPF_RUN_LAST). The root reads those
+ * words at a later call (bc_sel_harvest), so a measured call costs it no wait; a root that
+ * waited for the acks instead would charge a call of plain stores too little, since the
+ * cost of the dirty lines it leaves behind comes later. A measured run of one mode is W
+ * unmeasured calls, enough for the class's messages to pass once through the whole queue
+ * (sel_warm: the queue's lines then have the cache state the run's mode leaves, not the
+ * previous mode's), then M measured calls, M = SEL_SAMPLE_BYTES / the class's lower bound
+ * (1..SEL_MEAS_MAX): one sample sums the times of M calls, so that one interrupted call
+ * does not make a sample. Per class the root keeps the last 4 samples (ns per byte) of
+ * each candidate mode.
+ *
+ * Choosing. Every candidate is run twice, then those within 2x of the best once more
+ * (round robin); then every SEL_PERIOD-th run length of calls of the class starts a run of
+ * another candidate and, offset half a period, a run of the current best (a candidate more
+ * than twice as slow as the best only every SEL_RARE-th time). The best changes to a mode
+ * whose median of its last 4 samples is below NC_BCAST_SEL_SWITCH times the best's. One run
+ * is open at a time (a receiver keeps one sum per root): a run due while another class's is
+ * open starts at the class's next call after it, and one left open for SEL_STALE run
+ * lengths of calls is dropped. Exploring costs one run in SEL_PERIOD in a mode up to 2x
+ * slower, plus the queue's passage back to the best's state. Local state only.
+ *
+ * Candidates (bc_sel_cands, plan.h): plain and streamed root stores (modes 0, 1) from
+ * NUMACOLL_BCAST_STREAM_MIN on, all four stream modes (bits 0..1) from
+ * NUMACOLL_BCAST_STREAM_OUT_MIN on (streamed receivers are left out below it, where they
+ * are not the best and would double what exploring costs); the thresholds decide which is
+ * tried first. Below STREAM_MIN, messages of SPLIT_MIN+1 .. SPLIT_MAX bytes in two halves or
+ * in the model's one fragment (mode 4, OPF_WHOLE; not with a configured fragment size): the
+ * halves overlap the root's copy of one half with the receiver's and cost one more
+ * notification, so which wins depends on t_W. Up to SEL_NOROT_MAX, each candidate also
+ * without rotating offsets (mode 8, OPF_NOROT; when the team rotates): the same lines
+ * again may still be in a cache both sides share.
+ *
  * Known limit: plain receiver stores into buffers that are not in cache leave dirty lines
- * that the L3 (32 MB here) writes back only some 30 calls of 1 MiB later, which a run of a
- * few calls does not see; with such buffers (the off-cache benchmarks) the selector rates
- * plain receiver stores a little too well. Those deferred costs fall on the calls after an
- * exploration run, so the best's every-call samples (SEL_EVERY_MIN) skip the next
- * max(W, SEL_QUIET) calls after one.
- * Several roots (rotating roots at np >= 3) measure their runs at the same time: a receiver
- * keeps a sum, an armed flag and a report word per root (with one sum, each root's OPF_RUN_FIRST
- * restarted the others' runs and every sample of such a team was dropped). */
+ * that the L3 writes back only many calls later, which a run of a few calls does not see;
+ * with such buffers the selector rates plain receiver stores a little too well. Those
+ * deferred costs fall on the calls after an exploration run, so the best's every-call
+ * samples (SEL_EVERY_MIN) skip the next max(W, SEL_QUIET) calls after one.
+ *
+ * Several roots (rotating roots at np >= 3) measure their runs at the same time: a
+ * receiver keeps a sum, an armed flag and a report word per root, so that one root's
+ * OPF_RUN_FIRST does not restart another's run.
+ */
 #include "bcast_internal.h"
 
 #include <string.h>
@@ -67,7 +64,6 @@
 #define SEL_MEAS_MAX 16
 #define SEL_STALE 4
 #define SEL_QUIET 8
-#define SEL_EVERY_MIN ((size_t)1 << 20) /* from here on every call of the best is measured */
 
 static size_t class_low(size_t bytes) /* the lower bound of the size class of @p bytes */
 {
@@ -110,7 +106,7 @@ static struct sel *sel_of(bcast_t *b, size_t bytes)
 /* A mode's estimate: the median of its last 4 samples (the mean of the middle two; of
  * fewer, their median): one preempted or page-faulting sample does not count, nor does one
  * lucky one (with the minimum, a mode could stay the best on a single low sample until it
- * aged out); a regime change shows after 2-3 samples. */
+ * aged out); a change of the host's regime shows after 2-3 samples. */
 static double sel_est(const struct sel *S, int mode)
 {
     uint32_t k = S->nsamples[mode] < 4 ? S->nsamples[mode] : 4;
@@ -163,11 +159,9 @@ int bc_sel_choose(bcast_t *b, size_t bytes, int deflt, int *measure)
     uint64_t len = (uint64_t)warm + (uint64_t)sel_meas(bytes), per = SEL_PERIOD * len;
     int m = -1;
     /* each mode twice first (a mode's first run may pay for first use of queue memory,
-     * and a mode excluded on one bad sample waited for the rare explorations: at 16 KiB
-     * plain copies, the best there, stayed unused after one 2.3x sample), then SEL_FIRST - 2
-     * more runs of those not twice as slow as the best (the others wait for the rare
-     * explorations: up to 7x slower, their first runs took a third of the calls of a
-     * 4 MiB benchmark measurement) */
+     * and a mode excluded on one bad sample would wait for the rare explorations), then
+     * SEL_FIRST - 2 more runs of those not twice as slow as the best (the others wait for
+     * the rare explorations: their first runs would cost more than they can win back) */
     for (uint32_t round = 1; round <= SEL_FIRST && m < 0; round++)
         for (int i = 0; i < nc && m < 0; i++)
             if (S->runs[c[i]] < round &&
@@ -192,11 +186,10 @@ int bc_sel_choose(bcast_t *b, size_t bytes, int deflt, int *measure)
     }
     if (m < 0) {
         /* large messages: every call of the best is measured (reading the reports costs the
-         * root one cache miss per receiver, under 1 % of a call of SEL_EVERY_MIN bytes), so
-         * a regime change of the VM shows after 2-3 calls, not after 2-3 re-measurements
-         * half a period apart (a 4 MiB benchmark measurement spent most of its calls in the
-         * mode that had become 6x slower: 860 us median against a 242 us memcpy); not
-         * the SEL_QUIET calls after an exploration, which pay for what it left behind */
+         * root one cache miss per receiver, little next to a call of SEL_EVERY_MIN bytes),
+         * so a change of the host's regime shows after 2-3 calls, not after 2-3
+         * re-measurements half a period apart; not the SEL_QUIET calls after an
+         * exploration, which pay for what it left behind */
         if (S->quiet_calls) {
             S->quiet_calls--;
         } else if (bytes >= SEL_EVERY_MIN && !blocked) {
@@ -225,9 +218,9 @@ static void sel_record(numacoll_team_t *t, bcast_t *b, size_t bytes, int mode, d
     int c[4], nc = bc_sel_cands(b, bytes, c);
     /* Until the first runs are done (bc_sel_choose: every candidate twice, those within 2x of
      * the best a third time), the lowest estimate wins outright; the switching margin holds
-     * after that. (With the margin from the start, the static default kept 16 KiB on the AMD
-     * VM with 0.0255 ns/B against 0.0247 for no rotation, which the benchmark then ran 5-10 %
-     * faster.) Judged before this sample, so that the last first run still chooses freely. */
+     * after that (with it from the start, the static default would keep a class whose
+     * better mode is less than the margin ahead). Judged before this sample, so that the
+     * last first run still chooses freely. */
     int settled = S->nsamples[S->best_mode] > 0;
     for (int i = 0; i < nc && settled; i++) {
         uint32_t k = S->nsamples[c[i]];

@@ -10,10 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
+/* What each member tells the others at the state's creation (one allgather): its
+ * parameters, which must be the same everywhere, the free /dev/shm space it sees (the
+ * queue's cut) and where its CMA probe word lies. */
 typedef struct init_msg {
-    uint64_t f, s, q, room, inline_max, cma_min;
+    uint64_t fragment_bytes, slots, sets, inline_room, inline_max, cma_min; /* f, s, q, ... */
     uint64_t shm_free;
-    int32_t tree, k, relay, pid, rotate, check;
+    int32_t tree_kind, fanout, relay, pid, rotate, check;
     uint64_t probe_addr;
 } init_msg_t;
 
@@ -42,7 +45,7 @@ int bc_state_create(numacoll_team_t *t)
     b->open_run_class = -1;       /* no measured run open */
     b->trace = nc_verbose() >= 3; /* read once: the config lookup is too slow per call */
     b->fragment_fixed = pl.fixed_f;
-    size_t f = pl.f, s = pl.s, q = pl.q;
+    size_t f = pl.f, s = pl.s, q = pl.q; /* the paper's f, s, q: fragment, slots, sets */
     int s_auto = pl.s_auto;
     b->tree_kind = pl.tree, b->fanout = pl.k, b->relay = pl.relay;
     b->inline_max = pl.inline_max;
@@ -57,15 +60,15 @@ int bc_state_create(numacoll_team_t *t)
     b->cma_min = pl.cma_min;
     b->inline_block_bytes = pl.inl_block, b->inline_room = pl.room, b->inline_limit = pl.inl_fast;
 
-    init_msg_t me = {.f = f,
-                     .s = s,
-                     .q = q,
-                     .room = b->inline_room,
+    init_msg_t me = {.fragment_bytes = f,
+                     .slots = s,
+                     .sets = q,
+                     .inline_room = b->inline_room,
                      .inline_max = b->inline_max,
                      .cma_min = b->cma_min,
                      .shm_free = nc_shm_free_bytes(),
-                     .tree = b->tree_kind,
-                     .k = b->fanout,
+                     .tree_kind = b->tree_kind,
+                     .fanout = b->fanout,
                      .relay = b->relay,
                      .rotate = b->rotate,
                      .check = b->check,
@@ -78,16 +81,17 @@ int bc_state_create(numacoll_team_t *t)
     size_t shm_free = me.shm_free;
     for (int r = 0; r < P && rc == NUMACOLL_OK; r++) {
         const init_msg_t *o = &all[r];
-        if (o->f != f || o->s != s || o->q != q || o->room != b->inline_room ||
-            o->inline_max != b->inline_max || o->cma_min != b->cma_min || o->tree != b->tree_kind ||
-            o->k != b->fanout || o->relay != b->relay || o->rotate != b->rotate ||
-            o->check != b->check)
+        if (o->fragment_bytes != f || o->slots != s || o->sets != q ||
+            o->inline_room != b->inline_room || o->inline_max != b->inline_max ||
+            o->cma_min != b->cma_min || o->tree_kind != b->tree_kind || o->fanout != b->fanout ||
+            o->relay != b->relay || o->rotate != b->rotate || o->check != b->check)
             rc = nc_error(NUMACOLL_ERR_CONFIG,
                           "broadcast parameters differ between ranks %d and %d (f %zu/%llu, s "
                           "%zu/%llu, q %zu/%llu, tree %d/%d, check %d/%d, ...); every member "
                           "must see the same NUMACOLL_BCAST_* settings",
-                          t->rank, r, f, (unsigned long long)o->f, s, (unsigned long long)o->s, q,
-                          (unsigned long long)o->q, b->tree_kind, o->tree, b->check, o->check);
+                          t->rank, r, f, (unsigned long long)o->fragment_bytes, s,
+                          (unsigned long long)o->slots, q, (unsigned long long)o->sets,
+                          b->tree_kind, o->tree_kind, b->check, o->check);
         if (o->shm_free < shm_free) shm_free = o->shm_free;
     }
     int cma_mine = rc == NUMACOLL_OK &&

@@ -3,8 +3,9 @@
  * topology tree (root -> group leaders -> members, over the team's group hierarchy).
  *
  * nc_bcast_tree_parents() gives the parent of every rank for one root. The broadcast state
- * calls it once per possible root when a tree is first used and keeps, for its own rank,
- * the parent, the children and the data source per root, so a call finds them in O(1).
+ * calls it once per possible root when a tree is first used (bc_tree_build, from
+ * tree_ready) and keeps, for its own rank, the parent, the children and the data source
+ * per root (tree_cache_t), so a call finds them in O(1).
  */
 #include "bcast_internal.h"
 
@@ -134,6 +135,9 @@ void bc_tree_free(tree_cache_t *c)
     memset(c, 0, sizeof *c);
 }
 
+/* Build the cache of tree @p kind with fan-out @p k for every root (replacing any): the
+ * parents and children from nc_bcast_tree_parents, and with the relay the nearest copy's
+ * holder as each root's data source. */
 int bc_tree_build(numacoll_team_t *t, bcast_t *b, int kind, int k)
 {
     tree_cache_t *c = &b->trees[kind];

@@ -5,12 +5,15 @@
  */
 #include "bcast_internal.h"
 
+/* until @p p or @p alt shows @p want, see bcast_internal.h */
 int bc_wait_yield(numacoll_team_t *t, _Atomic uint64_t *p, _Atomic uint64_t *alt, uint64_t want)
 {
     nc_wait_t w;
     nc_wait_init(&w, t, "bcast");
     w.iter = w.spin_limit; /* spun already: on to yielding */
-    /* Wait loop: see the callers' (wait_stamp, wait_first) for who writes p and alt */
+    /* Wait loop: p and alt are lines of ours that only this op's parent in the tree writes,
+     * with a release store of the stamp after what it publishes (wait_stamp and wait_first
+     * say what); once an acquire load shows `want`, that is visible to us */
     for (;;) {
         if (atomic_load_explicit(p, memory_order_acquire) >= want) return NUMACOLL_OK;
         if (alt && atomic_load_explicit(alt, memory_order_acquire) >= want) return WAIT_ALT;
@@ -19,6 +22,8 @@ int bc_wait_yield(numacoll_team_t *t, _Atomic uint64_t *p, _Atomic uint64_t *alt
     }
 }
 
+/* wait_first's yielding phase on both lines of op @p op: WAIT_ALT if the line other than
+ * the one @p p_is_blk names came (the loop is bc_wait_yield's) */
 __attribute__((noinline)) int bc_wait_both(numacoll_team_t *t, bcast_t *b, int p_is_blk,
                                            uint64_t op)
 {
