@@ -390,8 +390,8 @@ static int measure_logp(const int *cpus, int ncpu, long reps)
     double rtt = median_of(sh->out[2], (int)reps), g = median_of(sh->out[3], (int)reps);
     nc_logp_t m = {.L = rtt / 2 - o_s - o_r, .o_s = o_s, .o_r = o_r, .g = g};
     if (m.L < 0) m.L = 0;
-    printf("# LogP parameters between CPU %d and CPU %d (median of %ld reps)\n", cpus[0], cpus[1],
-           reps);
+    printf("# LogP parameters between CPU %d and CPU %d in ns (median of %ld reps)\n", cpus[0],
+           cpus[1], reps);
     printf("round trip %.1f ns\nNUMACOLL_BARRIER_LOGP_L=%.1f\nNUMACOLL_BARRIER_LOGP_OS=%.1f\n"
            "NUMACOLL_BARRIER_LOGP_OR=%.1f\nNUMACOLL_BARRIER_LOGP_G=%.1f\n",
            rtt, m.L, m.o_s, m.o_r, m.g);
