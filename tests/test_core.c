@@ -243,6 +243,42 @@ static void test_fork_oob_reports(void **state)
     assert_int_equal(nc_forkrun(3, NC_FORK_NO_TEAM, oob_late_member, &exits, 0, 30, &res), 0);
 }
 
+/* Team creation with NUMACOLL_TIMEOUT=1e-6 while rank 2 is late: creation fails on the
+ * others with a message saying that the timeout expired (the fork bootstrap's reason
+ * carried through the team's set-up), naming rank 2, not only that "the OOB allgather
+ * callback failed". */
+static int team_late_member(nc_forkctx_t *c)
+{
+    numacoll_team_params_t p = {.rank = c->rank,
+                                .size = c->size,
+                                .allgather = numacoll_fork_oob_allgather,
+                                .oob_ctx = c->oob};
+    numacoll_team_t *t = NULL;
+    if (c->rank == 2) usleep(300000);
+    int rc = numacoll_team_create(&p, &t);
+    if (rc == NUMACOLL_OK) {
+        numacoll_team_destroy(t);
+        return c->rank == 2 ? 0 : 60; /* the others cannot have waited 300 ms */
+    }
+    if (c->rank == 2) return 0; /* late: the others are gone, any failure is fine */
+    const char *msg = numacoll_last_error();
+    if (!strstr(msg, "NUMACOLL_TIMEOUT=1e-6 s expired") || !names_oob_rank(msg, 2)) {
+        fprintf(stderr, "rank %d: status %d, unexpected message: %s\n", c->rank, rc, msg);
+        return 61;
+    }
+    return 0;
+}
+
+static void test_team_create_timeout_says_so(void **state)
+{
+    (void)state;
+    nc_forkresult_t res;
+    set_env("NUMACOLL_TIMEOUT", "1e-6");
+    int failed = nc_forkrun(3, NC_FORK_NO_TEAM, team_late_member, NULL, 0, 30, &res);
+    set_env("NUMACOLL_TIMEOUT", NULL);
+    assert_int_equal(failed, 0);
+}
+
 static int check_oversub_values(nc_forkctx_t *c)
 {
     int *expect = c->arg;
@@ -465,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_oob_failure),        cmocka_unit_test(test_small_shm),
         cmocka_unit_test(test_seg_hugepages),      cmocka_unit_test(test_zombie_is_gone),
         cmocka_unit_test(test_fork_oob_reports),   cmocka_unit_test(test_standalone_timeouts_per_wait),
+        cmocka_unit_test(test_team_create_timeout_says_so),
     };
     if (getenv("NC_TEST_SMALL_SHM")) cmocka_set_test_filter("test_small_shm");
     if (getenv("NC_TEST_THP_FORCED")) cmocka_set_test_filter("test_seg_hugepages");

@@ -67,6 +67,22 @@ int nc_error_wrap(int status, const char *fmt, ...)
     return status;
 }
 
+int nc_oob_allgather(numacoll_oob_allgather_fn allgather, const void *sendbuf, void *recvbuf,
+                     size_t size, void *ctx, const char *what)
+{
+    char before[sizeof last_error];
+    memcpy(before, last_error, sizeof before);
+    last_error[0] = 0; /* so that a message the callback records can be told apart */
+    if (allgather(sendbuf, recvbuf, size, ctx) == 0) {
+        memcpy(last_error, before, sizeof last_error);
+        return NUMACOLL_OK;
+    }
+    if (last_error[0]) /* the callback's own reason, e.g. the fork bootstrap's timeout */
+        return nc_error_wrap(NUMACOLL_ERR_OOB, "the OOB allgather failed %s", what);
+    return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed %s (it gave no reason)",
+                    what);
+}
+
 int nc_verbose(void)
 {
     return (int)nc_cfg_int("NUMACOLL_VERBOSE");

@@ -61,6 +61,12 @@ int nc_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 
 /** Prefix the current last-error message with more context; returns @p status. */
 int nc_error_wrap(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/** Call the caller-supplied OOB allgather. On failure return NUMACOLL_ERR_OOB with a
+ *  message naming @p what (e.g. "creating a team") and, when the callback recorded one
+ *  through nc_error (the fork bootstrap does: a timeout, a dead member), its reason. */
+int nc_oob_allgather(numacoll_oob_allgather_fn allgather, const void *sendbuf, void *recvbuf,
+                     size_t size, void *ctx, const char *what);
+
 /** NUMACOLL_VERBOSE level (0 = quiet). */
 int nc_verbose(void);
 /** Log a line to stderr when NUMACOLL_VERBOSE >= level ("numacoll[rank/size]: ..."). */

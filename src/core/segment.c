@@ -74,9 +74,10 @@ int nc_agree(int rank, int nprocs, numacoll_oob_allgather_fn allgather, void *ct
     if (status != NUMACOLL_OK) snprintf(mine.msg, sizeof mine.msg, "%s", numacoll_last_error());
     agree_msg_t *all = calloc((size_t)nprocs, sizeof *all);
     if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory agreeing on a status");
-    if (allgather(&mine, all, sizeof mine, ctx) != 0) {
+    int orc = nc_oob_allgather(allgather, &mine, all, sizeof mine, ctx, "agreeing on a status");
+    if (orc != NUMACOLL_OK) {
         free(all);
-        return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed");
+        return orc;
     }
     int rc = NUMACOLL_OK;
     for (int r = 0; r < nprocs; r++) {
@@ -235,9 +236,11 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
         if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory"); /* cannot agree */
         msg.status = rc;
         memcpy(msg.name, name, sizeof msg.name - 1);
-        if (allgather(&msg, all, sizeof msg, ctx) != 0) {
+        char doing[96];
+        snprintf(doing, sizeof doing, "creating %s", what);
+        rc = nc_oob_allgather(allgather, &msg, all, sizeof msg, ctx, doing);
+        if (rc != NUMACOLL_OK) {
             free(all);
-            rc = nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed creating %s", what);
             goto out_unlink;
         }
         int st0 = all[0].status;

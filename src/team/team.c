@@ -84,9 +84,11 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
     if (sched_getaffinity(0, sizeof me.cpus, &me.cpus) != 0) CPU_ZERO(&me.cpus);
     member_info_t *all = calloc((size_t)t->size, sizeof *all);
     if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory creating a team");
-    if (t->allgather(&me, all, sizeof me, t->oob_ctx) != 0) {
+    int orc = nc_oob_allgather(t->allgather, &me, all, sizeof me, t->oob_ctx,
+                               "exchanging the members' details at team creation");
+    if (orc != NUMACOLL_OK) {
         free(all);
-        return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather callback failed during team creation");
+        return orc;
     }
     int rc = NUMACOLL_OK;
     cpu_set_t u;

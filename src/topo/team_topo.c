@@ -131,11 +131,13 @@ int nc_topo_team_init(numacoll_team_t *t)
                         "processes",
                         t->size);
     }
-    if (t->allgather(&mine, all, sizeof mine, t->oob_ctx) != 0) {
+    int orc = nc_oob_allgather(t->allgather, &mine, all, sizeof mine, t->oob_ctx,
+                               "exchanging the topology");
+    if (orc != NUMACOLL_OK) {
         free(all);
         free(tt);
         free(loc);
-        return nc_error(NUMACOLL_ERR_OOB, "OOB allgather failed while exchanging the topology");
+        return orc;
     }
     for (int r = 0; r < t->size; r++)
         if (all[r].status != NUMACOLL_OK) {
