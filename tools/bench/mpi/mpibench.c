@@ -54,6 +54,7 @@
  *   collective,algorithm,procs,bytes,latency_us_median,latency_us_min,latency_us_max,mpi
  */
 #include "numacoll_mpi.h"
+#include "bench/bench_wait.h"
 #include "cli_parse.h"
 #include "help.h"
 
@@ -100,6 +101,26 @@ typedef struct variant {
 
 static int g_rank, g_size;
 static MPI_Comm g_comm;
+/* The reference loops' waits (limit:signal, limit:inline, limit:pipe) follow the library's
+ * policy for waits without a team: spin, then yield and nap, NUMACOLL_TIMEOUT, and a look
+ * at every rank's process every 20 ms, so a rank that died or hangs ends the run with a
+ * message instead of leaving the others spinning (bench_wait.h) */
+static bench_watch_t g_watch;
+static _Atomic int32_t *g_pids; /* every rank's pid (MPI_COMM_WORLD order) */
+
+static void ref_wait_failed(void)
+{
+    fprintf(stderr, "numacoll-bench --mpi (rank %d): %s\n", g_rank, numacoll_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* wait until @p cond holds (see g_watch); the comment at each use says who writes it */
+#define REF_WAIT(cond)                                                                             \
+    do {                                                                                           \
+        bench_wait_begin(&g_watch);                                                                \
+        while (!(cond))                                                                            \
+            if (bench_wait_step(&g_watch)) ref_wait_failed();                                     \
+    } while (0)
 static MPI_Comm g_comm_sm = MPI_COMM_NULL; /* Open MPI: a duplicate served by coll/sm */
 static unsigned char *g_src;               /* limit:memcpy source (new content before every copy) */
 /* limit:signal: one 64-bit flag per rank, each on its own 128-byte line of a shared window */
@@ -332,9 +353,8 @@ static int run_once(int barrier, const variant_t *v, int root)
         } else {
             /* Wait loop: only the root writes this flag (seq of its latest call); after
              * seeing seq the receiver may assume the root has entered this call. Ranks
-             * <= CPUs (checked when the variant is added), so a pure spin. */
-            while (atomic_load_explicit(g_sig_mine, memory_order_acquire) < seq)
-                __builtin_ia32_pause();
+             * <= CPUs (checked when the variant is added): it spins (REF_WAIT). */
+            REF_WAIT(atomic_load_explicit(g_sig_mine, memory_order_acquire) >= seq);
         }
         return MPI_SUCCESS;
     }
@@ -362,9 +382,8 @@ static int run_once(int barrier, const variant_t *v, int root)
             } else {
                 /* Wait loop: only rank 0 writes the count (fragments published, over all
                  * calls); after seeing base + i + 1 the receiver may read fragment i of this
-                 * call. Ranks <= CPUs (checked when the variant is added): a pure spin. */
-                while (atomic_load_explicit(done, memory_order_acquire) < g_pp_base + i + 1)
-                    __builtin_ia32_pause();
+                 * call. Ranks <= CPUs (checked when the variant is added): it spins. */
+                REF_WAIT(atomic_load_explicit(done, memory_order_acquire) >= g_pp_base + i + 1);
                 memcpy(g_buf + off, win + off, n);
             }
         }
@@ -381,11 +400,10 @@ static int run_once(int barrier, const variant_t *v, int root)
                  * copied out, or was the root of with --root-shift); after seeing ack >=
                  * seq - BLKS the root may assume r has read this block's previous content
                  * and may overwrite it. */
-                while (seq > INL_LIMIT_BLKS && g_inl_seen[r] < seq - INL_LIMIT_BLKS) {
-                    g_inl_seen[r] = atomic_load_explicit((_Atomic uint64_t *)g_inl_all[r],
-                                                         memory_order_acquire);
-                    if (g_inl_seen[r] < seq - INL_LIMIT_BLKS) __builtin_ia32_pause();
-                }
+                if (seq > INL_LIMIT_BLKS && g_inl_seen[r] < seq - INL_LIMIT_BLKS)
+                    REF_WAIT((g_inl_seen[r] = atomic_load_explicit(
+                                  (_Atomic uint64_t *)g_inl_all[r], memory_order_acquire)) >=
+                             seq - INL_LIMIT_BLKS);
                 unsigned char *blk = g_inl_all[r] + off;
                 memcpy(blk + 8, g_buf, g_bytes);
                 /* release: the payload before the stamp the receiver waits for */
@@ -401,9 +419,8 @@ static int run_once(int barrier, const variant_t *v, int root)
             unsigned char *blk = g_inl_all[g_rank] + off;
             /* Wait loop: only the root writes this stamp (after the payload, release); after
              * seeing seq the receiver may read the payload of this call. Ranks <= CPUs, as
-             * limit:signal, so a pure spin. */
-            while (atomic_load_explicit((_Atomic uint64_t *)blk, memory_order_acquire) < seq)
-                __builtin_ia32_pause();
+             * limit:signal: it spins. */
+            REF_WAIT(atomic_load_explicit((_Atomic uint64_t *)blk, memory_order_acquire) >= seq);
             memcpy(g_buf, blk + 8, g_bytes);
             /* release: the block read before the root may reuse it */
             atomic_store_explicit((_Atomic uint64_t *)g_inl_all[g_rank], seq, memory_order_release);
@@ -676,6 +693,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     PMPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
     PMPI_Comm_set_name(g_comm, "bench");
+    g_pids = calloc((size_t)g_size, sizeof *g_pids);
+    if (!g_pids) oom("the ranks' pids");
+    int32_t my_pid = (int32_t)getpid();
+    PMPI_Allgather(&my_pid, 1, MPI_INT32_T, (int32_t *)g_pids, 1, MPI_INT32_T, g_comm);
+    bench_watch_pids(&g_watch, g_pids, g_size, g_rank, "a reference loop of the MPI benchmark");
 
     variant_t *vs = calloc(MAXV, sizeof *vs);
     int nv = 0;
