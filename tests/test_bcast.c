@@ -253,7 +253,7 @@ static int bcast_worker(nc_forkctx_t *ctx)
             o.k = k;
             o.relay = a->relay;
             o.cma_min = a->cma_min;
-            o.nt = nt;
+            o.copy_mode = nt;
             o.rotate = rot;
             o.demote = dem;
             o.prefetch = pf;
@@ -675,7 +675,7 @@ static int mm_worker(nc_forkctx_t *ctx)
             o.tree = (int)(rnd(&x) % NC_BTREE_COUNT);
             o.k = 1 + (int)(rnd(&x) % 4);
             o.relay = (int)(rnd(&x) % 2);
-            o.nt = (int)(rnd(&x) % 4);
+            o.copy_mode = (int)(rnd(&x) % 4);
             o.demote = (int)(rnd(&x) % 3) - 1;   /* team default, off, on */
             o.prefetch = (int)(rnd(&x) % 3) - 1; /* the same */
         }
@@ -1017,9 +1017,9 @@ static int sel_worker(nc_forkctx_t *ctx)
     /* a copy mode out of range is an error on every member, before anything moves */
     for (int bad = 0; bad < 2; bad++) {
         nc_bcast_opts_t o = NC_BCAST_OPTS_DEFAULT;
-        o.nt = bad ? NC_BCAST_SEL_MODES : -2;
+        o.copy_mode = bad ? NC_BCAST_SEL_MODES : -2;
         if (nc_bcast_run_opts(t, buf, a->sizes[0], 0, &o) != NUMACOLL_ERR_ARG) return 89;
-        if (!strstr(numacoll_last_error(), "option nt")) return 89;
+        if (!strstr(numacoll_last_error(), "option copy_mode")) return 89;
     }
     for (int i = 0; i < a->iters; i++) {
         size_t n = a->sizes[i % a->nsizes];
@@ -1169,11 +1169,11 @@ static int model_worker(nc_forkctx_t *ctx)
      * /dev/shm large enough here) */
     size_t budget = (t->oversubscribed ? 8 : 4) * MiB;
     size_t f = nc_bcast_model_fragment(&in.model, budget, nc_page_size());
-    if (in.f != f || in.s != nc_bcast_model_slots(budget, f, 4)) return 88;
+    if (in.fragment_bytes != f || in.slots != nc_bcast_model_slots(budget, f, 4)) return 88;
     if (ctx->rank == 0)
         printf("model: t = %.4f ns/byte (source %d), t_W = %.1f ns (source %d) -> f = %zu, "
                "s = %zu\n",
-               tt * 1e9, want_t, tw * 1e9, want_tw, in.f, in.s);
+               tt * 1e9, want_t, tw * 1e9, want_tw, in.fragment_bytes, in.slots);
     return 0;
 }
 

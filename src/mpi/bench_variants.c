@@ -4,7 +4,7 @@
  */
 #include "mpi_internal.h"
 
-/* the copy modes of the queue path (nc_bcast_opts_t.nt), forced for every queue message */
+/* the copy modes of the queue path (nc_bcast_opts_t.copy_mode), forced for every queue message */
 static const char *const copy_modes[] = {"copy:plain", "copy:stream-root", "copy:stream-recv",
                                          "copy:stream"};
 enum { NCOPY = 4 };
@@ -55,7 +55,7 @@ int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, co
     else if (i == NC_BTREE_COUNT)
         o.cma_min = 1;
     else if (i <= NC_BTREE_COUNT + NCOPY)
-        o.nt = i - NC_BTREE_COUNT - 1; /* bit 0 root streams, bit 1 receivers stream */
+        o.copy_mode = i - NC_BTREE_COUNT - 1; /* bit 0 root streams, bit 1 receivers stream */
     else if (i <= NC_BTREE_COUNT + NCOPY + NDEMOTE)
         o.demote = i - NC_BTREE_COUNT - NCOPY - 1; /* demote:off = 0, demote:on = 1 */
     else

@@ -493,18 +493,18 @@ int bench_bcast_main(int argc, char **argv)
         nc_bcast_opts_t on = o;
         /* the copy modes by numacoll-bench --mpi's names (nt: bit 0 the root streams, bit 1
          * the receivers do) */
-        on.nt = 3;
+        on.copy_mode = 3;
         add_var(&B, "copy:stream", 1, on, 0, 0);
-        on.nt = 1;
+        on.copy_mode = 1;
         add_var(&B, "copy:stream-root", 1, on, 0, 0);
-        on.nt = 2;
+        on.copy_mode = 2;
         add_var(&B, "copy:stream-recv", 1, on, 0, 0);
-        on.nt = 0;
+        on.copy_mode = 0;
         add_var(&B, "copy:plain", 1, on, 0, 0);
         nc_bcast_opts_t onr = o;
         onr.rotate = 0;
         add_var(&B, "norotate", 1, onr, 0, 0);
-        onr.nt = 0;
+        onr.copy_mode = 0;
         add_var(&B, "copy:plain:norotate", 1, onr, 0, 0);
         add_var(&B, "limit:memcpy", 2, o, 0, 0);
         if (B.P >= 2) add_var(&B, "limit:xcore", 4, o, 0, 0);

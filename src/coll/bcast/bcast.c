@@ -126,13 +126,14 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
     /* 0 bytes is an op like any other (an inline one without payload), so that a member
      * passing 0 against a root's n, or n against a root's 0, gets the size error instead
      * of leaving the root waiting or taking the next message for this one */
-    if (o && (o->nt < -1 || o->nt >= NC_BCAST_SEL_MODES))
-        return nc_error(NUMACOLL_ERR_ARG,
-                        "bcast: copy mode (option nt) %d; allowed: -1 (the team's choice) or "
-                        "0..%d (bit 0 streamed root stores, bit 1 streamed receiver stores, "
-                        "bit 2 a message of %d..%d bytes in one fragment, not two, bit 3 no "
-                        "rotating offset)",
-                        o->nt, NC_BCAST_SEL_MODES - 1, SPLIT_MIN + 1, SPLIT_MAX);
+    if (o && (o->copy_mode < -1 || o->copy_mode >= NC_BCAST_SEL_MODES))
+        return nc_error(
+            NUMACOLL_ERR_ARG,
+            "bcast: copy mode (option copy_mode) %d; allowed: -1 (the team's choice) or "
+            "0..%d (bit 0 streamed root stores, bit 1 streamed receiver stores, "
+            "bit 2 a message of %d..%d bytes in one fragment, not two, bit 3 no "
+            "rotating offset)",
+            o->copy_mode, NC_BCAST_SEL_MODES - 1, SPLIT_MIN + 1, SPLIT_MAX);
     if (t->size == 1) return NUMACOLL_OK;
     if (!t->bcast) {
         int rc = bc_state_create(t);
@@ -156,8 +157,9 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
      * cache, so the receivers read them from L3/memory instead of snooping dirty lines out
      * of another core (slow on some VMs); the receivers' streamed stores only pay when their
      * destination does not fit the cache anyway */
-    x.flags = o && o->nt >= 0 ? flags_of_mode(o->nt)
-                              : nc_bcast_msg_nt(b->stream_root_min, b->stream_recv_min, bytes);
+    x.flags = o && o->copy_mode >= 0
+                  ? flags_of_mode(o->copy_mode)
+                  : nc_bcast_msg_nt(b->stream_root_min, b->stream_recv_min, bytes);
     x.kids = x.tree->children + x.tree->child_off[root];
     x.nkids = x.tree->child_off[root + 1] - x.tree->child_off[root];
     size_t inl = b->inline_max;
@@ -187,7 +189,7 @@ int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
         return path == NC_BPATH_INLINE ? root_inline(&x, buf, bytes) : bc_root_cma(&x, buf, bytes);
     }
     int measure = 0;
-    if (b->adapt && !(o && o->nt >= 0) && bc_sel_cands(b, bytes, (int[4]){0}) > 0) {
+    if (b->adapt && !(o && o->copy_mode >= 0) && bc_sel_cands(b, bytes, (int[4]){0}) > 0) {
         if (b->pending_run.valid) bc_sel_harvest(t, b);
         /* the clock only where a time is used (a read may cost tens of ns on a VM): the
          * root's measured calls; a receiver's calls from the root's

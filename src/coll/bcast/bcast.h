@@ -2,9 +2,12 @@
  * Broadcast (paper 3): pipelined through per-process queues in shared memory.
  * The team-level entry point; state is created at a team's first broadcast.
  *
- * Files: bcast.c (state, segment, the algorithm), tree.c (notification trees),
- * model.c (the paper's cost model and the choice of f and s; pure functions), check.c
- * (NUMACOLL_BCAST_CHECK: the members' arguments compared before each broadcast).
+ * Files: bcast_internal.h lists them (the entry and path choice, the inline, queue and CMA
+ * paths, the copy-mode selector, the team state, the model's calibration, the waits) and
+ * describes the protocol; tree.c (notification trees), model.c (the paper's cost model
+ * and the choice of f and s; pure functions), plan.h (the decisions as read-only
+ * functions), check.c (NUMACOLL_BCAST_CHECK: the members' arguments compared before each
+ * broadcast).
  */
 #ifndef NC_BCAST_H
 #define NC_BCAST_H
@@ -30,10 +33,10 @@ typedef struct nc_bcast_args {
     size_t bytes;
 } nc_bcast_args_t;
 
-/** A 31-bit signature of a call's effective per-call options (bcast.c resolves the team
+/** A 31-bit signature of a call's effective per-call options (check.c resolves the team
  *  defaults first, so a default and the same value passed explicitly agree). */
-uint32_t nc_bcast_opts_sig(int tree, int k, long inline_max, long long cma_min, int relay, int nt,
-                           int rotate);
+uint32_t nc_bcast_opts_sig(int tree, int k, long inline_max, long long cma_min, int relay,
+                           int copy_mode, int rotate);
 /**
  * Collective: publish @p mine as this member's arguments of checked call @p n (counted
  * alike on every member), barrier, compare every member's. Member r's six check words lie
@@ -101,13 +104,14 @@ typedef struct nc_bcast_opts {
     long inline_max;   /* -1 = team default; otherwise clamped to the team's inline room */
     long long cma_min; /* -1 = team default; 0 = off */
     int relay;         /* -1 = team default, 0 off, 1 on */
-    int nt;            /* -1 = team default (NUMACOLL_BCAST_STREAM_MIN); else forced for every queue
-                        * message: bit 0 = the root streams into its queue, bit 1 = receivers stream out,
-                        * bit 2 = a message of 2 KiB + 1 .. 8 KiB in one fragment, not two halves,
+    int copy_mode;     /* -1 = team default (NUMACOLL_BCAST_STREAM_MIN, the selector); else
+                        * forced for every queue message: bit 0 = the root streams into its
+                        * queue, bit 1 = receivers stream out (non-temporal stores), bit 2 = a
+                        * message of 2 KiB + 1 .. 8 KiB in one fragment, not two halves,
                         * bit 3 = no rotating offset for this message (as rotate = 0)
                         * (NC_BCAST_SEL_MODES modes; anything else is NUMACOLL_ERR_ARG) */
     int rotate;        /* -1 = team default; 0 = every use of a set starts at its first slot, 1 =
-                        * successive uses start at rotating offsets (see frag_buf in bcast.c) */
+                        * successive uses start at rotating offsets (frag_buf, bcast_internal.h) */
     int demote;        /* -1 = team default (NUMACOLL_BCAST_DEMOTE); 0 off, 1 on (the root's and
                         * forwarders' hint for inline payload lines; members need not agree) */
     int prefetch;      /* -1 = team default (NUMACOLL_BCAST_PREFETCH); 0 off, 1 on (the root's and
@@ -136,7 +140,11 @@ int nc_bcast_last_mismatch(numacoll_team_t *t, size_t *sent, int *mark, uint64_t
 
 /** Geometry chosen for the team (creates the state collectively if needed). */
 typedef struct nc_bcast_info {
-    size_t f, s, q, b, inline_room, seg_size, paper_size;
+    size_t fragment_bytes; /* f in the paper */
+    size_t slots;          /* s in the paper: slots of a process's queue */
+    size_t sets;           /* q in the paper */
+    size_t queue_bytes;    /* b = s f in the paper: bytes of a process's queue */
+    size_t inline_room, seg_size, paper_size;
     int tree, k, relay, cma_ok;
     size_t cma_min;
     nc_bcast_model_t model; /* the constants f and s were derived from (rank 0's) */
@@ -150,9 +158,9 @@ int nc_bcast_info(numacoll_team_t *t, nc_bcast_info_t *info);
 int nc_bcast_debug_set_numa(numacoll_team_t *t, const int *numa);
 
 /** The copy-mode selector switches to another mode only when its estimate is below this
- *  fraction of the current mode's: at 1-4 MiB all four modes' estimates came within 10 % of
- *  each other on the AMD VM, and switching on every small difference alternated modes
- *  every few samples, each switch paying for the state the previous mode left behind. */
+ *  fraction of the current mode's: modes whose estimates lie close together would otherwise
+ *  alternate every few samples, each switch paying for the state the previous mode left
+ *  behind. */
 #define NC_BCAST_SEL_SWITCH 0.9
 
 /** The copy-mode selector's modes: bit 0 streamed root stores, bit 1 streamed receiver

@@ -67,10 +67,10 @@ static uint64_t load(char *words0, size_t stride, size_t set, int r, nc_bcast_ar
     return atomic_load_explicit(&o[0], memory_order_relaxed);
 }
 
-uint32_t nc_bcast_opts_sig(int tree, int k, long inline_max, long long cma_min, int relay, int nt,
-                           int rotate)
+uint32_t nc_bcast_opts_sig(int tree, int k, long inline_max, long long cma_min, int relay,
+                           int copy_mode, int rotate)
 {
-    const long long v[7] = {tree, k, inline_max, cma_min, relay, nt, rotate};
+    const long long v[7] = {tree, k, inline_max, cma_min, relay, copy_mode, rotate};
     uint64_t h = nc_fnv1a(NC_FNV_BASIS, v, sizeof v); /* (members share a byte order) */
     return (uint32_t)(h ^ (h >> 32)) & 0x7fffffffu;
 }
@@ -139,13 +139,13 @@ __attribute__((noinline)) int bc_check_call(numacoll_team_t *t, bcast_t *b, size
                                             const nc_bcast_opts_t *o)
 {
     nc_bcast_args_t a = {.root = root, .mark = o && o->mark > 0, .bytes = bytes};
-    a.opts =
-        nc_bcast_opts_sig(o && o->tree >= 0 && o->tree < NC_BTREE_COUNT ? o->tree : b->tree_kind,
-                          o && o->k > 0 ? o->k : b->fanout,
-                          o && o->inline_max >= 0 ? o->inline_max : (long)b->inline_max,
-                          o && o->cma_min >= 0 ? o->cma_min : (long long)b->cma_min,
-                          o && o->relay >= 0 ? o->relay : b->relay, o && o->nt >= 0 ? o->nt : -1,
-                          o && o->rotate >= 0 ? o->rotate : b->rotate);
+    a.opts = nc_bcast_opts_sig(
+        o && o->tree >= 0 && o->tree < NC_BTREE_COUNT ? o->tree : b->tree_kind,
+        o && o->k > 0 ? o->k : b->fanout,
+        o && o->inline_max >= 0 ? o->inline_max : (long)b->inline_max,
+        o && o->cma_min >= 0 ? o->cma_min : (long long)b->cma_min,
+        o && o->relay >= 0 ? o->relay : b->relay, o && o->copy_mode >= 0 ? o->copy_mode : -1,
+        o && o->rotate >= 0 ? o->rotate : b->rotate);
     int other = -1;
     /* the six check words: words 2-7 of each member's ack line (single writer: its owner) */
     int rc = nc_bcast_check_args(t, (char *)(ack_word(b, 0) + 2), b->proc_area_bytes,

@@ -262,10 +262,10 @@ int nc_bcast_info(numacoll_team_t *t, nc_bcast_info_t *info)
         if (rc) return rc;
     }
     bcast_t *b = t->bcast;
-    *info = (nc_bcast_info_t){.f = b->fragment_bytes,
-                              .s = b->slots,
-                              .q = b->sets,
-                              .b = b->queue_bytes,
+    *info = (nc_bcast_info_t){.fragment_bytes = b->fragment_bytes,
+                              .slots = b->slots,
+                              .sets = b->sets,
+                              .queue_bytes = b->queue_bytes,
                               .inline_room = b->inline_room,
                               .seg_size = b->seg.size,
                               .paper_size = b->paper_seg_bytes,
