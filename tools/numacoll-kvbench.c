@@ -129,6 +129,44 @@ static double median_d(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* ---- start-up waits ----------------------------------------------------------------- */
+
+/* Wait until *@p flag >= @p want under the library's policy for waits without a team
+ * (spin, then yield and nap; NUMACOLL_TIMEOUT), looking at each slow step whether one of
+ * the @p n processes in @p pids (the readers, or a reader's parent) has exited: then, or
+ * on a timeout, print why and return non-zero instead of waiting forever. */
+static int wait_at_least(_Atomic int *flag, int want, const pid_t *pids, int n, const char *what)
+{
+    nc_wait_t w;
+    nc_wait_init_standalone(&w, what, (uint64_t)(nc_cfg_double("NUMACOLL_TIMEOUT") * 1e9));
+    while (atomic_load_explicit(flag, memory_order_acquire) < want) {
+        if (w.iter < w.spin_limit) {
+            w.iter++;
+            nc_cpu_relax();
+            continue;
+        }
+        int rc = nc_wait_slow(&w);
+        for (int i = 0; i < n && rc == NUMACOLL_OK; i++)
+            if (nc_pid_gone(pids[i]))
+                rc = nc_error(NUMACOLL_ERR_PEER_DEAD, "%s: process %d exited", what, (int)pids[i]);
+        if (rc != NUMACOLL_OK) {
+            fprintf(stderr, "numacoll-kvbench: %s\n", numacoll_last_error());
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The parent's start-up wait for @p n readers; on failure the readers are killed. */
+static int wait_for_readers(_Atomic int *ready, pid_t *pids, int n)
+{
+    int rc = wait_at_least(ready, n, pids, n, "waiting for the readers to attach");
+    if (rc)
+        for (int i = 0; i < n; i++)
+            kill(pids[i], SIGKILL);
+    return rc;
+}
+
 /* ---- reader process ----------------------------------------------------------------- */
 
 static int reader_main(shm_t *sh, int idx, int mode)
@@ -144,23 +182,39 @@ static int reader_main(shm_t *sh, int idx, int mode)
     _Atomic uint64_t *f0 = nc_kvdb_scratch(db, 0), *f1 = nc_kvdb_scratch(db, 1);
     atomic_fetch_add(&sh->ready, 1);
     /* go is written once by the parent; after seeing it we start measuring */
-    while (!atomic_load_explicit(&sh->go, memory_order_acquire))
-        sched_yield();
+    pid_t parent = getppid();
+    if (wait_at_least(&sh->go, 1, &parent, 1, "a reader waiting for the start")) {
+        numacoll_kvdb_close(db);
+        return 1;
+    }
     uint64_t ops = 0, torn = 0;
     int err = 0;
     if (mode == M_WRITE) {
-        /* idle but attached: the writer must still deal with our slot */
-        while (atomic_load_explicit(&sh->stop, memory_order_relaxed) != 2) {
+        /* idle but attached: the writer must still deal with our slot; stop is written
+         * by the parent (2: leave), looked at every 1 ms, with whether the parent is alive */
+        while (atomic_load_explicit(&sh->stop, memory_order_relaxed) != 2 && !err) {
             struct timespec ts = {0, 1000000};
             nanosleep(&ts, NULL);
+            err = nc_pid_gone(parent);
         }
+        if (err)
+            fprintf(stderr, "reader %d: the benchmark's parent (pid %d) exited\n", idx,
+                    (int)parent);
     } else {
         uint64_t sink = 0, ops_at_open = 0;
         int seen = 0;
         /* count only the sections inside the parent's measuring window (stop: 0 -> 1 -> 2,
          * written by the parent; checked every 64 sections) */
+        uint32_t rounds = 0;
         while (!err) {
             int w = atomic_load_explicit(&sh->stop, memory_order_relaxed);
+            /* every 16384 rounds (64 sections each): is the parent, who ends the loop, alive? */
+            if (++rounds % 16384 == 0 && nc_pid_gone(parent)) {
+                nc_error(NUMACOLL_ERR_PEER_DEAD, "the benchmark's parent (pid %d) exited",
+                         (int)parent);
+                err = 1;
+                break;
+            }
             if (w != seen) {
                 if (w == 1) ops_at_open = ops;
                 if (w == 2) break;
@@ -233,8 +287,7 @@ static int run_rep(const char *lock, int mode, int N, double duration, rep_resul
     }
     bind_cpu(cpus[0]);
     /* ready: each reader adds 1 once attached (or failed) */
-    while (atomic_load(&sh->ready) < N)
-        sched_yield();
+    if (wait_for_readers(&sh->ready, pids, N)) goto fail; /* the readers are killed */
     _Atomic uint64_t *f0 = nc_kvdb_scratch(srv, 0), *f1 = nc_kvdb_scratch(srv, 1);
     uint64_t dur_ns = (uint64_t)(duration * 1e9);
     /* release: the readers start after seeing go; the window opens after a warm-up */
@@ -366,8 +419,11 @@ static int prof_reader(prof_shm_t *sh, int idx, int iters, int keylen)
     stamp_overhead_sample(0);
     atomic_fetch_add(&sh->ready, 1);
     /* go: written once by the parent when every reader is ready */
-    while (!atomic_load_explicit(&sh->go, memory_order_acquire))
-        sched_yield();
+    pid_t parent = getppid();
+    if (wait_at_least(&sh->go, 1, &parent, 1, "a profiling reader waiting for the start")) {
+        numacoll_kvdb_close(db);
+        return 1;
+    }
     char keys[NKEYS][NUMACOLL_KVDB_MAX_KEYLEN + 1];
     for (int i = 0; i < NKEYS; i++)
         key_name(keys[i], i, keylen);
@@ -429,8 +485,13 @@ static int run_profile(const char *lock, int N, int iters, int keylen, FILE *csv
         if (pids[i] == 0) _exit(prof_reader(sh, i, iters, keylen));
     }
     /* ready: each reader adds 1 after attaching and sampling the stamp overhead */
-    while (atomic_load(&sh->ready) < N)
-        sched_yield();
+    if (wait_for_readers(&sh->ready, pids, N)) {
+        for (int i = 0; i < N; i++)
+            waitpid(pids[i], NULL, 0);
+        munmap(sh, bytes);
+        numacoll_kvdb_close(srv);
+        return -1;
+    }
     atomic_store_explicit(&sh->go, 1, memory_order_release);
     int failed = 0;
     for (int i = 0; i < N; i++) {
