@@ -29,6 +29,11 @@
 
 extern char **environ;
 
+/* every layer's configuration rows (topo.h, barrier.h and bcast.h link their own), so that
+ * the table is whole even in this program, linked with libnumacoll.a */
+NC_CFG_LINK(kvdb);
+NC_CFG_LINK(mpi);
+
 static void json_str(const char *s)
 {
     putchar('"');
@@ -435,9 +440,9 @@ typedef struct explain_ctx {
 /* the machine, the placement and the planned team */
 static int explain_machine(const explain_args_t *ex, explain_ctx_t *c)
 {
-    const char *syn = ex->synthetic ? ex->synthetic : nc_cfg_str("NUMACOLL_TOPO_SYNTHETIC");
+    const char *syn = ex->synthetic ? ex->synthetic : nc_cfg_str(NC_CFG_TOPO_SYNTHETIC);
     int simulated = syn && syn[0];
-    const char *map_by = ex->map_by ? ex->map_by : nc_cfg_str("NUMACOLL_TOPO_MAP_BY");
+    const char *map_by = ex->map_by ? ex->map_by : nc_cfg_str(NC_CFG_TOPO_MAP_BY);
     nc_topo_machine_t *m;
     if (nc_topo_machine_load(simulated ? syn : NULL, &m) != NUMACOLL_OK) {
         fprintf(stderr, "numacoll-info: %s\n", numacoll_last_error());
@@ -487,7 +492,7 @@ static int explain_machine(const explain_args_t *ex, explain_ctx_t *c)
     fact("placement.map_by", 0, "%s", map_by);
     fact("placement.wrapped", 1, "%d", c->plan->wrapped);
     fact("team.oversubscribed", 1, "%d", t->oversubscribed);
-    fact("team.oversubscribed_setting", 0, "%s", nc_cfg_str("NUMACOLL_OVERSUBSCRIBED"));
+    fact("team.oversubscribed_setting", 0, "%s", nc_cfg_str(NC_CFG_OVERSUBSCRIBED));
     fact("team.line_bytes", 1, "%zu", t->line);
     fact("team.page_bytes", 1, "%zu", nc_page_size());
 
@@ -504,7 +509,7 @@ static int explain_machine(const explain_args_t *ex, explain_ctx_t *c)
        map_by, c->plan->wrapped ? ", more processes than cores: wrapped around" : "");
     hp(0, 2, "oversubscribed: %s (%d process%s, %d CPUs; NUMACOLL_OVERSUBSCRIBED=%s)%s",
        t->oversubscribed ? "yes" : "no", P, P == 1 ? "" : "es", ncpus,
-       nc_cfg_str("NUMACOLL_OVERSUBSCRIBED"),
+       nc_cfg_str(NC_CFG_OVERSUBSCRIBED),
        simulated && nc_detect_oversubscribed(P, here) != t->oversubscribed
            ? (t->oversubscribed ? "; a run under NUMACOLL_TOPO_SYNTHETIC on this machine counts "
                                   "this machine's CPUs: not oversubscribed there"
@@ -512,7 +517,7 @@ static int explain_machine(const explain_args_t *ex, explain_ctx_t *c)
                                   "this machine's CPUs: oversubscribed there")
            : "");
     hp(0, 2, "cache line (padding unit): %zu bytes (NUMACOLL_CACHELINE=%s), page %zu bytes",
-       t->line, nc_cfg_str("NUMACOLL_CACHELINE"), nc_page_size());
+       t->line, nc_cfg_str(NC_CFG_CACHELINE), nc_page_size());
     return 0;
 }
 
@@ -533,7 +538,7 @@ static char *hier_string(const nc_hier_t *h, int json)
 /* the groups (NUMACOLL_BARRIER_TOPO_LEVELS), as numacoll-topo prints them */
 static void explain_topology(explain_ctx_t *c)
 {
-    const char *levels = nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS");
+    const char *levels = nc_cfg_str(NC_CFG_BARRIER_TOPO_LEVELS);
     const nc_hier_t *h = nc_topo_team_hier(c->t, levels);
     char lv[1024], why[512] = "";
     nc_topo_levels_describe(&c->plan->lv, nc_topo_usable(c->P, c->plan->loc, &c->plan->lv), lv,
@@ -570,7 +575,7 @@ static void explain_barrier(explain_ctx_t *c)
 {
     nc_barrier_auto_t a;
     nc_barrier_auto_explain(c->t, &a);
-    const char *setting = nc_cfg_str("NUMACOLL_BARRIER");
+    const char *setting = nc_cfg_str(NC_CFG_BARRIER);
     int is_auto = !strcmp(setting, "auto");
     fact("barrier.setting", 0, "%s", setting);
     fact("barrier.default", 0, "%s", is_auto ? a.pick : setting);
@@ -763,7 +768,7 @@ static void explain_bcast_team(explain_ctx_t *c)
     hp(2, 4, "copy-mode selector (NUMACOLL_BCAST_ADAPT): %s",
        p->adapt ? "on: at run time the root times runs of its broadcasts and picks the mode per "
                   "size class among the candidates below, the static mode first"
-       : c->t->oversubscribed && nc_cfg_bool("NUMACOLL_BCAST_ADAPT")
+       : c->t->oversubscribed && nc_cfg_bool(NC_CFG_BCAST_ADAPT)
            ? "off (oversubscribed; NUMACOLL_BCAST_ADAPT_OVERSUB=1 turns it on): the static "
              "modes apply"
            : "off: the static modes apply");
@@ -1080,6 +1085,11 @@ int main(int argc, char **argv)
 
     int n, na;
     const numacoll_config_row_t *rows = numacoll_config_table(&n);
+    if (n != NC_CFG_COUNT) { /* a layer's rows not linked in: see NC_CFG_LINK above */
+        fprintf(stderr, "numacoll-info: internal error: the table has %d of the %d rows\n", n,
+                NC_CFG_COUNT);
+        return 1;
+    }
     const numacoll_algorithm_info_t *algs = numacoll_barrier_algorithms(&na);
     if (json) {
         printf("{\"version\": \"%d.%d.%d\", \"config\": [", NUMACOLL_VERSION_MAJOR,

@@ -138,7 +138,7 @@ static double median_d(double *v, int n)
 static int wait_at_least(_Atomic int *flag, int want, const pid_t *pids, int n, const char *what)
 {
     nc_wait_t w;
-    nc_wait_init_standalone(&w, what, (uint64_t)(nc_cfg_double("NUMACOLL_TIMEOUT") * 1e9));
+    nc_wait_init_standalone(&w, what, (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9));
     while (atomic_load_explicit(flag, memory_order_acquire) < want) {
         if (w.iter < w.spin_limit) {
             w.iter++;

@@ -108,9 +108,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "numacoll-topo: %s\n", numacoll_last_error());
         return 2;
     }
-    const char *syn = nc_cfg_str("NUMACOLL_TOPO_SYNTHETIC");
-    const char *map_by = nc_cfg_str("NUMACOLL_TOPO_MAP_BY");
-    const char *levels = nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS");
+    const char *syn = nc_cfg_str(NC_CFG_TOPO_SYNTHETIC);
+    const char *map_by = nc_cfg_str(NC_CFG_TOPO_MAP_BY);
+    const char *levels = nc_cfg_str(NC_CFG_BARRIER_TOPO_LEVELS);
     long procs = 0;
     int json = 0, c;
     opterr = 0;

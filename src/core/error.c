@@ -85,7 +85,7 @@ int nc_oob_allgather(numacoll_oob_allgather_fn allgather, const void *sendbuf, v
 
 int nc_verbose(void)
 {
-    return (int)nc_cfg_int("NUMACOLL_VERBOSE");
+    return (int)nc_cfg_int(NC_CFG_VERBOSE);
 }
 
 void nc_log(int level, int rank, int size, const char *fmt, ...)

@@ -111,7 +111,7 @@ int numacoll_fork_oob_barrier(numacoll_fork_oob_t *o)
     }
     nc_wait_t w;
     nc_wait_init_standalone(&w, "fork bootstrap barrier",
-                            (uint64_t)(nc_cfg_double("NUMACOLL_TIMEOUT") * 1e9));
+                            (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9));
     w.spin_limit = 64;
     uint64_t t0 = nc_now_ns(), last_check = t0;
     uint32_t steps = 0;
@@ -126,7 +126,7 @@ int numacoll_fork_oob_barrier(numacoll_fork_oob_t *o)
             return nc_error(rc,
                             "fork bootstrap (rank %d of %d): NUMACOLL_TIMEOUT=%s s expired after "
                             "%.6f s waiting for rank(s) %s",
-                            my_rank, o->nprocs, nc_cfg_str("NUMACOLL_TIMEOUT"),
+                            my_rank, o->nprocs, nc_cfg_str(NC_CFG_TIMEOUT),
                             (double)(nc_now_ns() - t0) / 1e9, nlist ? list : "(none missing)");
         }
         if (rc) return rc;

@@ -83,42 +83,9 @@ uint64_t nc_now_ns(void); /* CLOCK_MONOTONIC */
  *  2-CPU VM). */
 int nc_pid_gone(pid_t pid);
 
-/* ---- configuration table (config.c) ---------------------------------------------- */
+/* ---- configuration table (config.c; config.h: the variables, rows, getters) ------- */
 
-typedef enum nc_cfg_type {
-    NC_CFG_BOOL,
-    NC_CFG_INT,
-    NC_CFG_SIZE, /* bytes; accepts K, M, G suffixes (powers of 1024) */
-    NC_CFG_DOUBLE,
-    NC_CFG_ENUM, /* one of allowed ("a|b|c") */
-    NC_CFG_LIST, /* comma-separated subset of allowed ("a|b|c"), no repeats */
-    NC_CFG_STRING
-} nc_cfg_type_t;
-
-typedef struct nc_cfg_def {
-    const char *name;
-    nc_cfg_type_t type;
-    const char *defval;
-    /* ENUM/LIST: "a|b|c"; INT/SIZE/DOUBLE: "min..max"; STRING: free text for the doc */
-    const char *allowed;
-    const char *doc;
-    /* optional: allowed values computed at run time ("a|b|c"), e.g. registry names */
-    const char *(*allowed_fn)(void);
-} nc_cfg_def_t;
-
-/* Getters return the validated environment value or the row's default. Names must be
- * rows of the table (an unknown name is a programming error and aborts). */
-long nc_cfg_int(const char *name);
-size_t nc_cfg_size(const char *name);
-double nc_cfg_double(const char *name);
-bool nc_cfg_bool(const char *name);
-const char *nc_cfg_str(const char *name); /* ENUM, LIST, STRING (and others as text) */
-/** True if the variable is set in the environment (and valid). */
-bool nc_cfg_is_set(const char *name);
-/** Validate one value for one row; on failure returns NUMACOLL_ERR_CONFIG with a message. */
-int nc_cfg_validate(const char *name, const char *value);
-/** Test whether a comma-separated LIST value contains @p item. */
-bool nc_cfg_list_has(const char *list, const char *item);
+#include "config.h"
 
 /* ---- shared-memory segments (segment.c) ------------------------------------------ */
 

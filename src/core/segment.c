@@ -52,7 +52,7 @@ size_t nc_page_size(void)
 
 size_t nc_line_size(void)
 {
-    const char *v = nc_cfg_str("NUMACOLL_CACHELINE");
+    const char *v = nc_cfg_str(NC_CFG_CACHELINE);
     if (strcmp(v, "auto") != 0) return (size_t)atoi(v);
 #if defined(__x86_64__) || defined(__i386__)
     return 128; /* two 64-byte lines: the adjacent-line prefetcher pairs them */
@@ -199,14 +199,14 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
         return nc_error(NUMACOLL_ERR_ARG, "invalid segment geometry for %s", what);
     /* NUMACOLL_SHM_HUGEPAGES=off (see the top of this file): no THP on our mappings, and
      * reservations through them where the kernel can (vma_reserve) */
-    int no_thp = strcmp(nc_cfg_str("NUMACOLL_SHM_HUGEPAGES"), "off") == 0;
+    int no_thp = strcmp(nc_cfg_str(NC_CFG_SHM_HUGEPAGES), "off") == 0;
     int vma_reserve = no_thp && nc_seg_populate_supported();
 
     /* Backends, in order: an anonymous memfd that peers open through /proc/<pid>/fd (no
      * name ever exists, so nothing can be left behind even if rank 0 dies during
      * creation), then a named POSIX segment unlinked once everyone has attached (the
      * fallback when /proc of rank 0 cannot be opened, e.g. another pid namespace). */
-    const char *backend = nc_cfg_str("NUMACOLL_SHM_BACKEND");
+    const char *backend = nc_cfg_str(NC_CFG_SHM_BACKEND);
     int first = strcmp(backend, "posix") == 0 ? 1 : 0;
     int last = strcmp(backend, "memfd") == 0 ? 0 : 1;
     for (int attempt = first; attempt <= last; attempt++) {
@@ -289,7 +289,7 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
     madvise(base, size, MADV_RANDOM);
     if (own_len) {
         char *own = (char *)base + own_off;
-        if (numa_node >= 0 && nc_cfg_bool("NUMACOLL_NUMA_BIND") && numa_available() >= 0 &&
+        if (numa_node >= 0 && nc_cfg_bool(NC_CFG_NUMA_BIND) && numa_available() >= 0 &&
             numa_max_node() > 0) {
             unsigned long mask[16] = {0};
             if (numa_node < (int)(sizeof mask * 8)) {

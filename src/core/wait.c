@@ -67,7 +67,7 @@ void nc_wait_init(nc_wait_t *w, numacoll_team_t *team, const char *op)
 void nc_wait_init_standalone(nc_wait_t *w, const char *op, uint64_t timeout_ns)
 {
     nc_wait_init(w, NULL, op);
-    long spin = nc_cfg_int("NUMACOLL_WAIT_SPIN");
+    long spin = nc_cfg_int(NC_CFG_WAIT_SPIN);
     w->spin_limit = spin >= 0 ? (uint32_t)spin : 4096;
     w->timeout_ns = timeout_ns; /* this wait's own: other threads' waits keep theirs */
 }
@@ -184,7 +184,7 @@ int nc_wait_slow(nc_wait_t *w)
 
 int nc_detect_oversubscribed(int nprocs, int ncpus)
 {
-    const char *mode = nc_cfg_str("NUMACOLL_OVERSUBSCRIBED");
+    const char *mode = nc_cfg_str(NC_CFG_OVERSUBSCRIBED);
     if (strcmp(mode, "yes") == 0) return 1;
     if (strcmp(mode, "no") == 0) return 0;
     return ncpus > 0 && nprocs > ncpus;

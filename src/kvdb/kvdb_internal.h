@@ -9,6 +9,8 @@
 
 #include <numacoll/kvdb.h>
 
+NC_CFG_LINK(kvdb); /* config_rows.c: this layer's rows (config.h) */
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <x86intrin.h>

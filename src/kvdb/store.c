@@ -40,8 +40,8 @@ static inline int reader_sync(numacoll_kvdb_t *db)
  * plus the server outnumber our CPUs, since then the process we wait for may need ours). */
 static void lock_policy(nc_kvlock_t *l)
 {
-    l->timeout_ns = (uint64_t)(nc_cfg_double("NUMACOLL_TIMEOUT") * 1e9);
-    long spin = nc_cfg_int("NUMACOLL_WAIT_SPIN");
+    l->timeout_ns = (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9);
+    long spin = nc_cfg_int(NC_CFG_WAIT_SPIN);
     cpu_set_t set;
     int ncpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     if (spin >= 0)
@@ -76,7 +76,7 @@ int numacoll_kvdb_create(const numacoll_kvdb_params_t *params, numacoll_kvdb_t *
     if (rc) return rc;
     numacoll_kvdb_params_t p = {0};
     if (params) p = *params;
-    const char *lname = p.lock ? p.lock : nc_cfg_str("NUMACOLL_KVDB_LOCK");
+    const char *lname = p.lock ? p.lock : nc_cfg_str(NC_CFG_KVDB_LOCK);
     const nc_kvlock_ops_t *ops = nc_kvlock_find(lname);
     if (!ops) {
         char allowed[512];
@@ -86,21 +86,21 @@ int numacoll_kvdb_create(const numacoll_kvdb_params_t *params, numacoll_kvdb_t *
         return nc_error(NUMACOLL_ERR_NOT_FOUND, "kvdb: unknown lock scheme '%s'; allowed: %s",
                         lname, allowed);
     }
-    long nslots = p.max_readers ? p.max_readers : nc_cfg_int("NUMACOLL_KVDB_MAX_READERS");
+    long nslots = p.max_readers ? p.max_readers : nc_cfg_int(NC_CFG_KVDB_MAX_READERS);
     if (nslots < 1 || nslots > 4096)
         return nc_error(NUMACOLL_ERR_ARG, "kvdb: max_readers=%ld is not valid; allowed: 1..4096",
                         nslots);
-    size_t nb = p.buckets ? p.buckets : (size_t)nc_cfg_int("NUMACOLL_KVDB_BUCKETS");
+    size_t nb = p.buckets ? p.buckets : (size_t)nc_cfg_int(NC_CFG_KVDB_BUCKETS);
     if (nb < 8 || nb > (1ull << 30))
         return nc_error(NUMACOLL_ERR_ARG, "kvdb: buckets=%zu is not valid; allowed: 8..2^30", nb);
     nb = pow2_at_least(nb);
-    size_t heap = p.heap_bytes ? p.heap_bytes : nc_cfg_size("NUMACOLL_KVDB_HEAP");
+    size_t heap = p.heap_bytes ? p.heap_bytes : nc_cfg_size(NC_CFG_KVDB_HEAP);
     if (heap < 1024)
         return nc_error(NUMACOLL_ERR_ARG, "kvdb: heap_bytes=%zu is not valid; allowed: >= 1024",
                         heap);
     int grow;
     if (p.grow == NUMACOLL_KVDB_GROW_CONFIG)
-        grow = nc_cfg_bool("NUMACOLL_KVDB_GROW");
+        grow = nc_cfg_bool(NC_CFG_KVDB_GROW);
     else if (p.grow == NUMACOLL_KVDB_GROW_YES || p.grow == NUMACOLL_KVDB_GROW_NO)
         grow = p.grow == NUMACOLL_KVDB_GROW_YES;
     else
@@ -114,8 +114,8 @@ int numacoll_kvdb_create(const numacoll_kvdb_params_t *params, numacoll_kvdb_t *
     db->server = 1;
     db->ops = ops;
     db->server_pid = getpid();
-    db->max_value = nc_cfg_size("NUMACOLL_KVDB_MAX_VALUE");
-    db->max_size = nc_cfg_size("NUMACOLL_KVDB_MAX_SIZE");
+    db->max_value = nc_cfg_size(NC_CFG_KVDB_MAX_VALUE);
+    db->max_size = nc_cfg_size(NC_CFG_KVDB_MAX_SIZE);
     db->grow = grow;
     if (kv_data_size_for(nb, heap, &(size_t){0}, &(size_t){0}) > db->max_size) {
         rc = nc_error(NUMACOLL_ERR_ARG,

@@ -24,6 +24,8 @@
 #include "../coll/barrier/barrier.h"
 #include "../coll/bcast/bcast.h"
 
+NC_CFG_LINK(mpi); /* src/team/config_rows.c: the MPI layer's rows, in libnumacoll */
+
 #include <limits.h>
 #include <pthread.h>
 #include <stddef.h>

@@ -72,14 +72,14 @@ void init_once(void)
         return;
     }
     g_verbose = nc_verbose();
-    g_active = !nc_cfg_bool("NUMACOLL_DISABLE");
-    g_bcast = nc_cfg_bool("NUMACOLL_MPI_BCAST");
-    g_fake_nodes = (int)nc_cfg_int("NUMACOLL_FAKE_NODES");
-    g_bcast_check = nc_cfg_bool("NUMACOLL_BCAST_CHECK");
-    g_stats_print = nc_cfg_bool("NUMACOLL_MPI_STATS");
-    g_cache_max = (int)nc_cfg_int("NUMACOLL_MPI_TEAM_CACHE");
-    g_idle_qmax = nc_cfg_size("NUMACOLL_MPI_TEAM_CACHE_QUEUE");
-    g_setup_after = (uint64_t)nc_cfg_int("NUMACOLL_MPI_SETUP_AFTER");
+    g_active = !nc_cfg_bool(NC_CFG_DISABLE);
+    g_bcast = nc_cfg_bool(NC_CFG_MPI_BCAST);
+    g_fake_nodes = (int)nc_cfg_int(NC_CFG_FAKE_NODES);
+    g_bcast_check = nc_cfg_bool(NC_CFG_BCAST_CHECK);
+    g_stats_print = nc_cfg_bool(NC_CFG_MPI_STATS);
+    g_cache_max = (int)nc_cfg_int(NC_CFG_MPI_TEAM_CACHE);
+    g_idle_qmax = nc_cfg_size(NC_CFG_MPI_TEAM_CACHE_QUEUE);
+    g_setup_after = (uint64_t)nc_cfg_int(NC_CFG_MPI_SETUP_AFTER);
     g_node_key = node_key();
     /* release: pairs with the acquire in ensure_init(); a thread that sees 1 sees the above */
     atomic_store_explicit(&g_inited, 1, memory_order_release);

@@ -19,6 +19,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+/* the MPI layer's rows (config_rows.c): a program that creates teams validates them too */
+NC_CFG_LINK(mpi);
+
 typedef struct member_info {
     uint64_t autogroup; /* hash of /proc/self/autogroup, 0 = unknown */
     uint64_t id[2];     /* identity proposal; the team takes rank 0's (see team_identity) */
@@ -134,7 +137,7 @@ static void team_free(numacoll_team_t *t)
 
 static int choose_barrier(numacoll_team_t *t)
 {
-    const char *want = nc_cfg_str("NUMACOLL_BARRIER");
+    const char *want = nc_cfg_str(NC_CFG_BARRIER);
     if (strcmp(want, "auto") == 0) {
         t->barrier_default = nc_barrier_auto(t);
         return NUMACOLL_OK;
@@ -186,13 +189,13 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
 
     /* wait policy */
     t->oversubscribed = nc_detect_oversubscribed(t->size, t->ncpus);
-    long spin = nc_cfg_int("NUMACOLL_WAIT_SPIN");
+    long spin = nc_cfg_int(NC_CFG_WAIT_SPIN);
     t->spin_limit = spin >= 0 ? (uint32_t)spin : (t->oversubscribed ? 0 : 4096);
-    t->timeout_ns = (uint64_t)(nc_cfg_double("NUMACOLL_TIMEOUT") * 1e9);
-    t->sleep_after_ns = (uint64_t)nc_cfg_int("NUMACOLL_WAIT_SLEEP_AFTER_US") * 1000ull;
-    t->progress_ns = (uint64_t)nc_cfg_int("NUMACOLL_PROGRESS_US") * 1000ull;
+    t->timeout_ns = (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9);
+    t->sleep_after_ns = (uint64_t)nc_cfg_int(NC_CFG_WAIT_SLEEP_AFTER_US) * 1000ull;
+    t->progress_ns = (uint64_t)nc_cfg_int(NC_CFG_PROGRESS_US) * 1000ull;
     if (t->oversubscribed && t->split_sched_groups &&
-        !nc_cfg_is_set("NUMACOLL_WAIT_SLEEP_AFTER_US")) {
+        !nc_cfg_is_set(NC_CFG_WAIT_SLEEP_AFTER_US)) {
         /* sched_yield cannot pass the CPU to a member in another autogroup: a yielding
          * waiter would keep it for its whole time slice (ms per barrier with MPICH's
          * Hydra, which starts every rank in its own session), so nap almost at once */

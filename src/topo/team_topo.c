@@ -85,9 +85,9 @@ int nc_topo_team_init(numacoll_team_t *t)
 {
     t->topo = NULL;
     t->numa_node = -1;
-    const char *syn = nc_cfg_str("NUMACOLL_TOPO_SYNTHETIC");
+    const char *syn = nc_cfg_str(NC_CFG_TOPO_SYNTHETIC);
     int simulated = syn && syn[0];
-    const char *map_by = nc_cfg_str("NUMACOLL_TOPO_MAP_BY");
+    const char *map_by = nc_cfg_str(NC_CFG_TOPO_MAP_BY);
 
     topo_msg_t mine;
     memset(&mine, 0, sizeof mine);
@@ -296,7 +296,7 @@ int nc_topo_team_describe(const numacoll_team_t *t, char *out, size_t n)
     char lv[512];
     nc_topo_levels_describe(&tt->lv, tt->usable, lv, sizeof lv);
     size_t o = (size_t)snprintf(out, n, "topology (%s): %s", tt->source, lv);
-    const char *levels = nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS");
+    const char *levels = nc_cfg_str(NC_CFG_BARRIER_TOPO_LEVELS);
     nc_hier_t *h = NULL;
     char why[256] = "";
     if (o < n &&

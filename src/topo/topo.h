@@ -17,6 +17,8 @@
 
 #include "../core/nc_internal.h"
 
+NC_CFG_LINK(topo); /* config_rows.c: this layer's rows (config.h) */
+
 enum { NC_LVL_L2 = 0, NC_LVL_L3, NC_LVL_NUMA, NC_LVL_SOCKET, NC_NLEVELS };
 extern const char *const nc_level_names[NC_NLEVELS]; /* "l2", "l3", "numa", "socket" */
 

@@ -114,24 +114,6 @@ int nc_forkrun(int P, int flags, nc_forkrun_fn fn, void *arg, size_t shared_byte
     return res->failed;
 }
 
-void nc_test_clear_env(void)
-{
-    extern char **environ;
-    for (int again = 1; again;) {
-        again = 0;
-        for (char **e = environ; *e; e++)
-            if (strncmp(*e, "NUMACOLL_", 9) == 0) {
-                char name[128];
-                size_t n = (size_t)(strchr(*e, '=') - *e);
-                memcpy(name, *e, n);
-                name[n] = 0;
-                unsetenv(name);
-                again = 1;
-                break;
-            }
-    }
-}
-
 int nc_count_shm_files(void)
 {
     DIR *d = opendir("/dev/shm");

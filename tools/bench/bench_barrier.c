@@ -395,7 +395,7 @@ static int measure_logp(const int *cpus, int ncpu, long reps)
     printf("round trip %.1f ns\nNUMACOLL_BARRIER_LOGP_L=%.1f\nNUMACOLL_BARRIER_LOGP_OS=%.1f\n"
            "NUMACOLL_BARRIER_LOGP_OR=%.1f\nNUMACOLL_BARRIER_LOGP_G=%.1f\n",
            rtt, m.L, m.o_s, m.o_r, m.g);
-    int n = (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K");
+    int n = (int)nc_cfg_int(NC_CFG_BARRIER_TREE_K);
     printf("%6s %12s %12s %16s  %s\n", "P", "central_ns", "combining_ns", "dissemination_ns",
            "choice");
     for (int P = 2; P <= 128; P *= 2) {

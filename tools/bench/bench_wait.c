@@ -26,7 +26,7 @@ void bench_watch_team(bench_watch_t *b, const numacoll_team_t *t, const char *wh
 
 void bench_watch_pids(bench_watch_t *b, _Atomic int32_t *pids, int n, int rank, const char *what)
 {
-    watch_init(b, what, (uint64_t)(nc_cfg_double("NUMACOLL_TIMEOUT") * 1e9));
+    watch_init(b, what, (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9));
     b->team = NULL;
     b->pids = pids;
     b->rank = rank;

@@ -90,10 +90,10 @@ const char *nc_logp_algorithm(int which)
 
 nc_logp_t nc_logp_from_config(void)
 {
-    nc_logp_t m = {.L = nc_cfg_double("NUMACOLL_BARRIER_LOGP_L"),
-                   .o_s = nc_cfg_double("NUMACOLL_BARRIER_LOGP_OS"),
-                   .o_r = nc_cfg_double("NUMACOLL_BARRIER_LOGP_OR"),
-                   .g = nc_cfg_double("NUMACOLL_BARRIER_LOGP_G")};
+    nc_logp_t m = {.L = nc_cfg_double(NC_CFG_BARRIER_LOGP_L),
+                   .o_s = nc_cfg_double(NC_CFG_BARRIER_LOGP_OS),
+                   .o_r = nc_cfg_double(NC_CFG_BARRIER_LOGP_OR),
+                   .g = nc_cfg_double(NC_CFG_BARRIER_LOGP_G)};
     return m;
 }
 
@@ -107,7 +107,7 @@ static int init(numacoll_team_t *t, nc_barrier_slot_t *s)
 {
     nc_logp_t m = nc_logp_from_config();
     double est[NC_LOGP_NALG];
-    int n = (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K");
+    int n = (int)nc_cfg_int(NC_CFG_BARRIER_TREE_K);
     int which = nc_logp_choose(&m, t->size, n, est);
     int idx = nc_barrier_find(nc_logp_algorithm(which));
     if (idx < 0)
@@ -116,7 +116,7 @@ static int init(numacoll_team_t *t, nc_barrier_slot_t *s)
     s->priv = (void *)(intptr_t)(idx + 1);
     if (t->rank == 0 && t->size > 1)
         nc_log(
-            strcmp(nc_cfg_str("NUMACOLL_BARRIER"), "adaptive-logp") == 0 ? 1 : 2, t->rank, t->size,
+            strcmp(nc_cfg_str(NC_CFG_BARRIER), "adaptive-logp") == 0 ? 1 : 2, t->rank, t->size,
             "adaptive-logp (L=%g o_s=%g o_r=%g g=%g ns, P=%d, n=%d): central %.0f, "
             "combining %.0f, dissemination %.0f ns -> %s",
             m.L, m.o_s, m.o_r, m.g, t->size, n, est[0], est[1], est[2], nc_logp_algorithm(which));

@@ -18,6 +18,8 @@
 
 #include "../../core/nc_internal.h"
 
+NC_CFG_LINK(barrier); /* config_rows.c: this layer's rows (config.h) */
+
 typedef struct nc_barrier_slot {
     char *global;    /* this algorithm's area in the global block */
     size_t rank_off; /* offset of this algorithm's area inside every rank block */

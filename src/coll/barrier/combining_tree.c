@@ -48,7 +48,7 @@ static int init(numacoll_team_t *t, nc_barrier_slot_t *s)
 {
     ct_priv_t *p = calloc(1, sizeof *p);
     if (!p) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory (combining-tree barrier)");
-    p->k = (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K");
+    p->k = (int)nc_cfg_int(NC_CFG_BARRIER_TREE_K);
     s->priv = p;
     (void)t;
     return NUMACOLL_OK;

@@ -71,7 +71,7 @@ int nc_barrier_auto_explain(const numacoll_team_t *t, nc_barrier_auto_t *out)
     char buf[160];
     memset(out, 0, sizeof *out);
     out->logp = nc_logp_from_config();
-    out->logp_n = (int)nc_cfg_int("NUMACOLL_BARRIER_TREE_K");
+    out->logp_n = (int)nc_cfg_int(NC_CFG_BARRIER_TREE_K);
     out->logp_pick = nc_logp_choose(&out->logp, t->size, out->logp_n, out->est);
     if (t->size <= 1) {
         pick = "sense-reversing-counter";
@@ -86,7 +86,7 @@ int nc_barrier_auto_explain(const numacoll_team_t *t, nc_barrier_auto_t *out)
         why = "oversubscribed: the last arriver releases, fewest reschedulings";
         out->rule = NC_BAUTO_OVERSUB;
     } else {
-        const char *levels = nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS");
+        const char *levels = nc_cfg_str(NC_CFG_BARRIER_TOPO_LEVELS);
         const nc_hier_t *h = nc_topo_team_hier((numacoll_team_t *)(uintptr_t)t, levels);
         out->hier_levels = h ? h->nlevels : 0;
         if (h && h->nlevels > 1) {

@@ -136,7 +136,7 @@ static int init_levels(numacoll_team_t *t, nc_barrier_slot_t *s, const char *nam
     s->priv = p;
     if (t->rank == 0 && t->size > 1) {
         /* verbose 1 only for the algorithm the user selected; every variant at 2 */
-        int lvl = strcmp(nc_cfg_str("NUMACOLL_BARRIER"), name) == 0 ? 1 : 2;
+        int lvl = strcmp(nc_cfg_str(NC_CFG_BARRIER), name) == 0 ? 1 : 2;
         if (!h)
             nc_log(lvl, t->rank, t->size,
                    "%s barrier: no usable hierarchy for levels '%s' (processes unbound, or one "
@@ -182,7 +182,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
 
 static int init_cfg(numacoll_team_t *t, nc_barrier_slot_t *s)
 {
-    return init_levels(t, s, "topo", nc_cfg_str("NUMACOLL_BARRIER_TOPO_LEVELS"));
+    return init_levels(t, s, "topo", nc_cfg_str(NC_CFG_BARRIER_TOPO_LEVELS));
 }
 static int init_numa(numacoll_team_t *t, nc_barrier_slot_t *s)
 {

@@ -15,6 +15,8 @@
 #include "../../core/nc_internal.h"
 #include "../barrier/barrier.h" /* nc_team_barrier_default: the barriers a broadcast needs */
 
+NC_CFG_LINK(bcast); /* config_rows.c: this layer's rows (config.h) */
+
 /** Collective broadcast of @p bytes from @p root (arguments already validated). */
 int nc_bcast_run(numacoll_team_t *t, void *buf, size_t bytes, int root);
 /** Free the team's broadcast state (local). The next broadcast re-creates it (collectively)

@@ -93,8 +93,8 @@ const char *const bc_model_src[3] = {"configured", "measured", "fallback"};
  * rank 0's (the layout derived from them must be identical everywhere). Collective. */
 int bc_model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int *tw_meas)
 {
-    double t_cfg = nc_cfg_double("NUMACOLL_BCAST_MODEL_T") * 1e-9;
-    double tw_cfg = nc_cfg_double("NUMACOLL_BCAST_MODEL_TW") * 1e-9;
+    double t_cfg = nc_cfg_double(NC_CFG_BCAST_MODEL_T) * 1e-9;
+    double tw_cfg = nc_cfg_double(NC_CFG_BCAST_MODEL_TW) * 1e-9;
     nc_bcast_model_t fb = nc_bcast_model_default();
     /* the branches below (barriers, an allgather) must be the same on every member: first
      * check that every member has the same settings, so that a mismatch is an error on all

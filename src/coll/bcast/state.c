@@ -49,14 +49,14 @@ int bc_state_create(numacoll_team_t *t)
     int s_auto = pl.s_auto;
     b->tree_kind = pl.tree, b->fanout = pl.k, b->relay = pl.relay;
     b->inline_max = pl.inline_max;
-    b->demote = nc_cfg_bool("NUMACOLL_BCAST_DEMOTE");
+    b->demote = nc_cfg_bool(NC_CFG_BCAST_DEMOTE);
     if (b->demote && !nc_cpu_has_demote()) {
         b->demote = 0; /* the hint would run as a NOP: save the instructions */
         if (t->rank == 0)
             nc_log(1, t->rank, P,
                    "bcast: NUMACOLL_BCAST_DEMOTE=1 has no effect: this CPU has no CLDEMOTE");
     }
-    b->prefetch = nc_cfg_bool("NUMACOLL_BCAST_PREFETCH");
+    b->prefetch = nc_cfg_bool(NC_CFG_BCAST_PREFETCH);
     b->cma_min = pl.cma_min;
     b->inline_block_bytes = pl.inl_block, b->inline_room = pl.room, b->inline_limit = pl.inl_fast;
 
@@ -163,7 +163,7 @@ int bc_state_create(numacoll_team_t *t)
      * configured otherwise, the kernel cannot populate without the risk of SIGBUS, or
      * relays write into their queues for other roots (a relay that failed would leave its
      * node without the data while the rest of the team returns success) */
-    int lazy = strcmp(nc_cfg_str("NUMACOLL_BCAST_POPULATE"), "first-use") == 0 && !b->relay &&
+    int lazy = strcmp(nc_cfg_str(NC_CFG_BCAST_POPULATE), "first-use") == 0 && !b->relay &&
                nc_seg_populate_supported();
     b->populated = malloc(q * sizeof *b->populated);
     if (!b->populated && rc == NUMACOLL_OK) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");

@@ -1,0 +1,64 @@
+/*
+ * The MPI layer's configuration rows (libnumacoll_mpi, src/mpi/). They live in the C library
+ * (no dependency on mpi.h), next to the team layer that the MPI layer builds on, so that the
+ * library validates them in every process: the preload rejects an invalid value, and
+ * numacoll-info lists them. Every object file of the team layer links them (team.c).
+ */
+#include "../core/nc_internal.h"
+
+static const nc_cfg_def_t rows[] = {
+    {.id = NC_CFG_DISABLE,
+     .type = NC_CFG_TYPE_BOOL,
+     .defval = "0",
+     .allowed = "0|1",
+     .doc = "libnumacoll_mpi: 1 = every collective of this process goes to the MPI library's "
+            "own; it still takes part in each communicator's one set-up allgather, so that a "
+            "communicator with such a member stays native on all members (verbose: a warning "
+            "naming this variable) instead of hanging"},
+    {.id = NC_CFG_FAKE_NODES,
+     .type = NC_CFG_TYPE_INT,
+     .defval = "0",
+     .allowed = "0..4096",
+     .doc = "libnumacoll_mpi: split every node into this many pseudo-nodes (contiguous rank "
+            "blocks) to exercise the multi-node path on one machine; 0 or 1 = real nodes only"},
+    {.id = NC_CFG_MPI_BCAST,
+     .type = NC_CFG_TYPE_BOOL,
+     .defval = "1",
+     .allowed = "0|1",
+     .doc = "libnumacoll_mpi: route MPI_Bcast through numacoll (0 = MPI_Bcast always native)"},
+    {.id = NC_CFG_MPI_STATS,
+     .type = NC_CFG_TYPE_BOOL,
+     .defval = "0",
+     .allowed = "0|1",
+     .doc = "libnumacoll_mpi: print per-process counters of intercepted calls at MPI_Finalize "
+            "(a process that uses only MPI-4 sessions: at MPI_Session_finalize)"},
+    {.id = NC_CFG_MPI_SETUP_AFTER,
+     .type = NC_CFG_TYPE_INT,
+     .defval = "2048",
+     .allowed = "0..1000000000",
+     .doc = "libnumacoll_mpi: a communicator with no reusable idle team runs the native "
+            "MPI_Barrier and MPI_Bcast until its calls add up to this many units, then numacoll "
+            "sets it up (at the same call on every member); a call is 1 unit, a broadcast of n "
+            "bytes 1 + n/1024 (about 0.1 us of what numacoll saves each, np=2 here), so 2048 is "
+            "about the 0.2-0.3 ms a new team costs: a short-lived communicator never pays for "
+            "one; 0 = at the first call"},
+    {.id = NC_CFG_MPI_TEAM_CACHE,
+     .type = NC_CFG_TYPE_INT,
+     .defval = "8",
+     .allowed = "0..64",
+     .doc = "libnumacoll_mpi: idle teams of freed communicators kept per process for reuse by a "
+            "later communicator with the same members (dup/free churn); 0 = destroy at "
+            "MPI_Comm_free"},
+    {.id = NC_CFG_MPI_TEAM_CACHE_QUEUE,
+     .type = NC_CFG_TYPE_SIZE,
+     .defval = "8M",
+     .allowed = "0..64G",
+     .doc = "libnumacoll_mpi: broadcast queue memory the idle teams of a process may keep, so "
+            "that a later communicator with the same members finds its queues ready (np=2, dup "
+            "+ 1 MiB bcast + free: 2.9-3.2 ms per communicator when the queue set was populated "
+            "and unmapped each time, native 73-86 us); beyond it an idle team drops its "
+            "broadcast state with its memory (control blocks alone are always kept); 0 = keep "
+            "no queue memory"},
+};
+
+NC_CFG_REGISTER(mpi, rows)
