@@ -123,9 +123,11 @@ typedef struct nc_bcast_opts {
                         * the root's fails as one whose size differs (nc_bcast_last_mismatch) */
 } nc_bcast_opts_t;
 
+/* Every field at its default (the team's), named: a new field gets its default here. */
 #define NC_BCAST_OPTS_DEFAULT                                                                      \
     {                                                                                              \
-        -1, 0, -1, -1, -1, -1, -1, -1, -1, 0                                                       \
+        .tree = -1, .k = 0, .inline_max = -1, .cma_min = -1, .relay = -1, .copy_mode = -1,         \
+        .rotate = -1, .demote = -1, .prefetch = -1, .mark = 0                                      \
     }
 
 /** Like nc_bcast_run with per-call overrides (all members must pass the same options). */
