@@ -39,6 +39,8 @@ static void test_defaults(void **state)
         assert_string_equal(rows[i].name, nc_cfg_name((nc_cfg_id_t)i));
         assert_true(strncmp(rows[i].name, "NUMACOLL_", 9) == 0);
         assert_non_null(rows[i].doc);
+        if (strlen(rows[i].doc) > NC_CFG_DOC_MAX) /* detail goes to docs/tuning-notes.md */
+            fail_msg("%s: help text of %zu characters", rows[i].name, strlen(rows[i].doc));
         /* every default passes its own validation */
         assert_int_equal(nc_cfg_validate((nc_cfg_id_t)i, rows[i].defval), NUMACOLL_OK);
         assert_string_equal(numacoll_config_value(rows[i].name), rows[i].defval);

@@ -30,7 +30,7 @@ help() {
         grep -q -- "$o\b" <<<"$h" || bad "${cmd[*]##*/} --help does not document $o"
     done
 }
-help "$bin/numacoll-info" -- --config --algorithms --check --json --version --help
+help "$bin/numacoll-info" -- --config --algorithms --check --json --markdown --version --help
 help "$bin/numacoll-topo" -- --synthetic --procs --map-by --levels --json --version --help
 help "$bin/numacoll-kvbench" -- --mode --readers --lock --csv --reps --duration --fixed \
     --profile-get --profile-clock --iters --keylen --version --help

@@ -1,5 +1,7 @@
 /*
  * The core layer's configuration rows (waits, shared segments, diagnostics).
+ * Help texts: one or two sentences that say what the allowed values mean (config.h);
+ * the measurements behind the defaults are in docs/tuning-notes.md.
  */
 #include "nc_internal.h"
 
@@ -8,9 +10,9 @@ static const nc_cfg_def_t rows[] = {
      .type = NC_CFG_TYPE_INT,
      .defval = "0",
      .allowed = "0..3",
-     .doc = "diagnostics on stderr: 1 = team set-up, hierarchy and choices; 2 = placement "
-            "checks and, at a team's end, the broadcast copy-mode selector's choice and samples "
-            "per size class; 3 = per-call tracing"},
+     .doc = "diagnostics on stderr: 0 = none; 1 = team set-up, hierarchy and choices; 2 = also "
+            "placement checks and, at a team's end, the broadcast copy-mode selector's choice "
+            "and samples per size class; 3 = also per-call tracing"},
     {.id = NC_CFG_TIMEOUT,
      .type = NC_CFG_TYPE_DOUBLE,
      .defval = "0",
@@ -52,8 +54,9 @@ static const nc_cfg_def_t rows[] = {
      .type = NC_CFG_TYPE_BOOL,
      .defval = "1",
      .allowed = "0|1",
-     .doc = "bind each process's shared block to its NUMA node with libnuma (mbind) before "
-            "first touch when the process is bound inside one node"},
+     .doc = "1 = bind each process's shared block to its NUMA node with libnuma (mbind) before "
+            "first touch when the process is bound inside one node; 0 = no binding (first touch "
+            "alone places the pages)"},
     {.id = NC_CFG_SHM_BACKEND,
      .type = NC_CFG_TYPE_ENUM,
      .defval = "auto",
@@ -66,10 +69,8 @@ static const nc_cfg_def_t rows[] = {
      .defval = "off",
      .allowed = "off|system",
      .doc = "transparent huge pages in the shared segments of teams and broadcast queues: off = "
-            "MADV_NOHUGEPAGE and pages reserved through that mapping, so each process's block "
-            "gets base-size pages on its own node whatever the kernel's shmem_enabled; system = "
-            "the kernel's policy (with shmem_enabled=always one 2 MiB page spans several "
-            "processes' blocks and lands on the node of whoever touches it first)"},
+            "none (MADV_NOHUGEPAGE), so each process's block gets base-size pages on its own "
+            "node whatever the kernel's shmem_enabled; system = the kernel's policy"},
 };
 
 NC_CFG_REGISTER(core, rows)

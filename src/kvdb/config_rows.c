@@ -1,5 +1,7 @@
 /*
  * The key-value store's configuration rows.
+ * Help texts: one or two sentences that say what the allowed values mean (config.h);
+ * the measurements behind the defaults are in docs/tuning-notes.md.
  */
 #include "locks/lock.h"
 

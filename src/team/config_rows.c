@@ -3,6 +3,8 @@
  * (no dependency on mpi.h), next to the team layer that the MPI layer builds on, so that the
  * library validates them in every process: the preload rejects an invalid value, and
  * numacoll-info lists them. Every object file of the team layer links them (team.c).
+ * Help texts: one or two sentences that say what the allowed values mean (config.h);
+ * the measurements behind the defaults are in docs/tuning-notes.md.
  */
 #include "../core/nc_internal.h"
 
@@ -13,8 +15,7 @@ static const nc_cfg_def_t rows[] = {
      .allowed = "0|1",
      .doc = "libnumacoll_mpi: 1 = every collective of this process goes to the MPI library's "
             "own; it still takes part in each communicator's one set-up allgather, so that a "
-            "communicator with such a member stays native on all members (verbose: a warning "
-            "naming this variable) instead of hanging"},
+            "communicator with such a member stays native on all members instead of hanging"},
     {.id = NC_CFG_FAKE_NODES,
      .type = NC_CFG_TYPE_INT,
      .defval = "0",
@@ -37,11 +38,9 @@ static const nc_cfg_def_t rows[] = {
      .defval = "2048",
      .allowed = "0..1000000000",
      .doc = "libnumacoll_mpi: a communicator with no reusable idle team runs the native "
-            "MPI_Barrier and MPI_Bcast until its calls add up to this many units, then numacoll "
-            "sets it up (at the same call on every member); a call is 1 unit, a broadcast of n "
-            "bytes 1 + n/1024 (about 0.1 us of what numacoll saves each, np=2 here), so 2048 is "
-            "about the 0.2-0.3 ms a new team costs: a short-lived communicator never pays for "
-            "one; 0 = at the first call"},
+            "MPI_Barrier and MPI_Bcast until its calls add up to this many units (a call 1, a "
+            "broadcast of n bytes 1 + n/1024), then numacoll sets it up, at the same call on "
+            "every member; 0 = at the first call"},
     {.id = NC_CFG_MPI_TEAM_CACHE,
      .type = NC_CFG_TYPE_INT,
      .defval = "8",
@@ -54,11 +53,9 @@ static const nc_cfg_def_t rows[] = {
      .defval = "8M",
      .allowed = "0..64G",
      .doc = "libnumacoll_mpi: broadcast queue memory the idle teams of a process may keep, so "
-            "that a later communicator with the same members finds its queues ready (np=2, dup "
-            "+ 1 MiB bcast + free: 2.9-3.2 ms per communicator when the queue set was populated "
-            "and unmapped each time, native 73-86 us); beyond it an idle team drops its "
-            "broadcast state with its memory (control blocks alone are always kept); 0 = keep "
-            "no queue memory"},
+            "that a later communicator with the same members finds its queues ready; beyond it "
+            "an idle team drops its broadcast state (control blocks are always kept); 0 = keep "
+            "none"},
 };
 
 NC_CFG_REGISTER(mpi, rows)

@@ -1,6 +1,8 @@
 /*
  * The topology layer's configuration rows, with NUMACOLL_BARRIER_TOPO_LEVELS: the topology
  * layer reads it to build the groups (the barrier only picks "topo" from it).
+ * Help texts: one or two sentences that say what the allowed values mean (config.h);
+ * the measurements behind the defaults are in docs/tuning-notes.md.
  */
 #include "../core/nc_internal.h"
 
@@ -11,7 +13,7 @@ static const nc_cfg_def_t rows[] = {
      .allowed = "hwloc synthetic description",
      .doc = "plan on this hwloc synthetic topology (e.g. \"pack:2 numa:2 l3:1 core:4 pu:1\") "
             "with a simulated placement (NUMACOLL_TOPO_MAP_BY) instead of the real machine and "
-            "binding"},
+            "binding; empty = the real machine"},
     {.id = NC_CFG_TOPO_MAP_BY,
      .type = NC_CFG_TYPE_ENUM,
      .defval = "core",

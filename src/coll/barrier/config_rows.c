@@ -1,5 +1,7 @@
 /*
  * The barrier layer's configuration rows (NUMACOLL_BARRIER_TOPO_LEVELS: src/topo/).
+ * Help texts: one or two sentences that say what the allowed values mean (config.h);
+ * the measurements behind the defaults are in docs/tuning-notes.md.
  */
 #include "barrier.h"
 
@@ -20,25 +22,23 @@ static const nc_cfg_def_t rows[] = {
      .defval = "60",
      .allowed = "0..1000000000",
      .doc = "LogP latency L (ns) for adaptive-logp and auto: one cache-line transfer between "
-            "cores (this VM: 27-190 ns by the moment, 60 typical; `numacoll-bench barrier "
-            "--logp` measures)"},
+            "cores (`numacoll-bench barrier --logp` measures it)"},
     {.id = NC_CFG_BARRIER_LOGP_OS,
      .type = NC_CFG_TYPE_DOUBLE,
      .defval = "1",
      .allowed = "0..1000000000",
-     .doc = "LogP send overhead o_s (ns): one release store of a flag (measured 0.3-0.9 ns here)"},
+     .doc = "LogP send overhead o_s (ns): one release store of a flag"},
     {.id = NC_CFG_BARRIER_LOGP_OR,
      .type = NC_CFG_TYPE_DOUBLE,
      .defval = "1",
      .allowed = "0..1000000000",
-     .doc = "LogP receive overhead o_r (ns): acquire load and check of a flag that is there "
-            "(measured 0.5 ns here)"},
+     .doc = "LogP receive overhead o_r (ns): acquire load and check of a flag that is there"},
     {.id = NC_CFG_BARRIER_LOGP_G,
      .type = NC_CFG_TYPE_DOUBLE,
      .defval = "5",
      .allowed = "0..1000000000",
      .doc = "LogP gap g (ns): spacing of back-to-back flag receives from other cores "
-            "(overlapped misses; measured 5-5.3 ns here)"},
+            "(overlapped misses)"},
 };
 
 NC_CFG_REGISTER(barrier, rows)
