@@ -15,15 +15,22 @@ function(nc_mpi_test name flavor np)
                        RUN_SERIAL TRUE)
 endfunction()
 
+# A test program for MPI @p flavor: plain MPI (not linked with numacoll; numacoll_mpi.h
+# only for the counters' type), built into NC_MPI_TDIR after the preload and numacoll-run.
+function(nc_mpi_program target source flavor)
+  add_executable(${target} ${source})
+  target_include_directories(${target} PRIVATE ${NC_MPI_${flavor}_INCS}
+                             ${PROJECT_SOURCE_DIR}/src/mpi)
+  target_link_libraries(${target} PRIVATE ${NC_MPI_${flavor}_LIBS} ${CMAKE_DL_LIBS}
+                        Threads::Threads)
+  target_compile_options(${target} PRIVATE ${NC_WARN} -Wno-missing-prototypes)
+  set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${NC_MPI_TDIR})
+  add_dependencies(${target} numacoll_mpi_${flavor} numacoll-info)
+endfunction()
+
 foreach(f ${NC_MPI_FLAVORS})
   set(t mpi_coll_test_${f})
-  add_executable(${t} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_coll_test.c)
-  target_include_directories(${t} PRIVATE ${NC_MPI_${f}_INCS})
-  target_link_libraries(${t} PRIVATE ${NC_MPI_${f}_LIBS} ${CMAKE_DL_LIBS} Threads::Threads)
-  target_compile_options(${t} PRIVATE ${NC_WARN} -Wno-missing-prototypes)
-  set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${NC_MPI_TDIR})
-  # the preload library and numacoll-run must exist before the tests run
-  add_dependencies(${t} numacoll_mpi_${f} numacoll-info)
+  nc_mpi_program(${t} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_coll_test.c ${f})
   set(P ${NC_MPI_TDIR}/${t})
 
   # slow launches: MPICH busy-polls, oversubscribed runs of it are kept short

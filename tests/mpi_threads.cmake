@@ -1,17 +1,13 @@
 # MPI tests of the team identity and the thread contract (tests/mpi/mpi_thread_test.c), for
-# every MPI libnumacoll_mpi was built for; nc_mpi_test and NC_MPI_TDIR come from mpi.cmake.
+# every MPI libnumacoll_mpi was built for; nc_mpi_program, nc_mpi_test and NC_MPI_TDIR come
+# from mpi.cmake.
 if(NOT NC_MPI_FLAVORS OR NUMACOLL_MPI STREQUAL "off")
   return()
 endif()
 
 foreach(f ${NC_MPI_FLAVORS})
   set(t mpi_thread_test_${f})
-  add_executable(${t} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_thread_test.c)
-  target_include_directories(${t} PRIVATE ${NC_MPI_${f}_INCS})
-  target_link_libraries(${t} PRIVATE ${NC_MPI_${f}_LIBS} ${CMAKE_DL_LIBS} Threads::Threads)
-  target_compile_options(${t} PRIVATE ${NC_WARN} -Wno-missing-prototypes)
-  set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${NC_MPI_TDIR})
-  add_dependencies(${t} numacoll_mpi_${f} numacoll-info)
+  nc_mpi_program(${t} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_thread_test.c ${f})
   set(P ${NC_MPI_TDIR}/${t})
   if(f STREQUAL "mpich") # oversubscribed MPICH busy-polls: fewer iterations
     set(churn_np3 40)

@@ -47,25 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct stats { /* mirrors numacoll_mpi_stats_t */
-    uint64_t barrier_calls, barrier_numacoll, bcast_calls, bcast_numacoll, bcast_staged,
-        fortran_calls, comms_set_up, comms_freed, teams_created, teams_destroyed, team_failures,
-        progress_calls, teams_reused, bcast_states_kept, comms_deferred, comms_promoted;
-} stats_t;
-
-static int g_rank, g_size, g_fail;
-static int (*g_stats_fn)(stats_t *);
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            g_fail++;                                                                              \
-            fprintf(stderr, "[rank %d] CHECK FAILED %s:%d: %s: ", g_rank, __FILE__, __LINE__,      \
-                    #cond);                                                                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "mpi_test_util.h"
 
 static int expect_numacoll(void)
 {
@@ -73,13 +55,6 @@ static int expect_numacoll(void)
     return !e || strcmp(e, "native") != 0;
 }
 
-static stats_t get_stats(void)
-{
-    stats_t s;
-    memset(&s, 0, sizeof s);
-    if (g_stats_fn) g_stats_fn(&s);
-    return s;
-}
 
 static void sleep_us(long us)
 {
@@ -1075,7 +1050,7 @@ static int test_sessions(void)
             CHECK(s1.progress_calls > s0.progress_calls, "a 0.3 s wait made no progress call");
     }
     int total = 0;
-    PMPI_Allreduce(&g_fail, &total, 1, MPI_INT, MPI_SUM, c);
+    total = total_failures(c);
     if (g_rank == 0)
         printf("sessions: %d ranks, %llu barriers and %llu broadcasts numacoll's\n", g_size,
                (unsigned long long)(s1.barrier_numacoll - s0.barrier_numacoll),
@@ -1837,7 +1812,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "barrier";
     int arg = argc > 2 ? atoi(argv[2]) : 0;
     int provided = MPI_THREAD_SINGLE;
-    *(void **)&g_stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
+    find_stats_fn();
     if (!strcmp(mode, "sessions")) { /* no MPI_Init: its own set-up, checks and verdict */
         int total = test_sessions();
         if (g_rank == 0 || total)
@@ -1892,7 +1867,7 @@ int main(int argc, char **argv)
         g_fail++;
     }
     int total = 0;
-    PMPI_Allreduce(&g_fail, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    total = total_failures(MPI_COMM_WORLD);
     if (g_rank == 0) printf("%s: %s (%d failed checks)\n", mode, total ? "FAIL" : "PASS", total);
     MPI_Finalize();
     return total ? 1 : 0;

@@ -29,35 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct stats { /* mirrors numacoll_mpi_stats_t */
-    uint64_t barrier_calls, barrier_numacoll, bcast_calls, bcast_numacoll, bcast_staged,
-        fortran_calls, comms_set_up, comms_freed, teams_created, teams_destroyed, team_failures,
-        progress_calls, teams_reused, bcast_states_kept, comms_deferred, comms_promoted;
-} stats_t;
-
-static int g_rank, g_size;
-static _Atomic int g_fail;
-static int (*g_stats_fn)(stats_t *);
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            g_fail++;                                                                              \
-            fprintf(stderr, "[rank %d] CHECK FAILED %s:%d: %s: ", g_rank, __FILE__, __LINE__,      \
-                    #cond);                                                                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
-
-static stats_t get_stats(void)
-{
-    stats_t s;
-    memset(&s, 0, sizeof s);
-    CHECK(g_stats_fn != NULL, "numacoll_mpi_stats not found: is libnumacoll_mpi preloaded?");
-    if (g_stats_fn) g_stats_fn(&s);
-    return s;
-}
+#include "mpi_test_util.h"
 
 /* splitmix64: the same stream on every rank for the same state */
 static uint64_t next_rand(uint64_t *x)
@@ -254,7 +226,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "freeorder";
     const char *arg = argc > 2 ? argv[2] : "";
     int provided = -1, want = MPI_THREAD_MULTIPLE;
-    *(void **)&g_stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
+    find_stats_fn();
     if (!strcmp(mode, "level")) want = level_of(arg);
     if (want < 0) {
         fprintf(stderr, "unknown thread level '%s' (single, funneled, serialized, multiple)\n",
@@ -264,6 +236,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, want, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    CHECK(g_stats_fn != NULL, "numacoll_mpi_stats not found: is libnumacoll_mpi preloaded?");
     int n = atoi(arg);
     if (!strcmp(mode, "threadchurn"))
         test_threadchurn(provided, n > 0 ? n : 200);
@@ -275,8 +248,7 @@ int main(int argc, char **argv)
         if (g_rank == 0) fprintf(stderr, "unknown mode '%s'\n", mode);
         g_fail++;
     }
-    int mine = g_fail, total = 0;
-    PMPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int total = total_failures(MPI_COMM_WORLD);
     if (g_rank == 0) printf("%s: %s (%d failed checks)\n", mode, total ? "FAIL" : "PASS", total);
     MPI_Finalize();
     return total ? 1 : 0;
