@@ -28,6 +28,7 @@
  */
 #include "kvdb/kvdb_internal.h"
 #include "cli_parse.h"
+#include "bench/bench_wait.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -131,36 +132,35 @@ static double median_d(double *v, int n)
 
 /* ---- start-up waits ----------------------------------------------------------------- */
 
-/* Wait until *@p flag >= @p want under the library's policy for waits without a team
- * (spin, then yield and nap; NUMACOLL_TIMEOUT), looking at each slow step whether one of
- * the @p n processes in @p pids (the readers, or a reader's parent) has exited: then, or
- * on a timeout, print why and return non-zero instead of waiting forever. */
-static int wait_at_least(_Atomic int *flag, int want, const pid_t *pids, int n, const char *what)
+/* Wait until *@p flag >= @p want under the benchmark tools' wait policy (bench_wait.h: the
+ * library's standalone waits, spin, yield, nap, NUMACOLL_TIMEOUT, and a look every 20 ms at
+ * the @p n processes in @p pids, member @p me being the caller: member 0 is the parent, 1..N
+ * the readers): print why and return non-zero when one of them has exited or the timeout
+ * expired, instead of waiting forever. */
+static int wait_at_least(_Atomic int *flag, int want, const pid_t *pids, int n, int me,
+                         const char *what)
 {
-    nc_wait_t w;
-    nc_wait_init_standalone(&w, what, (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9));
-    while (atomic_load_explicit(flag, memory_order_acquire) < want) {
-        if (w.iter < w.spin_limit) {
-            w.iter++;
-            nc_cpu_relax();
-            continue;
-        }
-        int rc = nc_wait_slow(&w);
-        for (int i = 0; i < n && rc == NUMACOLL_OK; i++)
-            if (nc_pid_gone(pids[i]))
-                rc = nc_error(NUMACOLL_ERR_PEER_DEAD, "%s: process %d exited", what, (int)pids[i]);
-        if (rc != NUMACOLL_OK) {
-            fprintf(stderr, "numacoll-kvbench: %s\n", numacoll_last_error());
-            return rc;
-        }
-    }
-    return 0;
+    _Atomic int32_t watched[MAX_READERS + 1];
+    for (int i = 0; i < n; i++)
+        atomic_init(&watched[i], (int32_t)pids[i]);
+    bench_watch_t b;
+    bench_watch_pids(&b, watched, n, me, what);
+    bench_wait_begin(&b);
+    int rc = NUMACOLL_OK;
+    while (atomic_load_explicit(flag, memory_order_acquire) < want && rc == NUMACOLL_OK)
+        rc = bench_wait_step(&b);
+    if (rc != NUMACOLL_OK) fprintf(stderr, "numacoll-kvbench: %s\n", numacoll_last_error());
+    return rc;
 }
 
 /* The parent's start-up wait for @p n readers; on failure the readers are killed. */
 static int wait_for_readers(_Atomic int *ready, pid_t *pids, int n)
 {
-    int rc = wait_at_least(ready, n, pids, n, "waiting for the readers to attach");
+    pid_t all[MAX_READERS + 1];
+    all[0] = getpid();
+    memcpy(all + 1, pids, (size_t)n * sizeof *pids);
+    int rc = wait_at_least(ready, n, all, n + 1, 0,
+                           "the parent (member 0) waiting for the readers to attach");
     if (rc)
         for (int i = 0; i < n; i++)
             kill(pids[i], SIGKILL);
@@ -182,8 +182,8 @@ static int reader_main(shm_t *sh, int idx, int mode)
     _Atomic uint64_t *f0 = nc_kvdb_scratch(db, 0), *f1 = nc_kvdb_scratch(db, 1);
     atomic_fetch_add(&sh->ready, 1);
     /* go is written once by the parent; after seeing it we start measuring */
-    pid_t parent = getppid();
-    if (wait_at_least(&sh->go, 1, &parent, 1, "a reader waiting for the start")) {
+    pid_t parent = getppid(), pair[2] = {parent, getpid()};
+    if (wait_at_least(&sh->go, 1, pair, 2, 1, "a reader waiting for its parent (member 0)")) {
         numacoll_kvdb_close(db);
         return 1;
     }
@@ -419,8 +419,9 @@ static int prof_reader(prof_shm_t *sh, int idx, int iters, int keylen)
     stamp_overhead_sample(0);
     atomic_fetch_add(&sh->ready, 1);
     /* go: written once by the parent when every reader is ready */
-    pid_t parent = getppid();
-    if (wait_at_least(&sh->go, 1, &parent, 1, "a profiling reader waiting for the start")) {
+    pid_t pair[2] = {getppid(), getpid()};
+    if (wait_at_least(&sh->go, 1, pair, 2, 1,
+                      "a profiling reader waiting for its parent (member 0)")) {
         numacoll_kvdb_close(db);
         return 1;
     }
