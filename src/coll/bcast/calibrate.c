@@ -103,9 +103,11 @@ int bc_model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int *tw
     double *all = malloc((size_t)P * 3 * sizeof(double));
     if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory measuring the bcast model");
     double mine[3] = {t_cfg, tw_cfg, t->oversubscribed};
-    if (t->allgather(mine, all, sizeof mine, t->oob_ctx) != 0) {
+    int orc = nc_oob_allgather(t->allgather, mine, all, sizeof mine, t->oob_ctx,
+                               "setting up the broadcast");
+    if (orc != NUMACOLL_OK) {
         free(all);
-        return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather failed setting up the broadcast");
+        return orc;
     }
     for (int r = 1; r < P; r++)
         if (memcmp(&all[3 * r], &all[0], sizeof mine) != 0) {
@@ -143,9 +145,11 @@ int bc_model_init(numacoll_team_t *t, nc_bcast_model_t *md, int *t_meas, int *tw
                 return rc;
             }
         }
-        if (t->allgather(v, all, sizeof v, t->oob_ctx) != 0) {
+        orc = nc_oob_allgather(t->allgather, v, all, sizeof v, t->oob_ctx,
+                               "setting up the broadcast");
+        if (orc != NUMACOLL_OK) {
             free(all);
-            return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather failed setting up the broadcast");
+            return orc;
         }
         tt = all[0], tw = all[1];
         if (tw_cfg <= 0 && t->rank == 0)

@@ -74,9 +74,11 @@ int bc_state_create(numacoll_team_t *t)
                      .check = b->check,
                      .pid = (int32_t)getpid(),
                      .probe_addr = bc_cma_probe_addr()};
-    if (t->allgather(&me, all, sizeof me, t->oob_ctx) != 0) {
+    int orc = nc_oob_allgather(t->allgather, &me, all, sizeof me, t->oob_ctx,
+                               "setting up the broadcast");
+    if (orc != NUMACOLL_OK) { /* rc may hold nc_bcast_plan_params' status: kept apart */
         free(b), free(all);
-        return nc_error(NUMACOLL_ERR_OOB, "the OOB allgather failed setting up the broadcast");
+        return orc;
     }
     size_t shm_free = me.shm_free;
     for (int r = 0; r < P && rc == NUMACOLL_OK; r++) {
@@ -152,8 +154,8 @@ int bc_state_create(numacoll_team_t *t)
     rc = nc_agree(t->rank, P, t->allgather, t->oob_ctx, rc);
     if (rc == NUMACOLL_OK) {
         int32_t mine = cma_mine, *cmas = (int32_t *)all; /* reuse: P * 4 <= P * sizeof */
-        if (t->allgather(&mine, cmas, sizeof mine, t->oob_ctx) != 0)
-            rc = nc_error(NUMACOLL_ERR_OOB, "the OOB allgather failed setting up the broadcast");
+        rc = nc_oob_allgather(t->allgather, &mine, cmas, sizeof mine, t->oob_ctx,
+                              "setting up the broadcast");
         b->cma_permitted = 1;
         for (int r = 0; r < P && rc == NUMACOLL_OK; r++)
             b->cma_permitted &= cmas[r] != 0;
