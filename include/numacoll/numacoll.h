@@ -154,6 +154,98 @@ const numacoll_algorithm_info_t *numacoll_barrier_algorithms(int *count);
  */
 int numacoll_bcast(numacoll_team_t *team, void *buf, size_t bytes, int root);
 
+/* ---- Reductions ------------------------------------------------------------------ */
+
+/** Element types of numacoll_allreduce / numacoll_reduce (the MPI predefined types they
+ *  stand for in brackets). The pair types are the C structs of MPI's MINLOC/MAXLOC types:
+ *  a value followed by an int index, padded as the C compiler pads them. */
+typedef enum numacoll_dtype {
+    NUMACOLL_INT8,             /**< int8_t (MPI_INT8_T, MPI_SIGNED_CHAR) */
+    NUMACOLL_UINT8,            /**< uint8_t (MPI_UINT8_T, MPI_UNSIGNED_CHAR, MPI_BYTE) */
+    NUMACOLL_INT16,            /**< int16_t (MPI_SHORT) */
+    NUMACOLL_UINT16,           /**< uint16_t */
+    NUMACOLL_INT32,            /**< int32_t (MPI_INT, MPI_INTEGER) */
+    NUMACOLL_UINT32,           /**< uint32_t */
+    NUMACOLL_INT64,            /**< int64_t (MPI_LONG on LP64, MPI_LONG_LONG) */
+    NUMACOLL_UINT64,           /**< uint64_t */
+    NUMACOLL_FLOAT,            /**< float (MPI_FLOAT, MPI_REAL) */
+    NUMACOLL_DOUBLE,           /**< double (MPI_DOUBLE, MPI_DOUBLE_PRECISION) */
+    NUMACOLL_LONG_DOUBLE,      /**< long double (MPI_LONG_DOUBLE) */
+    NUMACOLL_FLOAT_INT,        /**< struct { float; int; } (MPI_FLOAT_INT) */
+    NUMACOLL_DOUBLE_INT,       /**< struct { double; int; } (MPI_DOUBLE_INT) */
+    NUMACOLL_LONG_INT,         /**< struct { long; int; } (MPI_LONG_INT) */
+    NUMACOLL_2INT,             /**< struct { int; int; } (MPI_2INT, MPI_2INTEGER) */
+    NUMACOLL_SHORT_INT,        /**< struct { short; int; } (MPI_SHORT_INT) */
+    NUMACOLL_LONG_DOUBLE_INT,  /**< struct { long double; int; } (MPI_LONG_DOUBLE_INT) */
+    NUMACOLL_2FLOAT,           /**< struct { float; float; } (MPI_2REAL) */
+    NUMACOLL_2DOUBLE,          /**< struct { double; double; } (MPI_2DOUBLE_PRECISION) */
+    NUMACOLL_DTYPE_COUNT
+} numacoll_dtype_t;
+
+/** Reduction operations, as MPI's predefined ones. Allowed pairs: integers with every op
+ *  but MINLOC/MAXLOC; floating types with SUM, PROD, MIN, MAX; pair types with MINLOC and
+ *  MAXLOC (the smaller index wins a tie). Anything else is NUMACOLL_ERR_ARG. */
+typedef enum numacoll_op {
+    NUMACOLL_OP_SUM,
+    NUMACOLL_OP_PROD,
+    NUMACOLL_OP_MIN,
+    NUMACOLL_OP_MAX,
+    NUMACOLL_OP_LAND,
+    NUMACOLL_OP_LOR,
+    NUMACOLL_OP_LXOR,
+    NUMACOLL_OP_BAND,
+    NUMACOLL_OP_BOR,
+    NUMACOLL_OP_BXOR,
+    NUMACOLL_OP_MINLOC,
+    NUMACOLL_OP_MAXLOC,
+    NUMACOLL_OP_COUNT
+} numacoll_op_t;
+
+/** Pass as sendbuf to reduce in place: the input is taken from recvbuf. */
+#define NUMACOLL_IN_PLACE ((const void *)1)
+
+/** Bytes of one element of @p dtype (0 for an unknown type). */
+size_t numacoll_dtype_size(numacoll_dtype_t dtype);
+/** "int32", "double_int", ...; "?" for an unknown type. */
+const char *numacoll_dtype_name(numacoll_dtype_t dtype);
+/** "sum", "minloc", ...; "?" for an unknown op. */
+const char *numacoll_op_name(numacoll_op_t op);
+
+/**
+ * Combine @p count elements of @p dtype from every member with @p op; every member gets
+ * the result in @p recvbuf. @p sendbuf may be NUMACOLL_IN_PLACE (or equal @p recvbuf).
+ * All members must pass the same count, dtype and op; a member whose arguments differ
+ * from another's makes every member return NUMACOLL_ERR_ARG naming both (recvbuf then
+ * undefined), and the team's next reductions work.
+ *
+ * Reproducible: the result is the left-to-right fold in rank order,
+ * ((x_0 op x_1) op x_2) ... op x_{P-1}, element by element, on every member and at every
+ * call, whatever the algorithm (see numacoll_reduce_algorithms), so floating-point
+ * results are bitwise identical on all members and from run to run.
+ */
+int numacoll_allreduce(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                       numacoll_dtype_t dtype, numacoll_op_t op);
+
+/**
+ * As numacoll_allreduce, but only @p root gets the result (in its @p recvbuf; the others'
+ * recvbuf is not touched and may be NULL). NUMACOLL_IN_PLACE is for the root only (the
+ * others' sendbuf holds their input). All members must pass the same root too.
+ */
+int numacoll_reduce(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                    numacoll_dtype_t dtype, numacoll_op_t op, int root);
+
+/**
+ * numacoll_allreduce (@p root < 0) or numacoll_reduce (@p root >= 0) with a named algorithm
+ * (see numacoll_reduce_algorithms(); "auto" = the library's choice). All members must name
+ * the same algorithm for the same call. Used by benchmarks and tests.
+ */
+int numacoll_reduce_with(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                         numacoll_dtype_t dtype, numacoll_op_t op, int root,
+                         const char *algorithm);
+
+/** Registered reduction algorithms (shared by allreduce and reduce); *count their number. */
+const numacoll_algorithm_info_t *numacoll_reduce_algorithms(int *count);
+
 /** Print the team's hierarchy and choices to a stream-like callback (verbose helpers). */
 int numacoll_team_describe(const numacoll_team_t *team, char *out, size_t outlen);
 

@@ -7,6 +7,7 @@
  *                                      the topology layer reads to build the groups)
  *     src/coll/barrier/config_rows.c   barrier
  *     src/coll/bcast/config_rows.c     broadcast
+ *     src/coll/reduce/config_rows.c    allreduce and reduce
  *     src/kvdb/config_rows.c           key-value store
  *     src/team/config_rows.c           the MPI layer (libnumacoll_mpi), kept in libnumacoll
  *                                      so that every process validates them
@@ -71,6 +72,12 @@
     X(BCAST_ADAPT_OVERSUB)                                                                         \
     X(BCAST_RELAY)                                                                                 \
     X(BCAST_POPULATE)                                                                              \
+    /* reductions: src/coll/reduce/config_rows.c */                                                \
+    X(ALLREDUCE)                                                                                   \
+    X(REDUCE)                                                                                      \
+    X(REDUCE_FLAT_MAX)                                                                             \
+    X(REDUCE_FRAGMENT)                                                                             \
+    X(REDUCE_SLOTS)                                                                                \
     /* key-value store: src/kvdb/config_rows.c */                                                  \
     X(KVDB_LOCK)                                                                                   \
     X(KVDB_MAX_READERS)                                                                            \

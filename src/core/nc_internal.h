@@ -167,6 +167,7 @@ typedef struct nc_rank_ctl {
 
 struct nc_topo_team;  /* topo/topo.h */
 struct nc_bcast_team; /* coll/bcast/bcast.h */
+struct nc_reduce_team; /* coll/reduce/reduce_internal.h */
 struct nc_barrier_slot;
 
 struct numacoll_team {
@@ -205,6 +206,8 @@ struct numacoll_team {
 
     /* broadcast state (coll/bcast/), created at the first bcast */
     struct nc_bcast_team *bcast;
+    /* reduction buffers (coll/reduce/), created at the first allreduce or reduce */
+    struct nc_reduce_team *reduce;
 
     uint64_t seq; /* collectives entered by this process (mirrors ctl->arrive_seq) */
 };

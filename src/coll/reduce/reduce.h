@@ -1,0 +1,31 @@
+/*
+ * The reduction layer's interface to the layers above it (team facade, MPI layer):
+ * allreduce and reduce on a team, over the team's reduction buffers (created at its first
+ * reduction). The public calls are numacoll_allreduce, numacoll_reduce and
+ * numacoll_reduce_with (include/numacoll/numacoll.h).
+ */
+#ifndef NC_REDUCE_H
+#define NC_REDUCE_H
+
+#include "../../core/nc_internal.h"
+
+NC_CFG_LINK(reduce); /* config_rows.c: this layer's rows (config.h) */
+
+/** Run one allreduce (@p root < 0) or reduce (root >= 0) on @p t with algorithm @p alg (an
+ *  index into the registry, or -1 for the configured or automatic choice). Arguments are
+ *  checked here (the message names @p who, e.g. "numacoll_allreduce"); the caller brackets
+ *  the call with nc_team_op_enter / nc_team_op_leave. */
+int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                  numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who);
+
+/** Registry index of algorithm @p name ("auto" -> -1); NUMACOLL_ERR_NOT_FOUND (message
+ *  naming the allowed names) for an unknown one. */
+int nc_reduce_alg_lookup(const char *name, int *alg);
+
+/** Name of the algorithm the team would use for @p bytes (allreduce if root < 0). */
+const char *nc_reduce_choice(const numacoll_team_t *t, size_t bytes, int root);
+
+/** Release the team's reduction state (team destruction). */
+void nc_reduce_team_fini(numacoll_team_t *t);
+
+#endif

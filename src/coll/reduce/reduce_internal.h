@@ -1,0 +1,136 @@
+/*
+ * Private header of coll/reduce/: the team's reduction buffers and the chunk protocol
+ * every reduction algorithm runs on.
+ *
+ * Files:
+ *   ops.c        element types and the kernels out = a op b
+ *   state.c      the reduction buffers (created at a team's first reduction)
+ *   protocol.c   the chunk protocol below and the call's loop over chunks
+ *   flat.c       algorithm "flat": every reader folds all contributions of a chunk
+ *   rsag.c       algorithm "rsag": reduce-scatter (each member folds its slice), allgather
+ *   registry.c   the algorithm table, the automatic choice, the public entry points
+ *   config_rows.c  NUMACOLL_ALLREDUCE, NUMACOLL_REDUCE and the sizes
+ *
+ * Buffers: member m owns one area (NUMA-local to it, written only by m):
+ *   line 0: posted  (a chunk number) and sig[slot], the call's signature per slot
+ *   line 1: reduced (a chunk number: m's slice of it is in its result slot; rsag)
+ *   line 2: done    (a chunk number: m has finished reading everything of it)
+ *   in slots:     slots x fragment bytes, m's input of chunk c in slot c % slots
+ *   result slots: slots x fragment bytes, m's folded slice of chunk c (rsag)
+ *
+ * A call cuts the message into chunks of at most fragment bytes; every member numbers them
+ * with the same running count (state->next_chunk, 1, 2, ... over the team's life), so that
+ * a flag's value says which chunk of which call it announces. For chunk c in slot c % slots:
+ *   1. reuse: wait until every member's done >= c - slots (nobody reads the slot's previous
+ *      chunk any more, neither our input nor our result slice);
+ *   2. copy our input of the chunk into our in slot, write the call's signature into
+ *      sig[slot], and publish posted = c (release);
+ *   3. wait until every member's posted >= c (acquire: their inputs and signatures of c are
+ *      visible); on the call's first chunk compare every signature with ours;
+ *   4. the algorithm's step (flat.c, rsag.c);
+ *   5. publish done = c (release: all our reads of c happened before).
+ * A member's posted or done can be ahead of c by at most slots - 1 chunks (step 1), so the
+ * slot and sig[slot] a reader looks at hold chunk c until that reader's own done says c.
+ *
+ * Order of the fold: every algorithm computes each element as ((x_0 op x_1) op x_2) ... op
+ * x_{P-1}, in rank order, so all members get bitwise the same result, at every call.
+ */
+#ifndef NC_REDUCE_INTERNAL_H
+#define NC_REDUCE_INTERNAL_H
+
+#include "reduce.h"
+
+/* out[k] = a[k] op b[k], k < n elements; out may be a */
+typedef void (*rd_kernel_fn)(void *out, const void *a, const void *b, size_t n);
+
+/* ops.c: the kernel of (dtype, op), or NUMACOLL_ERR_ARG naming what is allowed */
+int rd_kernel_get(const char *who, numacoll_dtype_t dtype, numacoll_op_t op, rd_kernel_fn *fn);
+
+enum { RD_LINE_POSTED = 0, RD_LINE_REDUCED = 1, RD_LINE_DONE = 2, RD_CTL_LINES = 3 };
+enum { RD_SLOTS_MAX = 16 };
+
+typedef struct nc_reduce_team {
+    nc_seg_t seg;
+    char *areas;          /* member m's area: areas + m * area_stride */
+    size_t area_stride;   /* page multiple */
+    size_t line;          /* the team's padding unit */
+    size_t fragment;      /* bytes of a chunk (a multiple of 64) */
+    unsigned slots;       /* in slots (and result slots) per member */
+    size_t in_off;        /* offset of the in slots in an area */
+    size_t result_off;    /* offset of the result slots */
+    size_t flat_max;      /* automatic choice: flat up to this many bytes, then rsag */
+    int alg_allreduce;    /* configured algorithm (-1 = auto) */
+    int alg_reduce;
+    uint64_t next_chunk;  /* number of this process's next chunk (same on every member) */
+    uint64_t done_min;    /* lowest done seen at the last reuse check (a lower bound) */
+} nc_reduce_team_t;
+
+static inline char *rd_area(const nc_reduce_team_t *r, int m)
+{
+    return r->areas + (size_t)m * r->area_stride;
+}
+static inline _Atomic uint64_t *rd_flag(const nc_reduce_team_t *r, int m, int line)
+{
+    return (_Atomic uint64_t *)(rd_area(r, m) + (size_t)line * r->line);
+}
+/* sig[slot] in the posted line, after the flag */
+static inline _Atomic uint64_t *rd_sig(const nc_reduce_team_t *r, int m, unsigned slot)
+{
+    return rd_flag(r, m, RD_LINE_POSTED) + 1 + slot;
+}
+static inline char *rd_in(const nc_reduce_team_t *r, int m, uint64_t chunk)
+{
+    return rd_area(r, m) + r->in_off + (size_t)(chunk % r->slots) * r->fragment;
+}
+static inline char *rd_result(const nc_reduce_team_t *r, int m, uint64_t chunk)
+{
+    return rd_area(r, m) + r->result_off + (size_t)(chunk % r->slots) * r->fragment;
+}
+
+/* One call, as the algorithms see it. */
+typedef struct rd_call {
+    numacoll_team_t *team;
+    nc_reduce_team_t *state;
+    const char *input;  /* this member's input (recvbuf when in place) */
+    char *output;       /* recvbuf; NULL on a reduce's non-root */
+    size_t count;       /* elements */
+    size_t esize;       /* bytes per element */
+    rd_kernel_fn kernel;
+    int root;           /* -1: allreduce */
+    int me, nprocs;
+    uint64_t sig;       /* the call's signature: count, type, op, root, algorithm */
+    const char *who;    /* the entry point, for messages */
+} rd_call_t;
+
+/* One chunk: elements [first, first + n) of the message, chunk number `number` */
+typedef struct rd_chunk {
+    uint64_t number;
+    size_t first, n;
+} rd_chunk_t;
+
+/* An algorithm's step 4 for one chunk; returns a status (wait failures) */
+typedef int (*rd_step_fn)(rd_call_t *call, const rd_chunk_t *chunk);
+
+typedef struct rd_algorithm {
+    const char *name;
+    const char *description;
+    rd_step_fn step;
+} rd_algorithm_t;
+
+extern const rd_algorithm_t rd_algorithms[];
+extern const int rd_algorithm_count;
+int rd_step_flat(rd_call_t *call, const rd_chunk_t *chunk);
+int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk);
+
+/* protocol.c: wait until every member's flag @p line is >= @p target (acquire) */
+int rd_wait_all(rd_call_t *call, int line, uint64_t target, const char *what);
+/* protocol.c: fold elements [first, first + n) of every member's in slot of @p chunk, in
+ * rank order, into @p out */
+void rd_fold(const rd_call_t *call, uint64_t chunk, size_t first_in_chunk, size_t n, char *out);
+/* protocol.c: run a call's chunks with algorithm @p alg */
+int rd_run_chunks(rd_call_t *call, int alg);
+
+/* state.c: the team's reduction state, created collectively at its first reduction */
+int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state);
+
+#endif

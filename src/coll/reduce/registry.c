@@ -1,0 +1,131 @@
+/*
+ * The reduction algorithms' table, the automatic choice, and the public entry points
+ * numacoll_allreduce, numacoll_reduce and numacoll_reduce_with.
+ */
+#include "reduce_internal.h"
+
+#include <string.h>
+
+const rd_algorithm_t rd_algorithms[] = {
+    {"flat", "every member (a reduce: the root) folds all contributions; one flag exchange",
+     rd_step_flat},
+    {"rsag", "reduce-scatter (each member folds its slice) then allgather of the slices",
+     rd_step_rsag},
+};
+const int rd_algorithm_count = (int)(sizeof rd_algorithms / sizeof rd_algorithms[0]);
+
+const numacoll_algorithm_info_t *numacoll_reduce_algorithms(int *count)
+{
+    static numacoll_algorithm_info_t info[sizeof rd_algorithms / sizeof rd_algorithms[0]];
+    for (int i = 0; i < rd_algorithm_count; i++)
+        info[i] = (numacoll_algorithm_info_t){rd_algorithms[i].name, rd_algorithms[i].description};
+    if (count) *count = rd_algorithm_count;
+    return info;
+}
+
+int nc_reduce_alg_lookup(const char *name, int *alg)
+{
+    if (name && strcmp(name, "auto") == 0) {
+        *alg = -1;
+        return NUMACOLL_OK;
+    }
+    for (int i = 0; name && i < rd_algorithm_count; i++)
+        if (strcmp(rd_algorithms[i].name, name) == 0) {
+            *alg = i;
+            return NUMACOLL_OK;
+        }
+    return nc_error(NUMACOLL_ERR_NOT_FOUND, "reduction algorithm '%s' unknown; allowed: auto, "
+                    "flat, rsag", name ? name : "(null)");
+}
+
+/*
+ * The automatic choice, the same on every member (it depends only on the message size and
+ * parameters every member agreed on at set-up): flat up to NUMACOLL_REDUCE_FLAT_MAX bytes,
+ * rsag above; a team of one process folds alone (flat). The measurements behind the
+ * default switch size are in docs/tuning-notes.md.
+ */
+static int auto_choice(const nc_reduce_team_t *r, int nprocs, size_t bytes, int root)
+{
+    int configured = root < 0 ? r->alg_allreduce : r->alg_reduce;
+    if (configured >= 0) return configured;
+    return nprocs == 1 || bytes <= r->flat_max ? 0 : 1;
+}
+
+const char *nc_reduce_choice(const numacoll_team_t *t, size_t bytes, int root)
+{
+    nc_reduce_team_t probe = {.flat_max = nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX)};
+    if (t && t->reduce) probe = *t->reduce;
+    else if (nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_ALLREDUCE), &probe.alg_allreduce) ||
+             nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_REDUCE), &probe.alg_reduce))
+        return "?";
+    return rd_algorithms[auto_choice(&probe, t ? t->size : 2, bytes, root)].name;
+}
+
+int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                  numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who)
+{
+    rd_call_t call = {.team = t, .count = count, .root = root, .who = who};
+    int rc = rd_kernel_get(who, dtype, op, &call.kernel);
+    if (rc) return rc;
+    call.esize = numacoll_dtype_size(dtype);
+    call.me = t->rank;
+    call.nprocs = t->size;
+    if (root >= t->size)
+        return nc_error(NUMACOLL_ERR_ARG, "%s: root=%d; allowed: 0..%d", who, root, t->size - 1);
+    if (count > SIZE_MAX / call.esize)
+        return nc_error(NUMACOLL_ERR_TOOBIG, "%s: %zu elements of %s exceed the address space",
+                        who, count, numacoll_dtype_name(dtype));
+    int gets_result = root < 0 || root == t->rank;
+    int in_place = sendbuf == NUMACOLL_IN_PLACE || (gets_result && sendbuf == recvbuf);
+    if (sendbuf == NUMACOLL_IN_PLACE && !gets_result)
+        return nc_error(NUMACOLL_ERR_ARG, "%s: NUMACOLL_IN_PLACE on rank %d, which is not the "
+                        "root (%d); only the root may reduce in place", who, t->rank, root);
+    if (count && gets_result && !recvbuf)
+        return nc_error(NUMACOLL_ERR_ARG, "%s: recvbuf is NULL for %zu elements", who, count);
+    if (count && !in_place && !sendbuf)
+        return nc_error(NUMACOLL_ERR_ARG, "%s: sendbuf is NULL for %zu elements", who, count);
+    if (alg >= rd_algorithm_count)
+        return nc_error(NUMACOLL_ERR_ARG, "%s: algorithm index %d; allowed: -1..%d", who, alg,
+                        rd_algorithm_count - 1);
+    call.input = in_place ? recvbuf : sendbuf;
+    call.output = gets_result ? recvbuf : NULL;
+    rc = rd_state_get(t, &call.state);
+    if (rc) return rc;
+    if (alg < 0) alg = auto_choice(call.state, t->size, count * call.esize, root);
+    uint64_t words[5] = {count, (uint64_t)dtype, (uint64_t)op, (uint64_t)(int64_t)root,
+                         (uint64_t)alg};
+    call.sig = nc_fnv1a(NC_FNV_BASIS, words, sizeof words) | 1; /* never 0, the initial value */
+    return rd_run_chunks(&call, alg);
+}
+
+int numacoll_reduce_with(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                         numacoll_dtype_t dtype, numacoll_op_t op, int root,
+                         const char *algorithm)
+{
+    const char *who = root < 0 ? "numacoll_allreduce" : "numacoll_reduce";
+    if (!t) return nc_error(NUMACOLL_ERR_ARG, "%s: team is NULL", who);
+    int alg = -1;
+    if (algorithm) {
+        int rc = nc_reduce_alg_lookup(algorithm, &alg);
+        if (rc) return nc_error_wrap(NUMACOLL_ERR_ARG, "%s: ", who);
+    }
+    nc_team_op_enter(t, root < 0 ? "allreduce" : "reduce");
+    int rc = nc_reduce_run(t, sendbuf, recvbuf, count, dtype, op, root, alg, who);
+    if (rc == NUMACOLL_OK) nc_team_op_leave(t);
+    return rc;
+}
+
+int numacoll_allreduce(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                       numacoll_dtype_t dtype, numacoll_op_t op)
+{
+    return numacoll_reduce_with(t, sendbuf, recvbuf, count, dtype, op, -1, NULL);
+}
+
+int numacoll_reduce(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                    numacoll_dtype_t dtype, numacoll_op_t op, int root)
+{
+    if (root < 0)
+        return nc_error(NUMACOLL_ERR_ARG, "numacoll_reduce: root=%d; allowed: 0..%d", root,
+                        t ? t->size - 1 : 0);
+    return numacoll_reduce_with(t, sendbuf, recvbuf, count, dtype, op, root, NULL);
+}

@@ -1,0 +1,127 @@
+/*
+ * The team's reduction buffers (layout: reduce_internal.h), created collectively at the
+ * team's first reduction: every member's area is NUMA-local to it (bound to its node and
+ * first-touched by it), and the parameters that shape the buffers or the choice of
+ * algorithm must be the same on every member.
+ */
+#include "reduce_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* what every member must agree on */
+typedef struct rd_params {
+    uint64_t fragment, flat_max;
+    int32_t slots, alg_allreduce, alg_reduce, pad;
+} rd_params_t;
+
+static int params_from_config(rd_params_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->fragment = nc_round_up(nc_cfg_size(NC_CFG_REDUCE_FRAGMENT), 64);
+    p->flat_max = nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX);
+    p->slots = (int32_t)nc_cfg_int(NC_CFG_REDUCE_SLOTS);
+    int a, b;
+    int rc = nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_ALLREDUCE), &a);
+    if (rc == NUMACOLL_OK) rc = nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_REDUCE), &b);
+    p->alg_allreduce = a, p->alg_reduce = b;
+    return rc;
+}
+
+/* NUMACOLL_ERR_CONFIG naming the first parameter in which @p mine differs from rank 0's */
+static int params_compare(const rd_params_t *mine, const rd_params_t *first)
+{
+    static const struct {
+        nc_cfg_id_t id;
+        size_t off, size;
+    } fields[] = {
+        {NC_CFG_REDUCE_FRAGMENT, offsetof(rd_params_t, fragment), sizeof(uint64_t)},
+        {NC_CFG_REDUCE_FLAT_MAX, offsetof(rd_params_t, flat_max), sizeof(uint64_t)},
+        {NC_CFG_REDUCE_SLOTS, offsetof(rd_params_t, slots), sizeof(int32_t)},
+        {NC_CFG_ALLREDUCE, offsetof(rd_params_t, alg_allreduce), sizeof(int32_t)},
+        {NC_CFG_REDUCE, offsetof(rd_params_t, alg_reduce), sizeof(int32_t)},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (memcmp((const char *)mine + fields[i].off, (const char *)first + fields[i].off,
+                   fields[i].size) != 0)
+            return nc_error(NUMACOLL_ERR_CONFIG,
+                            "%s=%s here differs from rank 0's setting; the reductions need the "
+                            "same value on every member of a team",
+                            nc_cfg_name(fields[i].id), nc_cfg_str(fields[i].id));
+    return NUMACOLL_OK;
+}
+
+int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
+{
+    if (NC_LIKELY(t->reduce != NULL)) {
+        *state = t->reduce;
+        return NUMACOLL_OK;
+    }
+    const int P = t->size;
+    rd_params_t mine, *all = calloc((size_t)P, sizeof *all);
+    int rc = params_from_config(&mine);
+    if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    /* everyone takes part in the exchange, even with a bad value, so nobody waits alone */
+    int rc_oob = nc_oob_allgather(t->allgather, &mine, all, sizeof mine, t->oob_ctx,
+                                  "setting up the reductions");
+    if (rc_oob != NUMACOLL_OK) {
+        free(all);
+        return rc_oob;
+    }
+    if (rc == NUMACOLL_OK) rc = params_compare(&mine, &all[0]);
+    free(all);
+    rc = nc_agree(t->rank, P, t->allgather, t->oob_ctx, rc);
+    if (rc != NUMACOLL_OK) return rc;
+
+    nc_reduce_team_t *r = calloc(1, sizeof *r);
+    if (!r) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    size_t line = t->line, total = 0;
+    if (r) {
+        r->line = line;
+        r->fragment = mine.fragment;
+        r->slots = (unsigned)mine.slots;
+        r->flat_max = mine.flat_max;
+        r->alg_allreduce = mine.alg_allreduce;
+        r->alg_reduce = mine.alg_reduce;
+        r->in_off = RD_CTL_LINES * line;
+        r->result_off = r->in_off + r->slots * r->fragment;
+        r->area_stride = nc_round_up(r->result_off + r->slots * r->fragment, nc_page_size());
+        r->next_chunk = 1;
+        total = r->area_stride * (size_t)P;
+        /* posted, sig[slots] share line 0 */
+        if ((1 + r->slots) * sizeof(uint64_t) > line)
+            rc = nc_error(NUMACOLL_ERR_CONFIG, "NUMACOLL_REDUCE_SLOTS=%u needs a line of %zu "
+                          "bytes; NUMACOLL_CACHELINE is %zu", r->slots,
+                          (1 + r->slots) * sizeof(uint64_t), line);
+    }
+    /* a failure above is the same on every member (same parameters, same line size) */
+    if (rc == NUMACOLL_OK)
+        rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total, 0,
+                                      (size_t)t->rank * r->area_stride, r->area_stride,
+                                      r->area_stride, t->numa_node, "the reduction buffers",
+                                      &r->seg);
+    if (rc != NUMACOLL_OK) {
+        free(r);
+        return rc;
+    }
+    r->areas = r->seg.base;
+    t->reduce = r;
+    *state = r;
+    if (t->rank == 0 || nc_verbose() >= 3)
+        nc_log(1, t->rank, P,
+               "reduce: buffers %zu bytes (%u slots of %zu bytes in and out per member), "
+               "allreduce %s, reduce %s, flat up to %zu bytes",
+               total, r->slots, r->fragment,
+               r->alg_allreduce < 0 ? "auto" : rd_algorithms[r->alg_allreduce].name,
+               r->alg_reduce < 0 ? "auto" : rd_algorithms[r->alg_reduce].name, r->flat_max);
+    return NUMACOLL_OK;
+}
+
+void nc_reduce_team_fini(numacoll_team_t *t)
+{
+    nc_reduce_team_t *r = t ? t->reduce : NULL;
+    if (!r) return;
+    nc_seg_destroy(&r->seg);
+    free(r);
+    t->reduce = NULL;
+}
