@@ -36,6 +36,7 @@ extern char **environ;
  * the table is whole even in this program, linked with libnumacoll.a */
 NC_CFG_LINK(kvdb);
 NC_CFG_LINK(mpi);
+NC_CFG_LINK(reduce);
 
 void json_str(const char *s)
 {
