@@ -90,6 +90,7 @@
     X(DISABLE)                                                                                     \
     X(FAKE_NODES)                                                                                  \
     X(MPI_BCAST)                                                                                   \
+    X(MPI_REDUCE)                                                                                  \
     X(MPI_STATS)                                                                                   \
     X(MPI_SETUP_AFTER)                                                                             \
     X(MPI_TEAM_CACHE)                                                                              \

@@ -109,6 +109,7 @@ typedef struct agree_rec {
     int32_t force;    /* this member asks for the set-up now (an explicit numacoll call) */
     uint64_t units;   /* this call's units (see defer_step) */
     int32_t bcast_on; /* NUMACOLL_MPI_BCAST */
+    int32_t reduce_on; /* NUMACOLL_MPI_REDUCE */
     int32_t check;    /* NUMACOLL_BCAST_CHECK (hierarchical mode: a collective per broadcast) */
 } agree_rec_t;
 
@@ -171,6 +172,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                       .force = force,
                       .units = units,
                       .bcast_on = g_bcast,
+                      .reduce_on = g_reduce,
                       .check = g_bcast_check};
     for (int i = 0; i < ncand; i++) {
         numacoll_team_id(cand[i], me.cand_id[i]);
@@ -185,12 +187,13 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     int bcast_all = 0, mine = -1; /* the shared candidate: its index in this member's list */
     reuse_choice(all, s->size, s->rank, &mine, &bcast_all);
     int distinct = 1, fake = all[0].fake, forced = 0;
-    int inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0;
+    int inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0, differ_reduce = 0;
     uint64_t most = 0;
     for (int r = 0; r < s->size; r++) {
         inactive += !all[r].active;
         differ_fake |= all[r].fake != fake;
         differ_bcast |= all[r].bcast_on != all[0].bcast_on;
+        differ_reduce |= all[r].reduce_on != all[0].reduce_on;
         differ_check |= all[r].check != all[0].check;
         if (all[r].force) forced = 1;
         if (all[r].units > most) most = all[r].units;
@@ -200,7 +203,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         if (!seen && r > 0) distinct++;
     }
     free(all);
-    int agreed = !inactive && !differ_fake && !differ_bcast && !differ_check;
+    int agreed = !inactive && !differ_fake && !differ_bcast && !differ_check && !differ_reduce;
     /* reuse a reserved team only if every member reserved that very team */
     int reuse = mine >= 0 && agreed && distinct == 1 && fake <= 1;
     idle_release(cand, ncand, reuse ? mine : -1, sig);
@@ -221,6 +224,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                     const char *name;
                 } set[] = {{differ_fake, "NUMACOLL_FAKE_NODES"},
                            {differ_bcast, "NUMACOLL_MPI_BCAST"},
+                           {differ_reduce, "NUMACOLL_MPI_REDUCE"},
                            {differ_check, "NUMACOLL_BCAST_CHECK"}};
                 size_t o = (size_t)snprintf(why, sizeof why, "members differ in");
                 const char *sep = " ";

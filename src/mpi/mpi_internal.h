@@ -12,6 +12,8 @@
  *   pmpi_barrier.c    MPI_Barrier
  *   pmpi_bcast.c      MPI_Bcast, MPI_Bcast_c: the fast path, node and hierarchical parts
  *   pmpi_bcast_large.c the general path (datatypes, staging) and messages over 2 GiB
+ *   pmpi_reduce.c     MPI_Allreduce, MPI_Reduce (and _c): flat and hierarchical
+ *   reduce_types.c    which datatypes and ops the reductions take, as which core types
  *   pmpi_fortran.c    the Fortran entry points
  *   bench_variants.c  numacoll_mpi_bcast_with: forced trees and copy modes for benchmarks
  */
@@ -23,6 +25,7 @@
 #include "../core/nc_internal.h"
 #include "../coll/barrier/barrier.h"
 #include "../coll/bcast/bcast.h"
+#include "../coll/reduce/reduce.h"
 
 NC_CFG_LINK(mpi); /* src/team/config_rows.c: the MPI layer's rows, in libnumacoll */
 
@@ -72,6 +75,7 @@ typedef struct nc_comm {
     MPI_Comm oob_comm; /* communicator the team's allgather runs on */
     uint64_t sig;      /* flat: members signature for the idle-team cache */
     int broken;        /* a numacoll call failed here: never reuse the team */
+    int reduce_native; /* the core cannot reduce on this team: reductions stay native */
     int check_err;     /* MPI error class of the last failed whole-communicator check */
     /* MODE_DEFER: barrier/bcast calls so far and their units (see defer_step); identical
      * on every member because every member makes the same collective calls in order */
@@ -100,6 +104,7 @@ extern _Atomic int g_inited; /* set (release) at the end of init_once */
  * of waiting in an allgather it never calls (see comm_setup). */
 extern int g_active;
 extern int g_bcast;       /* route MPI_Bcast through numacoll */
+extern int g_reduce;      /* route MPI_Allreduce and MPI_Reduce through numacoll */
 extern int g_fake_nodes;  /* NUMACOLL_FAKE_NODES */
 extern int g_bcast_check; /* NUMACOLL_BCAST_CHECK: hierarchical mode checks at this level */
 extern int g_stats_print; /* NUMACOLL_MPI_STATS */
@@ -134,7 +139,8 @@ extern __thread __attribute__((tls_model("initial-exec"))) nc_last_comm_t tl_las
 typedef struct nc_mpi_counters {
     _Atomic uint64_t barrier_calls, barrier_numacoll, bcast_calls, bcast_numacoll, bcast_staged,
         fortran_calls, comms_set_up, comms_freed, teams_created, teams_destroyed, team_failures,
-        progress_calls, teams_reused, bcast_states_kept, comms_deferred, comms_promoted;
+        progress_calls, teams_reused, bcast_states_kept, comms_deferred, comms_promoted,
+        allreduce_calls, allreduce_numacoll, reduce_calls, reduce_numacoll;
 } nc_mpi_counters_t;
 extern nc_mpi_counters_t g_st;
 
@@ -193,6 +199,11 @@ int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz
                       MPI_Comm comm);
 int large_drain(nc_comm_t *s, uint64_t total, int root);
 int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm);
+int node_bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root);
+int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll_op_t *core_op,
+               MPI_Count *mult);
+int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                 int root, MPI_Comm comm);
 
 #pragma GCC visibility pop
 

@@ -36,6 +36,10 @@ typedef struct numacoll_mpi_stats {
                                      (NUMACOLL_MPI_SETUP_AFTER) */
     uint64_t comms_promoted;    /**< ... of which numacoll set up later (their calls reached
                                      the threshold, or an explicit numacoll call) */
+    uint64_t allreduce_calls;    /**< MPI_Allreduce calls seen (C, _c and Fortran) */
+    uint64_t allreduce_numacoll; /**< ... of which numacoll executed (node part) */
+    uint64_t reduce_calls;       /**< MPI_Reduce calls seen */
+    uint64_t reduce_numacoll;    /**< ... of which numacoll executed (node part) */
 } numacoll_mpi_stats_t;
 
 /** Copy the counters; returns 0. The library name is "libnumacoll_mpi" (tests can find

@@ -39,6 +39,12 @@ __attribute__((always_inline)) static inline int node_bcast(nc_comm_t *s, void *
     return NUMACOLL_OK;
 }
 
+/* node_bcast for the other collectives' node steps (the reductions' result) */
+int node_bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root)
+{
+    return node_bcast(s, p, bytes, root, 0);
+}
+
 /* The root, in the node team's ranks, of a broadcast from communicator rank @p root: itself
  * (flat), its rank in the node when it is on ours, else our node leader (team rank 0), who
  * takes the message from the leaders' broadcast and broadcasts it on the node. */

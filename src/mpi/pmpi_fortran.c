@@ -1,5 +1,6 @@
 /*
- * libnumacoll_mpi: the Fortran entry points of MPI_Barrier and MPI_Bcast.
+ * libnumacoll_mpi: the Fortran entry points of MPI_Barrier, MPI_Bcast, MPI_Allreduce and
+ * MPI_Reduce.
  */
 #include "mpi_internal.h"
 
@@ -36,6 +37,13 @@ static int f_delegate_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *
     (void)buf, (void)count, (void)dt, (void)root, (void)comm, (void)ierr;
     return 0;
 }
+static int f_delegate_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt,
+                             MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    (void)sendbuf, (void)recvbuf, (void)count, (void)dt, (void)op, (void)root, (void)comm;
+    (void)ierr;
+    return 0;
+}
 #else
 /* MPICH: pointers to the Fortran constants, filled by its Fortran runtime on first use
  * (MPIR_F_NeedInit != 0 until then). Before that, the call goes to MPICH's own binding,
@@ -45,6 +53,10 @@ extern void *MPIR_F_MPI_IN_PLACE __attribute__((weak));
 extern int MPIR_F_NeedInit __attribute__((weak));
 extern void pmpi_bcast_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *)
     __attribute__((weak));
+extern void pmpi_allreduce_(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                            MPI_Fint *) __attribute__((weak));
+extern void pmpi_reduce_(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                         MPI_Fint *, MPI_Fint *) __attribute__((weak));
 static void *f_buf(void *b)
 {
     if (&MPIR_F_MPI_BOTTOM && MPIR_F_MPI_BOTTOM && b == MPIR_F_MPI_BOTTOM) return MPI_BOTTOM;
@@ -61,6 +73,18 @@ static int f_delegate_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *
     if (ierr) *ierr = rc;
     return 1;
 }
+/* as f_delegate_bcast, for MPI_Allreduce (@p root NULL) and MPI_Reduce */
+static int f_delegate_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt,
+                             MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    if (!(&MPIR_F_NeedInit && MPIR_F_NeedInit && (root ? !!pmpi_reduce_ : !!pmpi_allreduce_)))
+        return 0;
+    MPI_Fint rc = MPI_SUCCESS;
+    if (root) pmpi_reduce_(sendbuf, recvbuf, count, dt, op, root, comm, &rc);
+    else pmpi_allreduce_(sendbuf, recvbuf, count, dt, op, comm, &rc);
+    if (ierr) *ierr = rc;
+    return 1;
+}
 #endif
 
 static void f_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,
@@ -70,6 +94,21 @@ static void f_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MP
     if (f_delegate_bcast(buf, count, dt, root, comm, ierr)) return;
     int rc =
         MPI_Bcast(f_buf(buf), (int)*count, PMPI_Type_f2c(*dt), (int)*root, PMPI_Comm_f2c(*comm));
+    if (ierr) *ierr = (MPI_Fint)rc;
+}
+
+/* MPI_Allreduce (@p root NULL) and MPI_Reduce */
+static void f_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *op,
+                     MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    COUNT(fortran_calls);
+    if (f_delegate_reduce(sendbuf, recvbuf, count, dt, op, root, comm, ierr)) return;
+    MPI_Datatype cdt = PMPI_Type_f2c(*dt);
+    MPI_Op cop = PMPI_Op_f2c(*op);
+    MPI_Comm ccomm = PMPI_Comm_f2c(*comm);
+    int rc = root ? MPI_Reduce(f_buf(sendbuf), f_buf(recvbuf), (int)*count, cdt, cop, (int)*root,
+                               ccomm)
+                  : MPI_Allreduce(f_buf(sendbuf), f_buf(recvbuf), (int)*count, cdt, cop, ccomm);
     if (ierr) *ierr = (MPI_Fint)rc;
 }
 
@@ -88,6 +127,31 @@ static void f_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MP
         f_bcast(buf, count, dt, root, comm, ierr);                                                 \
     }
 
+#define NC_F_ALLREDUCE(name)                                                                       \
+    void name(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *op,           \
+              MPI_Fint *comm, MPI_Fint *ierr);                                                     \
+    void name(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *op,           \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                      \
+    {                                                                                              \
+        f_reduce(sendbuf, recvbuf, count, dt, op, NULL, comm, ierr);                               \
+    }
+#define NC_F_REDUCE(name)                                                                          \
+    void name(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *op,           \
+              MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr);                                     \
+    void name(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *op,           \
+              MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)                                      \
+    {                                                                                              \
+        f_reduce(sendbuf, recvbuf, count, dt, op, root, comm, ierr);                               \
+    }
+
+NC_F_ALLREDUCE(mpi_allreduce_)
+NC_F_ALLREDUCE(mpi_allreduce__)
+NC_F_ALLREDUCE(mpi_allreduce)
+NC_F_ALLREDUCE(MPI_ALLREDUCE)
+NC_F_REDUCE(mpi_reduce_)
+NC_F_REDUCE(mpi_reduce__)
+NC_F_REDUCE(mpi_reduce)
+NC_F_REDUCE(MPI_REDUCE)
 NC_F_BARRIER(mpi_barrier_)
 NC_F_BARRIER(mpi_barrier__)
 NC_F_BARRIER(mpi_barrier)
@@ -100,6 +164,8 @@ NC_F_BCAST(MPI_BCAST)
 NC_F_BARRIER(ompi_barrier_f)
 NC_F_BARRIER(mpi_barrier_f08_)
 NC_F_BCAST(ompi_bcast_f)
+NC_F_ALLREDUCE(ompi_allreduce_f)
+NC_F_REDUCE(ompi_reduce_f)
 #else
 NC_F_BARRIER(mpi_barrier_f08_)
 #endif

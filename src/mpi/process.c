@@ -17,6 +17,7 @@ _Atomic int g_inited; /* set (release) at the end of init_once */
  * of waiting in an allgather it never calls (see comm_setup). */
 int g_active;
 int g_bcast;       /* route MPI_Bcast through numacoll */
+int g_reduce;      /* route MPI_Allreduce and MPI_Reduce through numacoll */
 int g_fake_nodes;  /* NUMACOLL_FAKE_NODES */
 int g_bcast_check; /* NUMACOLL_BCAST_CHECK: hierarchical mode checks at this level */
 int g_stats_print; /* NUMACOLL_MPI_STATS */
@@ -74,6 +75,7 @@ void init_once(void)
     g_verbose = nc_verbose();
     g_active = !nc_cfg_bool(NC_CFG_DISABLE);
     g_bcast = nc_cfg_bool(NC_CFG_MPI_BCAST);
+    g_reduce = nc_cfg_bool(NC_CFG_MPI_REDUCE);
     g_fake_nodes = (int)nc_cfg_int(NC_CFG_FAKE_NODES);
     g_bcast_check = nc_cfg_bool(NC_CFG_BCAST_CHECK);
     g_stats_print = nc_cfg_bool(NC_CFG_MPI_STATS);
@@ -105,6 +107,10 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
     }
     pthread_mutex_unlock(&g_lock);
     o->bcast_staged = READ(bcast_staged);
+    o->allreduce_calls = READ(allreduce_calls);
+    o->allreduce_numacoll = READ(allreduce_numacoll);
+    o->reduce_calls = READ(reduce_calls);
+    o->reduce_numacoll = READ(reduce_numacoll);
     o->fortran_calls = READ(fortran_calls);
     o->comms_set_up = READ(comms_set_up);
     o->comms_freed = READ(comms_freed);
@@ -165,13 +171,16 @@ void print_stats(void)
     if (world) PMPI_Comm_rank(MPI_COMM_WORLD, &r);
     fprintf(stderr,
             "numacoll-mpi stats [%s %s %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
-            "(numacoll %llu, staged %llu), fortran %llu, comms %llu set up / %llu freed, teams "
+            "(numacoll %llu, staged %llu), MPI_Allreduce %llu (numacoll %llu), MPI_Reduce %llu "
+            "(numacoll %llu), fortran %llu, comms %llu set up / %llu freed, teams "
             "%llu created / %llu destroyed / %llu failed / %llu reused (%llu with their broadcast "
             "state), %llu deferred / %llu of them set up later, progress %llu\n",
             NC_FLAVOR, world ? "rank" : "pid", world ? r : (int)getpid(),
             (unsigned long long)READ(barrier_calls), (unsigned long long)READ(barrier_numacoll),
             (unsigned long long)READ(bcast_calls), (unsigned long long)READ(bcast_numacoll),
-            (unsigned long long)READ(bcast_staged), (unsigned long long)READ(fortran_calls),
+            (unsigned long long)READ(bcast_staged), (unsigned long long)READ(allreduce_calls),
+            (unsigned long long)READ(allreduce_numacoll), (unsigned long long)READ(reduce_calls),
+            (unsigned long long)READ(reduce_numacoll), (unsigned long long)READ(fortran_calls),
             (unsigned long long)READ(comms_set_up), (unsigned long long)READ(comms_freed),
             (unsigned long long)READ(teams_created), (unsigned long long)READ(teams_destroyed),
             (unsigned long long)READ(team_failures), (unsigned long long)READ(teams_reused),

@@ -27,6 +27,13 @@ static const nc_cfg_def_t rows[] = {
      .defval = "1",
      .allowed = "0|1",
      .doc = "libnumacoll_mpi: route MPI_Bcast through numacoll (0 = MPI_Bcast always native)"},
+    {.id = NC_CFG_MPI_REDUCE,
+     .type = NC_CFG_TYPE_BOOL,
+     .defval = "1",
+     .allowed = "0|1",
+     .doc = "libnumacoll_mpi: route MPI_Allreduce and MPI_Reduce through numacoll (0 = always "
+            "native); user-defined ops and datatypes other than contiguous runs of one "
+            "predefined type always go to the MPI library"},
     {.id = NC_CFG_MPI_STATS,
      .type = NC_CFG_TYPE_BOOL,
      .defval = "0",

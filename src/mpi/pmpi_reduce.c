@@ -1,0 +1,203 @@
+/*
+ * libnumacoll_mpi: MPI_Allreduce and MPI_Reduce (and MPI-4's _c versions).
+ *
+ * A call that numacoll takes (reduce_types.c: a predefined op on a predefined type or a
+ * contiguous run of one; an intra-communicator set up for numacoll) runs
+ *   flat:         the team's numacoll_allreduce / numacoll_reduce;
+ *   hierarchical: a reduce on every node team to its leader (node rank 0), the MPI's own
+ *                 allreduce (reduce) over the leaders' communicator, then, for an allreduce,
+ *                 the node broadcast of the result; for a reduce whose root is not its
+ *                 node's leader, the leader sends the result to the root.
+ * Everything else goes to the MPI library, decided alike on every member from the arguments
+ * and the communicator's agreed state.
+ *
+ * Order of the fold: flat, the core's (rank order, the same bits on every member and at
+ * every call); hierarchical, rank order inside each node, then the MPI library's order
+ * over the nodes.
+ */
+#include "mpi_internal.h"
+
+enum { TAG_REDUCE_RESULT = 0x4e43 }; /* leader -> root on the private node communicator */
+
+static _Atomic int g_said_native;
+
+/* NUMACOLL_VERBOSE=1: say once per process that a reduction went to the MPI library */
+static void say_native(const char *name, const char *why)
+{
+    if (g_verbose < 1) return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&g_said_native, &expected, 1,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return;
+    fprintf(stderr, "numacoll-mpi: %s: %s; the MPI library's own runs it (said once)\n", name,
+            why);
+}
+
+static int native(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt,
+                  MPI_Op op, int root, MPI_Comm comm)
+{
+#if MPI_VERSION >= 4
+    if (count > INT_MAX)
+        return root < 0 ? PMPI_Allreduce_c(sendbuf, recvbuf, count, dt, op, comm)
+                        : PMPI_Reduce_c(sendbuf, recvbuf, count, dt, op, root, comm);
+#endif
+    return root < 0 ? PMPI_Allreduce(sendbuf, recvbuf, (int)count, dt, op, comm)
+                    : PMPI_Reduce(sendbuf, recvbuf, (int)count, dt, op, root, comm);
+}
+
+/* MPI error of a failed numacoll reduction: a mismatch of arguments between members is the
+ * caller's (MPI_ERR_ARG, the team stays usable); the rest (a dead member, a timeout) breaks
+ * the team */
+static int result(nc_comm_t *s, MPI_Comm comm, const char *name, int rc)
+{
+    if (rc == NUMACOLL_OK) return MPI_SUCCESS;
+    if (rc == NUMACOLL_ERR_ARG) {
+        fprintf(stderr, "numacoll-mpi: %s: %s\n", name, numacoll_last_error());
+        PMPI_Comm_call_errhandler(comm, MPI_ERR_ARG);
+        return MPI_ERR_ARG;
+    }
+    s->broken = 1;
+    return raise_error(comm, name, rc);
+}
+
+/* the node step of a reduce to the node's rank 0 (hierarchical mode): numacoll's, or the
+ * MPI's on the node communicator when the node has no team */
+static int node_reduce(nc_comm_t *s, const void *input, void *out, size_t n,
+                       numacoll_dtype_t ct, numacoll_op_t co, MPI_Count count, MPI_Datatype dt,
+                       MPI_Op op)
+{
+    if (s->team) {
+        nc_team_op_enter(s->team, "reduce");
+        int rc = nc_reduce_run(s->team, s->node_rank == 0 && input == out ? NUMACOLL_IN_PLACE
+                                                                          : input,
+                               out, n, ct, co, 0, -1, "MPI_Allreduce/MPI_Reduce (node step)");
+        if (rc == NUMACOLL_OK) nc_team_op_leave(s->team);
+        return rc;
+    }
+    if (s->node_size == 1) {
+        if (out != input) memcpy(out, input, n * numacoll_dtype_size(ct));
+        return NUMACOLL_OK;
+    }
+    const void *send = s->node_rank == 0 && input == out ? MPI_IN_PLACE : input;
+    return native(send, out, count, dt, op, 0, s->node) == MPI_SUCCESS ? NUMACOLL_OK
+                                                                       : NUMACOLL_ERR_OOB;
+}
+
+static int hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numacoll_dtype_t ct,
+                numacoll_op_t co, MPI_Count count, MPI_Datatype dt, MPI_Op op, int root)
+{
+    size_t bytes = n * numacoll_dtype_size(ct);
+    int leader = s->node_rank == 0;
+    /* where the node's leader collects its node's result: the output when it gets the
+     * result anyway, else a scratch buffer */
+    void *acc = NULL, *scratch = NULL;
+    if (leader) {
+        if (root < 0 || root == s->rank) acc = recvbuf;
+        else if (!(acc = scratch = malloc(bytes ? bytes : 1)))
+            return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", bytes);
+    }
+    int rc = node_reduce(s, input, acc, n, ct, co, count, dt, op);
+    if (rc == NUMACOLL_OK && leader && s->nnodes > 1) {
+        int mrc;
+        if (root < 0) {
+            mrc = native(MPI_IN_PLACE, acc, count, dt, op, -1, s->leaders);
+        } else {
+            int lroot = s->node_of[root]; /* leaders are ranked by node index (comm.c) */
+            mrc = native(lroot == s->my_node ? MPI_IN_PLACE : acc, lroot == s->my_node ? acc : NULL,
+                         count, dt, op, lroot, s->leaders);
+        }
+        if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
+    }
+    if (root < 0) {
+        if (rc == NUMACOLL_OK) rc = node_bcast_bytes(s, recvbuf, bytes, 0);
+    } else if (rc == NUMACOLL_OK && s->node_of[root] == s->my_node && s->rank_in_node[root] != 0) {
+        /* the root is on our node but not its leader: the leader sends it the result */
+        int dest = s->rank_in_node[root], mrc = MPI_SUCCESS;
+        if (leader)
+            mrc = PMPI_Send(acc, (int)bytes, MPI_BYTE, dest, TAG_REDUCE_RESULT, s->node);
+        else if (s->rank == root)
+            mrc = PMPI_Recv(recvbuf, (int)bytes, MPI_BYTE, 0, TAG_REDUCE_RESULT, s->node,
+                            MPI_STATUS_IGNORE);
+        if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
+    }
+    free(scratch);
+    return rc;
+}
+
+int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                 int root, MPI_Comm comm)
+{
+    ensure_init();
+    const char *name = root < 0 ? "MPI_Allreduce" : "MPI_Reduce";
+    if (root < 0) COUNT(allreduce_calls);
+    else COUNT(reduce_calls);
+    numacoll_dtype_t ct;
+    numacoll_op_t co;
+    MPI_Count mult = 1;
+    if (comm == MPI_COMM_NULL || count < 0 || root < -1 || !g_active || !g_reduce)
+        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+    if (!reduce_map(dt, op, &ct, &co, &mult)) {
+        say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
+        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+    }
+    size_t esize = numacoll_dtype_size(ct), n;
+    if (__builtin_mul_overflow((size_t)count, (size_t)mult, &n) || n > SIZE_MAX / esize)
+        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+    /* the same units on every member (the same count and type): see defer_step */
+    nc_comm_t *s = comm_get(comm, bcast_units((MPI_Count)n, (MPI_Count)esize), 0);
+    if (!s || s->mode == MODE_PASS || s->mode == MODE_DEFER || s->reduce_native ||
+        root >= s->size || (s->mode == MODE_FLAT && !s->team))
+        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+    int gets_result = root < 0 || root == s->rank;
+    if (sendbuf == MPI_IN_PLACE && !gets_result) /* erroneous: the MPI's error */
+        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+    const void *input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    int rc;
+    if (s->mode == MODE_FLAT) {
+        nc_team_op_enter(s->team, root < 0 ? "allreduce" : "reduce");
+        rc = nc_reduce_run(s->team, sendbuf == MPI_IN_PLACE ? NUMACOLL_IN_PLACE : sendbuf,
+                           gets_result ? recvbuf : NULL, n, ct, co, root, -1, name);
+        if (rc == NUMACOLL_OK) nc_team_op_leave(s->team);
+    } else {
+        rc = hier(s, input, recvbuf, n, ct, co, count, dt, op, root);
+    }
+    if (rc == NUMACOLL_ERR_CONFIG || rc == NUMACOLL_ERR_NOMEM || rc == NUMACOLL_ERR_UNSUPPORTED) {
+        /* the set-up of the reduction buffers failed, on every member alike (agreed) */
+        s->reduce_native = 1;
+        warn_fallback(s, "the shared-memory reductions' set-up", numacoll_last_error());
+        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+    }
+    if (rc == NUMACOLL_OK) {
+        if (root < 0) COUNT(allreduce_numacoll);
+        else COUNT(reduce_numacoll);
+    }
+    return result(s, comm, name, rc);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                  MPI_Comm comm)
+{
+    return reduce_entry(sendbuf, recvbuf, count, dt, op, -1, comm);
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+               MPI_Comm comm)
+{
+    if (root < 0) return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm); /* its error */
+    return reduce_entry(sendbuf, recvbuf, count, dt, op, root, comm);
+}
+
+#if MPI_VERSION >= 4
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt,
+                    MPI_Op op, MPI_Comm comm)
+{
+    return reduce_entry(sendbuf, recvbuf, count, dt, op, -1, comm);
+}
+
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                 int root, MPI_Comm comm)
+{
+    if (root < 0) return PMPI_Reduce_c(sendbuf, recvbuf, count, dt, op, root, comm);
+    return reduce_entry(sendbuf, recvbuf, count, dt, op, root, comm);
+}
+#endif

@@ -1,0 +1,170 @@
+/*
+ * libnumacoll_mpi: which MPI datatypes and ops the shared-memory reductions take, and as
+ * what. A datatype qualifies when it is a predefined type with a numacoll_dtype_t of the
+ * same layout (C and Fortran names alike), or a contiguous run (MPI_Type_contiguous,
+ * MPI_Type_dup, nested) of one; an op, when it is a predefined op the core defines on that
+ * type. Everything else (user ops, other derived types, complex types, MPI_CHAR, an op MPI
+ * does not define on the type) goes to the MPI library, which then reports its own errors.
+ * The answer depends only on the arguments, so members that pass the same arguments (as
+ * MPI requires) decide alike without communicating.
+ */
+#include "mpi_internal.h"
+
+/* a predefined datatype and what it is; kind says which ops MPI allows on it */
+enum { KIND_NUMBER = 0, KIND_BYTE = 1, KIND_LOGICAL = 2, KIND_PAIR = 3 };
+typedef struct type_row {
+    MPI_Datatype mpi;
+    numacoll_dtype_t core;
+    int kind;
+} type_row_t;
+
+static type_row_t g_types[64];
+static int g_ntypes;
+static pthread_once_t g_types_once = PTHREAD_ONCE_INIT;
+
+static numacoll_dtype_t int_by_size(int bytes, int is_signed)
+{
+    switch (bytes) {
+    case 1: return is_signed ? NUMACOLL_INT8 : NUMACOLL_UINT8;
+    case 2: return is_signed ? NUMACOLL_INT16 : NUMACOLL_UINT16;
+    case 4: return is_signed ? NUMACOLL_INT32 : NUMACOLL_UINT32;
+    case 8: return is_signed ? NUMACOLL_INT64 : NUMACOLL_UINT64;
+    default: return NUMACOLL_DTYPE_COUNT;
+    }
+}
+
+/* add @p dt when the MPI has it and its extent is the core type's size */
+static void add(MPI_Datatype dt, numacoll_dtype_t core, int kind)
+{
+    MPI_Aint lb = 0, extent = 0;
+    if (dt == MPI_DATATYPE_NULL || core == NUMACOLL_DTYPE_COUNT || g_ntypes == 64) return;
+    if (PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS || lb != 0 ||
+        (size_t)extent != numacoll_dtype_size(core))
+        return;
+    g_types[g_ntypes++] = (type_row_t){dt, core, kind};
+}
+
+/* an integer type, signed or not, by its size */
+static void add_int(MPI_Datatype dt, int is_signed, int kind)
+{
+    int size = 0;
+    if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS) return;
+    add(dt, int_by_size(size, is_signed), kind);
+}
+
+static void build_types(void)
+{
+    const MPI_Datatype signed_ints[] = {
+        MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG_INT, MPI_LONG_LONG,
+        MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT,
+        MPI_INTEGER, MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8};
+    const MPI_Datatype unsigned_ints[] = {
+        MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
+        MPI_UNSIGNED_LONG_LONG, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T};
+    for (size_t i = 0; i < sizeof signed_ints / sizeof signed_ints[0]; i++)
+        add_int(signed_ints[i], 1, KIND_NUMBER);
+    for (size_t i = 0; i < sizeof unsigned_ints / sizeof unsigned_ints[0]; i++)
+        add_int(unsigned_ints[i], 0, KIND_NUMBER);
+    add_int(MPI_BYTE, 0, KIND_BYTE);
+    add_int(MPI_C_BOOL, 0, KIND_LOGICAL);
+    add_int(MPI_LOGICAL, 1, KIND_LOGICAL);
+    add(MPI_FLOAT, NUMACOLL_FLOAT, KIND_NUMBER);
+    add(MPI_REAL, NUMACOLL_FLOAT, KIND_NUMBER);
+    add(MPI_REAL4, NUMACOLL_FLOAT, KIND_NUMBER);
+    add(MPI_DOUBLE, NUMACOLL_DOUBLE, KIND_NUMBER);
+    add(MPI_DOUBLE_PRECISION, NUMACOLL_DOUBLE, KIND_NUMBER);
+    add(MPI_REAL8, NUMACOLL_DOUBLE, KIND_NUMBER);
+    add(MPI_LONG_DOUBLE, NUMACOLL_LONG_DOUBLE, KIND_NUMBER);
+    add(MPI_FLOAT_INT, NUMACOLL_FLOAT_INT, KIND_PAIR);
+    add(MPI_DOUBLE_INT, NUMACOLL_DOUBLE_INT, KIND_PAIR);
+    add(MPI_LONG_INT, NUMACOLL_LONG_INT, KIND_PAIR);
+    add(MPI_2INT, NUMACOLL_2INT, KIND_PAIR);
+    add(MPI_SHORT_INT, NUMACOLL_SHORT_INT, KIND_PAIR);
+    add(MPI_LONG_DOUBLE_INT, NUMACOLL_LONG_DOUBLE_INT, KIND_PAIR);
+    add(MPI_2REAL, NUMACOLL_2FLOAT, KIND_PAIR);
+    add(MPI_2DOUBLE_PRECISION, NUMACOLL_2DOUBLE, KIND_PAIR);
+    add(MPI_2INTEGER, NUMACOLL_2INT, KIND_PAIR);
+}
+
+static int op_of(MPI_Op op, numacoll_op_t *out)
+{
+    /* in numacoll_op_t's order; not static: the handles need not be constant expressions */
+    const MPI_Op ops[NUMACOLL_OP_COUNT] = {MPI_SUM,  MPI_PROD, MPI_MIN,  MPI_MAX,
+                                           MPI_LAND, MPI_LOR,  MPI_LXOR, MPI_BAND,
+                                           MPI_BOR,  MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
+    for (int i = 0; i < NUMACOLL_OP_COUNT; i++)
+        if (ops[i] == op) {
+            *out = (numacoll_op_t)i;
+            return 1;
+        }
+    return 0;
+}
+
+/* MPI's rule of which ops a kind of type takes (the core knows the rest) */
+static int op_allowed(int kind, numacoll_op_t op)
+{
+    switch (kind) {
+    case KIND_BYTE: return op == NUMACOLL_OP_BAND || op == NUMACOLL_OP_BOR || op == NUMACOLL_OP_BXOR;
+    case KIND_LOGICAL:
+        return op == NUMACOLL_OP_LAND || op == NUMACOLL_OP_LOR || op == NUMACOLL_OP_LXOR;
+    case KIND_PAIR: return op == NUMACOLL_OP_MINLOC || op == NUMACOLL_OP_MAXLOC;
+    default: return op != NUMACOLL_OP_MINLOC && op != NUMACOLL_OP_MAXLOC;
+    }
+}
+
+/* the predefined type @p dt stands for, times *mult for contiguous runs of it (depth-limited) */
+static const type_row_t *type_of(MPI_Datatype dt, MPI_Count *mult, int depth)
+{
+    for (int i = 0; i < g_ntypes; i++)
+        if (g_types[i].mpi == dt) return &g_types[i];
+    int ni = 0, na = 0, nd = 0, combiner = 0;
+    if (depth > 8 || dt == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+        return NULL;
+    if (!((combiner == MPI_COMBINER_CONTIGUOUS && ni == 1) || combiner == MPI_COMBINER_DUP) ||
+        na != 0 || nd != 1)
+        return NULL;
+    int ints[1] = {1};
+    MPI_Aint addrs[1];
+    MPI_Datatype inner;
+    if (PMPI_Type_get_contents(dt, ni, 0, 1, ints, addrs, &inner) != MPI_SUCCESS) return NULL;
+    MPI_Count n = combiner == MPI_COMBINER_DUP ? 1 : ints[0];
+    const type_row_t *row = n >= 0 ? type_of(inner, mult, depth + 1) : NULL;
+    /* get_contents returns a new handle for a derived inner type; predefined ones are not
+     * to be freed */
+    int ci = 0, ca = 0, cd = 0, cc = 0;
+    if (PMPI_Type_get_envelope(inner, &ci, &ca, &cd, &cc) == MPI_SUCCESS &&
+        cc != MPI_COMBINER_NAMED)
+        PMPI_Type_free(&inner);
+    if (row) *mult *= n;
+    return row;
+}
+
+int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll_op_t *core_op,
+               MPI_Count *mult)
+{
+    /* a one-entry cache per thread of a predefined type's answer (a program reduces with one
+     * or two pairs; a derived type's handle may be freed and come back as another type, so
+     * those are not cached) */
+    static __thread MPI_Datatype last_dt;
+    static __thread MPI_Op last_op;
+    static __thread numacoll_dtype_t last_core_type;
+    static __thread numacoll_op_t last_core_op;
+    static __thread int last_valid;
+    if (last_valid && dt == last_dt && op == last_op) {
+        *core_type = last_core_type, *core_op = last_core_op, *mult = 1;
+        return 1;
+    }
+    pthread_once(&g_types_once, build_types);
+    numacoll_op_t cop;
+    if (!op_of(op, &cop)) return 0;
+    MPI_Count n = 1;
+    const type_row_t *row = type_of(dt, &n, 0);
+    if (!row || !op_allowed(row->kind, cop)) return 0;
+    *core_type = row->core, *core_op = cop, *mult = n;
+    if (row->mpi == dt) { /* predefined */
+        last_dt = dt, last_op = op, last_core_type = row->core, last_core_op = cop;
+        last_valid = 1;
+    }
+    return 1;
+}
