@@ -1,42 +1,68 @@
 /*
- * The chunk protocol of every reduction algorithm (steps 1-3 and 5 of reduce_internal.h)
- * and a call's loop over its chunks.
+ * The chunk protocol of every reduction algorithm (steps 1-3 and 5 of reduce_internal.h),
+ * the fold in rank order, and a call's loop over its chunks.
  */
 #include "reduce_internal.h"
 
 #include <string.h>
 
-int rd_wait_all(rd_call_t *call, int line, uint64_t target, const char *what)
+/* wait until *flag >= target; the caller's comment says who writes it and what follows */
+static int wait_flag(rd_call_t *call, _Atomic uint64_t *flag, uint64_t target)
 {
-    const nc_reduce_team_t *r = call->state;
-    for (int m = 0; m < call->nprocs; m++) {
-        _Atomic uint64_t *flag = rd_flag(r, m, line);
-        /* Wait: member m alone writes its flag (release, after the writes it announces);
-         * once we load a value >= target (acquire), those writes of every chunk up to
-         * target are visible to us */
-        if (atomic_load_explicit(flag, memory_order_acquire) >= target) continue;
-        nc_wait_t w;
-        nc_wait_init(&w, call->team, what);
-        while (atomic_load_explicit(flag, memory_order_acquire) < target) {
-            int rc = nc_wait_step(&w);
-            if (rc) return rc;
-        }
+    if (atomic_load_explicit(flag, memory_order_acquire) >= target) return NUMACOLL_OK;
+    nc_wait_t w;
+    nc_wait_init(&w, call->team, call->who);
+    while (atomic_load_explicit(flag, memory_order_acquire) < target) {
+        int rc = nc_wait_step(&w);
+        if (rc) return rc;
     }
     return NUMACOLL_OK;
 }
 
-void rd_fold(const rd_call_t *call, uint64_t chunk, size_t first_in_chunk, size_t n, char *out)
+int rd_wait_all(rd_call_t *call, int line, uint64_t target, const char *what)
+{
+    (void)what;
+    /* Wait: member m alone writes its flag (release, after the writes it announces); once
+     * we load a value >= target (acquire), those writes of every chunk up to target are
+     * visible to us */
+    for (int m = 0; m < call->nprocs; m++) {
+        int rc = wait_flag(call, rd_flag(call->state, m, line), target);
+        if (rc) return rc;
+    }
+    return NUMACOLL_OK;
+}
+
+int rd_wait_posted(rd_call_t *call, uint64_t chunk)
+{
+    /* Wait: member m alone writes its slot's stamp, with release after its input and
+     * signature of the chunk; a stamp >= chunk (acquire) makes both visible. The stamp
+     * cannot pass chunk + slots - 1 before our done says chunk (step 1), so the slot still
+     * holds this chunk when we read it. */
+    for (int m = 0; m < call->nprocs; m++) {
+        if (m == call->me) continue;
+        int rc = wait_flag(call, rd_stamp(call->state, m, chunk), chunk);
+        if (rc) return rc;
+    }
+    return NUMACOLL_OK;
+}
+
+void rd_fold(const rd_call_t *call, const rd_chunk_t *chunk, size_t first, size_t n, char *out,
+             int own_from_input)
 {
     const nc_reduce_team_t *r = call->state;
-    size_t off = first_in_chunk * call->esize;
+    const size_t es = call->esize, off = first * es;
+    const char *own = own_from_input ? call->input + (chunk->first + first) * es
+                                     : rd_in(r, call->me, chunk->number) + off;
+#define INPUT(m) ((m) == call->me ? own : rd_in(r, (m), chunk->number) + off)
     if (call->nprocs == 1) {
-        memcpy(out, rd_in(r, 0, chunk) + off, n * call->esize);
+        memcpy(out, own, n * es);
         return;
     }
     /* ((x_0 op x_1) op x_2) ... in rank order, the one order of every algorithm */
-    call->kernel(out, rd_in(r, 0, chunk) + off, rd_in(r, 1, chunk) + off, n);
+    call->kernel(out, INPUT(0), INPUT(1), n);
     for (int m = 2; m < call->nprocs; m++)
-        call->kernel(out, out, rd_in(r, m, chunk) + off, n);
+        call->kernel(out, out, INPUT(m), n);
+#undef INPUT
 }
 
 /* Step 1: wait until every member is done with the chunk that used this slot before */
@@ -44,10 +70,18 @@ static int wait_reuse(rd_call_t *call, uint64_t chunk)
 {
     nc_reduce_team_t *r = call->state;
     if (chunk <= r->slots || r->done_min >= chunk - r->slots) return NUMACOLL_OK;
+    /* done_min is a lower bound of every member's done; wait for chunk - slots, or for
+     * more where that costs nothing, to skip the checks of the next chunks */
     int rc = rd_wait_all(call, RD_LINE_DONE, chunk - r->slots, call->who);
     if (rc) return rc;
-    /* every member's done is now >= chunk - slots; remember it to skip the next checks */
-    r->done_min = chunk - r->slots;
+    uint64_t low = UINT64_MAX;
+    for (int m = 0; m < call->nprocs; m++) {
+        /* relaxed: only a lower bound is taken from it; rd_wait_all's acquire of every
+         * member's done >= chunk - slots is what orders our writes to the slot */
+        uint64_t d = atomic_load_explicit(rd_flag(r, m, RD_LINE_DONE), memory_order_relaxed);
+        if (d < low) low = d;
+    }
+    r->done_min = low;
     return NUMACOLL_OK;
 }
 
@@ -55,11 +89,10 @@ static int wait_reuse(rd_call_t *call, uint64_t chunk)
 static int check_signatures(rd_call_t *call, uint64_t chunk)
 {
     const nc_reduce_team_t *r = call->state;
-    unsigned slot = (unsigned)(chunk % r->slots);
     for (int m = 0; m < call->nprocs; m++) {
-        /* relaxed: ordered by rd_wait_all's acquire of m's posted >= chunk, and m rewrites
-         * sig[slot] only for chunk + slots, after our done says chunk */
-        uint64_t theirs = atomic_load_explicit(rd_sig(r, m, slot), memory_order_relaxed);
+        /* relaxed: ordered by rd_wait_posted's acquire of m's stamp, and m rewrites the
+         * signature only for chunk + slots, after our done says chunk */
+        uint64_t theirs = atomic_load_explicit(rd_sig(r, m, chunk), memory_order_relaxed);
         if (theirs != call->sig)
             return nc_error(NUMACOLL_ERR_ARG,
                             "%s: rank %d passed other arguments than rank %d (count, datatype, "
@@ -73,33 +106,32 @@ int rd_run_chunks(rd_call_t *call, int alg)
 {
     nc_reduce_team_t *r = call->state;
     const size_t per_chunk = r->fragment / call->esize;
-    const rd_step_fn step = rd_algorithms[alg].step;
+    const rd_algorithm_t *algorithm = &rd_algorithms[alg];
     size_t first = 0;
     int rc = NUMACOLL_OK;
     /* a call of 0 elements runs one empty chunk: the signatures are still compared */
     do {
-        rd_chunk_t chunk = {.number = r->next_chunk, .first = first,
+        rd_chunk_t chunk = {.number = r->next_chunk,
+                            .first = first,
                             .n = call->count - first < per_chunk ? call->count - first
                                                                   : per_chunk};
         rc = wait_reuse(call, chunk.number);
         if (rc) return rc; /* a dead member or a timeout: the team is broken */
-        unsigned slot = (unsigned)(chunk.number % r->slots);
-        memcpy(rd_in(r, call->me, chunk.number), call->input + first * call->esize,
-               chunk.n * call->esize);
-        atomic_store_explicit(rd_sig(r, call->me, slot), call->sig, memory_order_relaxed);
-        /* release: our input and signature of the chunk before the flag that announces them */
-        atomic_store_explicit(rd_flag(r, call->me, RD_LINE_POSTED), chunk.number,
+        algorithm->post(call, &chunk);
+        atomic_store_explicit(rd_sig(r, call->me, chunk.number), call->sig, memory_order_relaxed);
+        /* release: our input and signature of the chunk before the stamp that posts them */
+        atomic_store_explicit(rd_stamp(r, call->me, chunk.number), chunk.number,
                               memory_order_release);
         r->next_chunk++;
         int mismatch = NUMACOLL_OK;
         if (first == 0) {
-            rc = rd_wait_all(call, RD_LINE_POSTED, chunk.number, call->who);
+            rc = rd_wait_posted(call, chunk.number);
             if (rc) return rc;
             mismatch = check_signatures(call, chunk.number);
         }
         /* every member sees a mismatch if there is one (each compares all signatures with
          * its own), so all leave after this chunk and keep counting chunks alike */
-        if (mismatch == NUMACOLL_OK) rc = step(call, &chunk);
+        if (mismatch == NUMACOLL_OK) rc = algorithm->step(call, &chunk);
         if (rc) return rc;
         if (mismatch) /* keep the reduced flags counting chunks as the done flags do */
             atomic_store_explicit(rd_flag(r, call->me, RD_LINE_REDUCED), chunk.number,

@@ -12,10 +12,11 @@
  *   config_rows.c  NUMACOLL_ALLREDUCE, NUMACOLL_REDUCE and the sizes
  *
  * Buffers: member m owns one area (NUMA-local to it, written only by m):
- *   line 0: posted  (a chunk number) and sig[slot], the call's signature per slot
- *   line 1: reduced (a chunk number: m's slice of it is in its result slot; rsag)
- *   line 2: done    (a chunk number: m has finished reading everything of it)
- *   in slots:     slots x fragment bytes, m's input of chunk c in slot c % slots
+ *   line 0: reduced (a chunk number: m's slice of it is in its result slot; rsag)
+ *   line 1: done    (a chunk number: m has finished reading everything of it)
+ *   in slots:     slots x (16 + fragment) bytes, m's input of chunk c in slot c % slots:
+ *                 a stamp (the chunk number, the flag that posts it), the call's signature,
+ *                 then the data, so that a small chunk travels in the stamp's line
  *   result slots: slots x fragment bytes, m's folded slice of chunk c (rsag)
  *
  * A call cuts the message into chunks of at most fragment bytes; every member numbers them
@@ -23,14 +24,15 @@
  * a flag's value says which chunk of which call it announces. For chunk c in slot c % slots:
  *   1. reuse: wait until every member's done >= c - slots (nobody reads the slot's previous
  *      chunk any more, neither our input nor our result slice);
- *   2. copy our input of the chunk into our in slot, write the call's signature into
- *      sig[slot], and publish posted = c (release);
- *   3. wait until every member's posted >= c (acquire: their inputs and signatures of c are
- *      visible); on the call's first chunk compare every signature with ours;
+ *   2. copy what the others read of our input of the chunk into our in slot (the
+ *      algorithm's post step), write the call's signature, and publish stamp = c (release);
+ *   3. wait until every member's stamp of the slot is >= c (acquire: their inputs and
+ *      signatures of c are visible); on the call's first chunk compare every signature with
+ *      ours (every algorithm waits there, so that a mismatch is seen by all);
  *   4. the algorithm's step (flat.c, rsag.c);
  *   5. publish done = c (release: all our reads of c happened before).
- * A member's posted or done can be ahead of c by at most slots - 1 chunks (step 1), so the
- * slot and sig[slot] a reader looks at hold chunk c until that reader's own done says c.
+ * A member's stamps and done can be ahead of c by at most slots - 1 chunks (step 1), so the
+ * slot a reader looks at holds chunk c until that reader's own done says c.
  *
  * Order of the fold: every algorithm computes each element as ((x_0 op x_1) op x_2) ... op
  * x_{P-1}, in rank order, so all members get bitwise the same result, at every call.
@@ -46,8 +48,8 @@ typedef void (*rd_kernel_fn)(void *out, const void *a, const void *b, size_t n);
 /* ops.c: the kernel of (dtype, op), or NUMACOLL_ERR_ARG naming what is allowed */
 int rd_kernel_get(const char *who, numacoll_dtype_t dtype, numacoll_op_t op, rd_kernel_fn *fn);
 
-enum { RD_LINE_POSTED = 0, RD_LINE_REDUCED = 1, RD_LINE_DONE = 2, RD_CTL_LINES = 3 };
-enum { RD_SLOTS_MAX = 16 };
+enum { RD_LINE_REDUCED = 0, RD_LINE_DONE = 1, RD_CTL_LINES = 2 };
+enum { RD_SLOT_HEADER = 16 }; /* stamp and signature before an in slot's data */
 
 typedef struct nc_reduce_team {
     nc_seg_t seg;
@@ -57,6 +59,7 @@ typedef struct nc_reduce_team {
     size_t fragment;      /* bytes of a chunk (a multiple of 64) */
     unsigned slots;       /* in slots (and result slots) per member */
     size_t in_off;        /* offset of the in slots in an area */
+    size_t in_stride;     /* bytes from one in slot to the next (header + fragment, 64-aligned) */
     size_t result_off;    /* offset of the result slots */
     size_t flat_max;      /* automatic choice: flat up to this many bytes, then rsag */
     int alg_allreduce;    /* configured algorithm (-1 = auto) */
@@ -73,14 +76,22 @@ static inline _Atomic uint64_t *rd_flag(const nc_reduce_team_t *r, int m, int li
 {
     return (_Atomic uint64_t *)(rd_area(r, m) + (size_t)line * r->line);
 }
-/* sig[slot] in the posted line, after the flag */
-static inline _Atomic uint64_t *rd_sig(const nc_reduce_team_t *r, int m, unsigned slot)
+static inline char *rd_slot(const nc_reduce_team_t *r, int m, uint64_t chunk)
 {
-    return rd_flag(r, m, RD_LINE_POSTED) + 1 + slot;
+    return rd_area(r, m) + r->in_off + (size_t)(chunk % r->slots) * r->in_stride;
+}
+/* the stamp that posts member m's input of @p chunk (its slot's first word) */
+static inline _Atomic uint64_t *rd_stamp(const nc_reduce_team_t *r, int m, uint64_t chunk)
+{
+    return (_Atomic uint64_t *)rd_slot(r, m, chunk);
+}
+static inline _Atomic uint64_t *rd_sig(const nc_reduce_team_t *r, int m, uint64_t chunk)
+{
+    return (_Atomic uint64_t *)rd_slot(r, m, chunk) + 1;
 }
 static inline char *rd_in(const nc_reduce_team_t *r, int m, uint64_t chunk)
 {
-    return rd_area(r, m) + r->in_off + (size_t)(chunk % r->slots) * r->fragment;
+    return rd_slot(r, m, chunk) + RD_SLOT_HEADER;
 }
 static inline char *rd_result(const nc_reduce_team_t *r, int m, uint64_t chunk)
 {
@@ -108,25 +119,36 @@ typedef struct rd_chunk {
     size_t first, n;
 } rd_chunk_t;
 
+/* An algorithm's step 2: copy into our in slot what the others read of our input of the
+ * chunk (no flag) */
+typedef void (*rd_post_fn)(rd_call_t *call, const rd_chunk_t *chunk);
 /* An algorithm's step 4 for one chunk; returns a status (wait failures) */
 typedef int (*rd_step_fn)(rd_call_t *call, const rd_chunk_t *chunk);
 
 typedef struct rd_algorithm {
     const char *name;
     const char *description;
+    rd_post_fn post;
     rd_step_fn step;
 } rd_algorithm_t;
 
 extern const rd_algorithm_t rd_algorithms[];
 extern const int rd_algorithm_count;
+void rd_post_flat(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_flat(rd_call_t *call, const rd_chunk_t *chunk);
+void rd_post_rsag(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk);
 
 /* protocol.c: wait until every member's flag @p line is >= @p target (acquire) */
 int rd_wait_all(rd_call_t *call, int line, uint64_t target, const char *what);
-/* protocol.c: fold elements [first, first + n) of every member's in slot of @p chunk, in
- * rank order, into @p out */
-void rd_fold(const rd_call_t *call, uint64_t chunk, size_t first_in_chunk, size_t n, char *out);
+/* protocol.c: wait until every member has posted its input of @p chunk (acquire) */
+int rd_wait_posted(rd_call_t *call, uint64_t chunk);
+/* protocol.c: fold elements [first, first + n) of @p chunk (counted from the chunk's first
+ * element) of every member's input, in rank order, into @p out. Member m's input comes from
+ * its in slot, ours from our own input buffer when @p own_from_input (rsag does not post
+ * the slice it folds itself). @p out must not overlap an input. */
+void rd_fold(const rd_call_t *call, const rd_chunk_t *chunk, size_t first, size_t n, char *out,
+             int own_from_input);
 /* protocol.c: run a call's chunks with algorithm @p alg */
 int rd_run_chunks(rd_call_t *call, int alg);
 

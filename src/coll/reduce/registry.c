@@ -8,9 +8,9 @@
 
 const rd_algorithm_t rd_algorithms[] = {
     {"flat", "every member (a reduce: the root) folds all contributions; one flag exchange",
-     rd_step_flat},
+     rd_post_flat, rd_step_flat},
     {"rsag", "reduce-scatter (each member folds its slice) then allgather of the slices",
-     rd_step_rsag},
+     rd_post_rsag, rd_step_rsag},
 };
 const int rd_algorithm_count = (int)(sizeof rd_algorithms / sizeof rd_algorithms[0]);
 

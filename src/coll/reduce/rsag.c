@@ -1,11 +1,11 @@
 /*
- * Algorithm "rsag": a reduce-scatter, then an allgather, per chunk. Member m folds only its
- * slice of the chunk (the m-th of P slices cut at 64-byte boundaries) from every member's
- * in slot, in rank order, into its result slot, and announces it with its reduced flag;
- * then every member that wants the result copies each slice from its folder's result slot.
- * All members share the arithmetic and the reads of the inputs: each reads the message
- * about twice instead of P times, the large-message algorithm. For a reduce only the root
- * gathers the slices.
+ * Algorithm "rsag": a reduce-scatter, then an allgather, per chunk. Member m posts the
+ * chunk's input except its own slice (the m-th of P slices cut at 64-byte boundaries), folds
+ * its slice from every member's in slot and its own input buffer, in rank order, into its
+ * result slot, and announces it with its reduced flag; then every member that wants the
+ * result copies each slice from its folder's result slot. All members share the arithmetic
+ * and the reads of the inputs: each reads the message about twice instead of P times, the
+ * large-message algorithm. For a reduce only the root gathers the slices.
  */
 #include "reduce_internal.h"
 
@@ -22,6 +22,18 @@ static void slice_of(int m, int nprocs, size_t n, size_t esize, size_t *lo, size
     *hi = b < n ? b : n;
 }
 
+void rd_post_rsag(rd_call_t *call, const rd_chunk_t *chunk)
+{
+    const size_t es = call->esize;
+    size_t lo, hi;
+    slice_of(call->me, call->nprocs, chunk->n, es, &lo, &hi);
+    char *slot = rd_in(call->state, call->me, chunk->number);
+    const char *in = call->input + chunk->first * es;
+    /* nobody but us reads our own slice: it stays in our input buffer */
+    memcpy(slot, in, lo * es);
+    memcpy(slot + hi * es, in + hi * es, (chunk->n - hi) * es);
+}
+
 int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk)
 {
     const nc_reduce_team_t *r = call->state;
@@ -29,31 +41,30 @@ int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk)
     int rc;
     if (chunk->first != 0) {
         /* the protocol waited for the first chunk's posts (to compare signatures) */
-        rc = rd_wait_all(call, RD_LINE_POSTED, chunk->number, call->who);
+        rc = rd_wait_posted(call, chunk->number);
         if (rc) return rc;
     }
     size_t lo, hi;
     slice_of(call->me, call->nprocs, chunk->n, es, &lo, &hi);
     char *mine = rd_result(r, call->me, chunk->number) + lo * es;
     char *out = call->output ? call->output + chunk->first * es : NULL;
-    if (hi > lo) {
-        if (call->root == call->me) {
-            rd_fold(call, chunk->number, lo, hi - lo, out + lo * es); /* nobody reads ours */
-        } else {
-            rd_fold(call, chunk->number, lo, hi - lo, mine);
-            if (out) memcpy(out + lo * es, mine, (hi - lo) * es);
-        }
-    }
+    /* into our result slot, not the output: in place, the output is our input */
+    if (hi > lo) rd_fold(call, chunk, lo, hi - lo, mine, 1);
     /* release: our slice of the chunk before the flag that announces it */
     atomic_store_explicit(rd_flag(r, call->me, RD_LINE_REDUCED), chunk->number,
                           memory_order_release);
     if (!out) return NUMACOLL_OK; /* a reduce's non-root */
+    if (hi > lo) memcpy(out + lo * es, mine, (hi - lo) * es);
+    /* Wait: member m alone writes its reduced flag, with release after its slice of the
+     * chunk; reduced >= chunk (acquire) makes the slice visible, and m rewrites that result
+     * slot only for chunk + slots, after our done says chunk */
     rc = rd_wait_all(call, RD_LINE_REDUCED, chunk->number, call->who);
     if (rc) return rc;
     for (int m = 0; m < call->nprocs; m++) {
         if (m == call->me) continue;
         slice_of(m, call->nprocs, chunk->n, es, &lo, &hi);
-        if (hi > lo) memcpy(out + lo * es, rd_result(r, m, chunk->number) + lo * es, (hi - lo) * es);
+        if (hi > lo)
+            memcpy(out + lo * es, rd_result(r, m, chunk->number) + lo * es, (hi - lo) * es);
     }
     return NUMACOLL_OK;
 }

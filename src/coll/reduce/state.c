@@ -84,17 +84,12 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
         r->alg_allreduce = mine.alg_allreduce;
         r->alg_reduce = mine.alg_reduce;
         r->in_off = RD_CTL_LINES * line;
-        r->result_off = r->in_off + r->slots * r->fragment;
+        r->in_stride = nc_round_up(RD_SLOT_HEADER + r->fragment, 64);
+        r->result_off = r->in_off + r->slots * r->in_stride;
         r->area_stride = nc_round_up(r->result_off + r->slots * r->fragment, nc_page_size());
         r->next_chunk = 1;
         total = r->area_stride * (size_t)P;
-        /* posted, sig[slots] share line 0 */
-        if ((1 + r->slots) * sizeof(uint64_t) > line)
-            rc = nc_error(NUMACOLL_ERR_CONFIG, "NUMACOLL_REDUCE_SLOTS=%u needs a line of %zu "
-                          "bytes; NUMACOLL_CACHELINE is %zu", r->slots,
-                          (1 + r->slots) * sizeof(uint64_t), line);
     }
-    /* a failure above is the same on every member (same parameters, same line size) */
     if (rc == NUMACOLL_OK)
         rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total, 0,
                                       (size_t)t->rank * r->area_stride, r->area_stride,
