@@ -218,10 +218,12 @@ const char *numacoll_op_name(numacoll_op_t op);
  * from another's makes every member return NUMACOLL_ERR_ARG naming both (recvbuf then
  * undefined), and the team's next reductions work.
  *
- * Reproducible: the result is the left-to-right fold in rank order,
- * ((x_0 op x_1) op x_2) ... op x_{P-1}, element by element, on every member and at every
- * call, whatever the algorithm (see numacoll_reduce_algorithms), so floating-point
- * results are bitwise identical on all members and from run to run.
+ * Reproducible: the order of the fold is fixed by the algorithm (see
+ * numacoll_reduce_algorithms; the automatic choice depends only on the message size, the
+ * team's size and placement and the configuration): "flat" and "rsag" compute
+ * ((x_0 op x_1) op x_2) ... op x_{P-1} in rank order, element by element, "hier" folds
+ * each topology group in rank order, then the groups' results. So floating-point results
+ * are bitwise identical on all members and from call to call and run to run.
  */
 int numacoll_allreduce(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
                        numacoll_dtype_t dtype, numacoll_op_t op);

@@ -9,23 +9,24 @@ static const nc_cfg_def_t rows[] = {
     {.id = NC_CFG_ALLREDUCE,
      .type = NC_CFG_TYPE_ENUM,
      .defval = "auto",
-     .allowed = "auto|flat|rsag",
+     .allowed = "auto|flat|rsag|hier",
      .doc = "allreduce algorithm (numacoll_allreduce, MPI_Allreduce): flat = every member folds "
-            "all inputs, rsag = reduce-scatter then allgather; auto = flat up to "
-            "NUMACOLL_REDUCE_FLAT_MAX bytes, rsag above"},
+            "all inputs, rsag = reduce-scatter then allgather, hier = NUMA/socket group leaders "
+            "fold; auto = up to NUMACOLL_REDUCE_FLAT_MAX bytes hier across NUMA nodes, else "
+            "flat; rsag above"},
     {.id = NC_CFG_REDUCE,
      .type = NC_CFG_TYPE_ENUM,
      .defval = "auto",
-     .allowed = "auto|flat|rsag",
+     .allowed = "auto|flat|rsag|hier",
      .doc = "reduce algorithm (numacoll_reduce, MPI_Reduce): flat = the root folds all inputs, "
-            "rsag = every member folds a slice and the root gathers them; auto as for "
-            "NUMACOLL_ALLREDUCE"},
+            "rsag = every member folds a slice and the root gathers them, hier = group leaders "
+            "fold; auto as for NUMACOLL_ALLREDUCE"},
     {.id = NC_CFG_REDUCE_FLAT_MAX,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "4K",
      .allowed = "0..1G",
-     .doc = "largest message (bytes) the automatic choice reduces with flat; larger ones use "
-            "rsag"},
+     .doc = "largest message (bytes) the automatic choice reduces with flat (or hier); larger "
+            "ones use rsag"},
     {.id = NC_CFG_REDUCE_FRAGMENT,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "64K",

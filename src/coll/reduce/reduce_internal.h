@@ -8,16 +8,20 @@
  *   protocol.c   the chunk protocol below and the call's loop over chunks
  *   flat.c       algorithm "flat": every reader folds all contributions of a chunk
  *   rsag.c       algorithm "rsag": reduce-scatter (each member folds its slice), allgather
+ *   hier.c       algorithm "hier": group leaders fold up the topology levels
  *   registry.c   the algorithm table, the automatic choice, the public entry points
  *   config_rows.c  NUMACOLL_ALLREDUCE, NUMACOLL_REDUCE and the sizes
  *
  * Buffers: member m owns one area (NUMA-local to it, written only by m):
  *   line 0: reduced (a chunk number: m's slice of it is in its result slot; rsag)
  *   line 1: done    (a chunk number: m has finished reading everything of it)
+ *   line 2: partial (chunk * 16 + level + 1: m's partial fold of a level is in its result
+ *           slot; hier)
  *   in slots:     slots x (16 + fragment) bytes, m's input of chunk c in slot c % slots:
  *                 a stamp (the chunk number, the flag that posts it), the call's signature,
  *                 then the data, so that a small chunk travels in the stamp's line
- *   result slots: slots x fragment bytes, m's folded slice of chunk c (rsag)
+ *   result slots: slots x fragment bytes, m's folded slice of chunk c (rsag) or its
+ *                 partial fold (hier)
  *
  * A call cuts the message into chunks of at most fragment bytes; every member numbers them
  * with the same running count (state->next_chunk, 1, 2, ... over the team's life), so that
@@ -34,8 +38,9 @@
  * A member's stamps and done can be ahead of c by at most slots - 1 chunks (step 1), so the
  * slot a reader looks at holds chunk c until that reader's own done says c.
  *
- * Order of the fold: every algorithm computes each element as ((x_0 op x_1) op x_2) ... op
- * x_{P-1}, in rank order, so all members get bitwise the same result, at every call.
+ * Order of the fold: flat and rsag compute each element as ((x_0 op x_1) op x_2) ... op
+ * x_{P-1}, in rank order; hier folds group by group (hier.c). Either way all members get
+ * bitwise the same result, at every call.
  */
 #ifndef NC_REDUCE_INTERNAL_H
 #define NC_REDUCE_INTERNAL_H
@@ -48,7 +53,7 @@ typedef void (*rd_kernel_fn)(void *out, const void *a, const void *b, size_t n);
 /* ops.c: the kernel of (dtype, op), or NUMACOLL_ERR_ARG naming what is allowed */
 int rd_kernel_get(const char *who, numacoll_dtype_t dtype, numacoll_op_t op, rd_kernel_fn *fn);
 
-enum { RD_LINE_REDUCED = 0, RD_LINE_DONE = 1, RD_CTL_LINES = 2 };
+enum { RD_LINE_REDUCED = 0, RD_LINE_DONE = 1, RD_LINE_PARTIAL = 2, RD_CTL_LINES = 3 };
 enum { RD_SLOT_HEADER = 16 }; /* stamp and signature before an in slot's data */
 
 typedef struct nc_reduce_team {
@@ -62,6 +67,8 @@ typedef struct nc_reduce_team {
     size_t in_stride;     /* bytes from one in slot to the next (header + fragment, 64-aligned) */
     size_t result_off;    /* offset of the result slots */
     size_t flat_max;      /* automatic choice: flat up to this many bytes, then rsag */
+    const struct nc_hier *hier; /* topology groups for hier (owned by the team; NULL: flat) */
+    int numa_nodes;       /* NUMA nodes the team spans (the automatic choice) */
     int alg_allreduce;    /* configured algorithm (-1 = auto) */
     int alg_reduce;
     uint64_t next_chunk;  /* number of this process's next chunk (same on every member) */
@@ -138,6 +145,8 @@ void rd_post_flat(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_flat(rd_call_t *call, const rd_chunk_t *chunk);
 void rd_post_rsag(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk);
+void rd_post_hier(rd_call_t *call, const rd_chunk_t *chunk);
+int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk);
 
 /* protocol.c: wait until every member's flag @p line is >= @p target (acquire) */
 int rd_wait_all(rd_call_t *call, int line, uint64_t target, const char *what);

@@ -4,6 +4,8 @@
  */
 #include "reduce_internal.h"
 
+#include "../../topo/topo.h"
+
 #include <string.h>
 
 const rd_algorithm_t rd_algorithms[] = {
@@ -11,6 +13,8 @@ const rd_algorithm_t rd_algorithms[] = {
      rd_post_flat, rd_step_flat},
     {"rsag", "reduce-scatter (each member folds its slice) then allgather of the slices",
      rd_post_rsag, rd_step_rsag},
+    {"hier", "leaders of the NUMA and socket groups fold their groups', level by level",
+     rd_post_hier, rd_step_hier},
 };
 const int rd_algorithm_count = (int)(sizeof rd_algorithms / sizeof rd_algorithms[0]);
 
@@ -35,25 +39,30 @@ int nc_reduce_alg_lookup(const char *name, int *alg)
             return NUMACOLL_OK;
         }
     return nc_error(NUMACOLL_ERR_NOT_FOUND, "reduction algorithm '%s' unknown; allowed: auto, "
-                    "flat, rsag", name ? name : "(null)");
+                    "flat, rsag, hier", name ? name : "(null)");
 }
 
 /*
  * The automatic choice, the same on every member (it depends only on the message size and
- * parameters every member agreed on at set-up): flat up to NUMACOLL_REDUCE_FLAT_MAX bytes,
+ * parameters every member agreed on at set-up, and the exchanged topology): up to
+ * NUMACOLL_REDUCE_FLAT_MAX bytes hier when the team spans several NUMA nodes, else flat;
  * rsag above; a team of one process folds alone (flat). The measurements behind the
  * default switch size are in docs/tuning-notes.md.
  */
+enum { ALG_FLAT = 0, ALG_RSAG = 1, ALG_HIER = 2 };
 static int auto_choice(const nc_reduce_team_t *r, int nprocs, size_t bytes, int root)
 {
     int configured = root < 0 ? r->alg_allreduce : r->alg_reduce;
     if (configured >= 0) return configured;
-    return nprocs == 1 || bytes <= r->flat_max ? 0 : 1;
+    if (nprocs == 1) return ALG_FLAT;
+    if (bytes > r->flat_max) return ALG_RSAG;
+    return r->numa_nodes > 1 && r->hier ? ALG_HIER : ALG_FLAT;
 }
 
 const char *nc_reduce_choice(const numacoll_team_t *t, size_t bytes, int root)
 {
-    nc_reduce_team_t probe = {.flat_max = nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX)};
+    nc_reduce_team_t probe = {.flat_max = nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX),
+                              .numa_nodes = t ? nc_topo_team_numa_count(t) : 1};
     if (t && t->reduce) probe = *t->reduce;
     else if (nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_ALLREDUCE), &probe.alg_allreduce) ||
              nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_REDUCE), &probe.alg_reduce))

@@ -6,6 +6,8 @@
  */
 #include "reduce_internal.h"
 
+#include "../../topo/topo.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +90,8 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
         r->result_off = r->in_off + r->slots * r->in_stride;
         r->area_stride = nc_round_up(r->result_off + r->slots * r->fragment, nc_page_size());
         r->next_chunk = 1;
+        r->hier = nc_topo_team_hier(t, "numa,socket");
+        r->numa_nodes = nc_topo_team_numa_count(t);
         total = r->area_stride * (size_t)P;
     }
     if (rc == NUMACOLL_OK)
@@ -105,10 +109,12 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     if (t->rank == 0 || nc_verbose() >= 3)
         nc_log(1, t->rank, P,
                "reduce: buffers %zu bytes (%u slots of %zu bytes in and out per member), "
-               "allreduce %s, reduce %s, flat up to %zu bytes",
+               "allreduce %s, reduce %s, flat up to %zu bytes, %d NUMA node(s), %d group "
+               "level(s) for hier",
                total, r->slots, r->fragment,
                r->alg_allreduce < 0 ? "auto" : rd_algorithms[r->alg_allreduce].name,
-               r->alg_reduce < 0 ? "auto" : rd_algorithms[r->alg_reduce].name, r->flat_max);
+               r->alg_reduce < 0 ? "auto" : rd_algorithms[r->alg_reduce].name, r->flat_max,
+               r->numa_nodes, r->hier ? r->hier->nlevels : 0);
     return NUMACOLL_OK;
 }
 
