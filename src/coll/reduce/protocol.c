@@ -117,7 +117,7 @@ int rd_run_chunks(rd_call_t *call, int alg)
                                                                   : per_chunk};
         rc = wait_reuse(call, chunk.number);
         if (rc) return rc; /* a dead member or a timeout: the team is broken */
-        algorithm->post(call, &chunk);
+        if (chunk.n) algorithm->post(call, &chunk); /* a call of 0 elements posts no data */
         atomic_store_explicit(rd_sig(r, call->me, chunk.number), call->sig, memory_order_relaxed);
         /* release: our input and signature of the chunk before the stamp that posts them */
         atomic_store_explicit(rd_stamp(r, call->me, chunk.number), chunk.number,
@@ -131,7 +131,7 @@ int rd_run_chunks(rd_call_t *call, int alg)
         }
         /* every member sees a mismatch if there is one (each compares all signatures with
          * its own), so all leave after this chunk and keep counting chunks alike */
-        if (mismatch == NUMACOLL_OK) rc = algorithm->step(call, &chunk);
+        if (mismatch == NUMACOLL_OK && chunk.n) rc = algorithm->step(call, &chunk);
         if (rc) return rc;
         if (mismatch) /* keep the reduced flags counting chunks as the done flags do */
             atomic_store_explicit(rd_flag(r, call->me, RD_LINE_REDUCED), chunk.number,
