@@ -4,6 +4,7 @@
 #include "core/nc_internal.h" /* first: _GNU_SOURCE */
 #include "coll/barrier/barrier.h"
 #include "coll/bcast/plan.h"
+#include "coll/reduce/reduce.h"
 #include "topo/topo.h"
 #include "../cli_parse.h"
 
@@ -760,6 +761,29 @@ static int find_preload(const char *dir, const char *flavor, char *out, size_t n
     return 0;
 }
 
+/* the reductions' automatic choice by size (nc_reduce_choice: the library's rule) */
+static void explain_reduce(explain_ctx_t *c, const explain_args_t *ex)
+{
+    static const unsigned long long sizes[] = {8, 1024, 4096, 65536, 1048576, 16777216};
+    const unsigned long long *list = ex->bytes_set ? &ex->bytes : sizes;
+    size_t n = ex->bytes_set ? 1 : sizeof sizes / sizeof sizes[0];
+    fact("reduce.flat_max", 1, "%zu", nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX));
+    fact("reduce.fragment", 1, "%zu", nc_cfg_size(NC_CFG_REDUCE_FRAGMENT));
+    fact("reduce.slots", 1, "%ld", nc_cfg_int(NC_CFG_REDUCE_SLOTS));
+    fact("reduce.numa_nodes", 1, "%d", nc_topo_team_numa_count(c->t));
+    hp(0, 2, "\nallreduce and reduce by message size (NUMACOLL_ALLREDUCE=%s, NUMACOLL_REDUCE=%s; "
+             "flat or hier up to %zu bytes, hier when the team spans NUMA nodes: %d here)",
+       nc_cfg_str(NC_CFG_ALLREDUCE), nc_cfg_str(NC_CFG_REDUCE), nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX),
+       nc_topo_team_numa_count(c->t));
+    for (size_t i = 0; i < n; i++) {
+        const char *all = nc_reduce_choice(c->t, (size_t)list[i], -1);
+        const char *one = nc_reduce_choice(c->t, (size_t)list[i], 0);
+        fact(kf("reduce.%llu.allreduce", list[i]), 0, "%s", all);
+        fact(kf("reduce.%llu.reduce", list[i]), 0, "%s", one);
+        hp(2, 4, "%-11llu allreduce %-5s reduce %s", list[i], all, one);
+    }
+}
+
 static void explain_mpi(void)
 {
     static const char *const flavors[] = {"openmpi", "mpich"};
@@ -822,6 +846,7 @@ static int explain_main(const explain_args_t *ex, int out)
     explain_barrier(&c);
     explain_bcast_team(&c);
     explain_messages(&c, ex);
+    explain_reduce(&c, ex);
     explain_mpi();
     facts_out();
     nc_topo_team_fini(c.t);

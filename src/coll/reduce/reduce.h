@@ -22,8 +22,10 @@ int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t
  *  naming the allowed names) for an unknown one. */
 int nc_reduce_alg_lookup(const char *name, int *alg);
 
-/** Name of the algorithm the team would use for @p bytes (allreduce if root < 0). */
-const char *nc_reduce_choice(const numacoll_team_t *t, size_t bytes, int root);
+/** Name of the algorithm the automatic choice takes on @p t for @p bytes (allreduce if
+ *  root < 0), from the team's agreed parameters, or before its first reduction from this
+ *  process's configuration; "?" for an invalid configuration. */
+const char *nc_reduce_choice(numacoll_team_t *t, size_t bytes, int root);
 
 /** Release the team's reduction state (team destruction). */
 void nc_reduce_team_fini(numacoll_team_t *t);

@@ -59,10 +59,11 @@ static int auto_choice(const nc_reduce_team_t *r, int nprocs, size_t bytes, int 
     return r->numa_nodes > 1 && r->hier ? ALG_HIER : ALG_FLAT;
 }
 
-const char *nc_reduce_choice(const numacoll_team_t *t, size_t bytes, int root)
+const char *nc_reduce_choice(numacoll_team_t *t, size_t bytes, int root)
 {
     nc_reduce_team_t probe = {.flat_max = nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX),
-                              .numa_nodes = t ? nc_topo_team_numa_count(t) : 1};
+                              .numa_nodes = t ? nc_topo_team_numa_count(t) : 1,
+                              .hier = t ? nc_topo_team_hier(t, RD_HIER_LEVELS) : NULL};
     if (t && t->reduce) probe = *t->reduce;
     else if (nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_ALLREDUCE), &probe.alg_allreduce) ||
              nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_REDUCE), &probe.alg_reduce))
