@@ -79,6 +79,8 @@ CORE_BC=(--sizes "1:$BMAX")
 MODEL_REPS=5
 MODEL_FRAG=()
 KV_ARGS=(--reps 5)
+KV_PROFILE=(--iters 200)
+PAPER1_ITERS=1000
 BAR8_MPICH=(--iters 200)
 if [ "$QUICK" = 1 ]; then
     REPS="${BENCH_REPS:-3}"; TMS="${BENCH_TARGET_MS:-5}"; BMAX="${BENCH_BCAST_MAX:-64K}"
@@ -88,6 +90,8 @@ if [ "$QUICK" = 1 ]; then
     MODEL_REPS=1
     MODEL_FRAG=(--sizes 1M:1M)
     KV_ARGS=(--reps 1 --duration 0.02)
+    KV_PROFILE=(--iters 20)
+    PAPER1_ITERS=300
     BAR8_MPICH=(--iters 20 --variants native,default)
     LAUNCHES="${BENCH_LAUNCHES:-0}"
 fi
@@ -112,8 +116,12 @@ SKIPPED=()
 PASSED=0
 selected() { [ -z "$ONLY" ] || [[ "$1" =~ $ONLY ]]; }
 why() { printf '%s\n' "$*" >>"$STAGE/.reason"; } # a failing step's reason, for the terminal
-merge_stage() { # the step's CSV files into RESULTS_DIR (one header per file)
+merge_stage() { # the step's CSV files into RESULTS_DIR (one header per file), and JSON files
     local f name
+    for f in "$STAGE"/*.json; do
+        [ -f "$f" ] || continue
+        cp "$f" "$OUT/"
+    done
     for f in "$STAGE"/*.csv; do
         [ -f "$f" ] || continue
         name="$(basename "$f")"
@@ -262,6 +270,41 @@ launch_part() { # mpi launch min max variants
         >"$STAGE/launches_mpi_bcast.csv"
 }
 
+paper1_runs() { # the paper's barrier method: 5 runs (launches) of every algorithm at each P
+    local run p tmp="$STAGE/.run.csv" csv="$STAGE/paper1_barrier_runs.csv"
+    for run in 1 2 3 4 5; do
+        for p in 2 4 8; do
+            rm -f "$tmp"
+            "$BIN/numacoll-bench" barrier --procs "$p" --iters "$PAPER1_ITERS" --reps 1 \
+                --csv "$tmp" || return 1
+            [ -s "$csv" ] || echo "$(head -n 1 "$tmp"),run" >"$csv"
+            tail -n +2 "$tmp" | sed "s/\$/,$run/" >>"$csv"
+        done
+    done
+}
+
+paper1_groups() { # the groups of the paper's Fig. 2 and Fig. 3, planned on its machine
+    local desc="pack:2 numa:2 l3:1 core:32 pu:1"
+    "$BIN/numacoll-topo" --synthetic "$desc" --procs 128 --map-by core --json \
+        >"$STAGE/paper1_groups_fig2.json" &&
+        "$BIN/numacoll-topo" --synthetic "$desc" --procs 14 --map-by numa --json \
+            >"$STAGE/paper1_groups_fig3.json"
+}
+
+logp_model() { # paper 2: the LogP parameters (ns) and the model's estimates per P, as CSV
+    local out="$STAGE/.logp.txt"
+    "$BIN/numacoll-bench" barrier --logp >"$out" || return 1
+    cat "$out"
+    { echo "parameter,value_ns"
+        sed -n 's/^NUMACOLL_BARRIER_LOGP_\([A-Z]*\)=\([0-9.eE+-]*\)$/\1,\2/p' "$out"
+        sed -n 's/^round trip \([0-9.]*\) ns$/round_trip,\1/p' "$out"
+    } >"$STAGE/logp_params.csv"
+    { echo "procs,central_ns,combining_ns,dissemination_ns,choice"
+        awk '$1 ~ /^[0-9]+$/ && NF == 5 { print $1 "," $2 "," $3 "," $4 "," $5 }' "$out"
+    } >"$STAGE/logp_model.csv"
+    [ "$(wc -l <"$STAGE/logp_model.csv")" -gt 1 ] || { why "no model table in the output"; return 1; }
+}
+
 plan() {
     # ---- 1. core (fork-based) ---------------------------------------------------------
     run "core barrier, P=$NP" "$BIN/numacoll-bench" barrier --procs "$NP" \
@@ -279,6 +322,12 @@ plan() {
     run "core bcast, P=2, time vs fragment f and the model (paper Fig. 8/9)" \
         "$BIN/numacoll-bench" bcast --procs 2 --mode fragment --reps "$MODEL_REPS" \
         --csv "$STAGE/model_bcast_fragment.csv" "${MODEL_FRAG[@]+"${MODEL_FRAG[@]}"}"
+    # paper 1: every barrier algorithm at P = 2, 4, 8, 5 runs (the summary drops the min and
+    # max run and averages the rest); the groups of its Fig. 2/3 on its synthetic machine
+    run "core barrier, P=2,4,8, 5 runs (paper 1 table)" paper1_runs
+    run "topology groups of paper 1 Fig. 2 and 3 (synthetic)" paper1_groups
+    # paper 2: the LogP parameters measured between two CPUs and the model's estimates
+    run "LogP parameters and the model's estimates (paper 2)" logp_model
 
     # ---- 2. MPI ------------------------------------------------------------------------
     local mpi np nm extra bv rv
@@ -352,6 +401,10 @@ plan() {
     run "key-value store locks, readers 1..$NP, every mode and lock" \
         "$BIN/numacoll-kvbench" --mode all --readers "$NP" --lock all \
         --csv "$STAGE/kvdb.csv" "${KV_ARGS[@]}"
+    # paper 4, Table 1: the Get profile (lfence + rdtsc: cpuid traps to a hypervisor in a VM)
+    run "key-value store Get profile, readers 1..$NP (paper 4 Table 1)" \
+        "$BIN/numacoll-kvbench" --profile-get --readers "$NP" --lock all --profile-clock lfence \
+        --csv "$STAGE/kvdb_get_profile.csv" "${KV_PROFILE[@]}"
     if [ "$NP" -lt 8 ]; then
         run "key-value store locks, readers=8 (oversubscribed)" "$BIN/numacoll-kvbench" \
             --mode read-only --readers 8 --fixed --lock all \
@@ -408,7 +461,7 @@ run_info_start() {
 run_info_end() {
     LOAD_END="$(load_avg)"
     DATE_END="$(date -u '+%H:%M:%S UTC')"
-    local f
+    local f m
     {
         echo "## This run"
         echo
@@ -432,15 +485,21 @@ run_info_end() {
             echo
         fi
     } >"$OUT/run.md"
+    # the same for the plots' titles (numacoll-plot reads it; key,value)
+    {
+        echo "key,value"
+        echo "date,$(date -u -d "$DATE_START" '+%Y-%m-%d' 2>/dev/null || echo "${DATE_START%% *}")"
+        echo "host,$(hostname 2>/dev/null | tr ',' ' ')"
+        echo "cpu,$(cpu_model | tr ',' ' ')"
+        echo "cpus,$NP"
+        for m in $MPIS; do echo "mpi:$m,$(mpi_name "$m") $(mpi_version "$m" | tr ',' ' ')"; done
+        echo "commit,${NC_COMMIT%%,*}"
+        echo "quick,$QUICK"
+    } >"$OUT/run_info.csv"
 }
-summary() { # numacoll-plot, then this run's section after the title of summary.md
+summary() { # numacoll-plot: summary.md (with run.md as its "This run" section) and the plots
     /usr/bin/python3 "$SRC/tools/scripts/numacoll-plot" "$OUT" || return 1
-    local s="$OUT/summary.md"
-    [ -f "$s" ] || { why "numacoll-plot wrote no summary.md"; return 1; }
-    awk -v run="$OUT/run.md" '
-        NR == 1 { print; print ""; while ((getline l < run) > 0) print l; skip = 1; next }
-        skip && /^$/ { skip = 0; next }
-        { skip = 0; print }' "$s" >"$s.tmp" && mv "$s.tmp" "$s"
+    [ -f "$OUT/summary.md" ] || { why "numacoll-plot wrote no summary.md"; return 1; }
 }
 
 # headline: numacoll's default against the best native (Open MPI: its default or coll/sm) of
@@ -489,7 +548,7 @@ fi
 steps() { [ "$1" = 1 ] && echo "1 step" || echo "$1 steps"; }
 mkdir -p "$OUT" || exit 2
 rm -rf "$STAGE"
-rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/summary.md "$OUT"/run.md
+rm -f "$OUT"/*.csv "$OUT"/*.json "$OUT"/*.png "$OUT"/summary.md "$OUT"/run.md
 : >"$LOG"
 if [ "$DO_BUILD" = 1 ]; then
     t0=$(now)

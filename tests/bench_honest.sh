@@ -24,6 +24,7 @@ numacoll_rows() {
     local f n=0
     for f in "$1"/*.csv; do
         [ -f "$f" ] || continue
+        [ "$(basename "$f")" = run_info.csv ] && continue # the run's machine, not a figure
         n=$((n + $(tail -n +2 "$f" | awk -F, '$2 !~ /^(native|native-sm|limit:.*)$/' | wc -l)))
     done
     echo $n
