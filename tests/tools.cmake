@@ -15,3 +15,11 @@ foreach(f ${NC_MPI_FLAVORS})
   set_tests_properties(tools_bench_mpi_header_${f} PROPERTIES TIMEOUT 120 LABELS "mpi;mpi-${f}"
                        RUN_SERIAL TRUE)
 endforeach()
+
+# numacoll-plot draws every plot (headline, variants, the papers' figures) from a small
+# fixture of CSVs and summary.md opens with the headline table (tests/report_plots.sh)
+add_test(NAME report_plots
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/report_plots.sh ${CMAKE_BINARY_DIR}/bin
+                 ${CMAKE_CURRENT_SOURCE_DIR}/report)
+set_tests_properties(report_plots PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                     PASS_REGULAR_EXPRESSION "report_plots: PASS" FAIL_REGULAR_EXPRESSION "FAIL:")
