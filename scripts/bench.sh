@@ -11,7 +11,10 @@
 # command and its output go to RESULTS_DIR/bench.log):
 #   1. the fork-based core benchmarks: barrier at P = nproc and P = 8, bcast at P = 2, and
 #      the paper's broadcast parameter figures (time vs s, Fig. 7; vs f with the model,
-#      Fig. 8/9) in model_bcast_{slots,fragment}.csv
+#      Fig. 8/9) in model_bcast_{slots,fragment}.csv; paper 1's barrier table (every
+#      algorithm at P = 2, 4, 8 in 5 runs: paper1_barrier_runs.csv) and the groups of its
+#      Fig. 2/3 (paper1_groups_fig{2,3}.json); paper 2's LogP parameters and model
+#      (logp_params.csv, logp_model.csv)
 #   2. the MPI mode for every MPI built (Open MPI, MPICH): barrier at np = nproc and an
 #      oversubscribed np = 8, bcast at np = 2 (and np = 8 with Open MPI); native (Open MPI:
 #      also coll/sm as `native-sm`), numacoll's default, every numacoll algorithm (bcast:
@@ -20,10 +23,12 @@
 #      ranks in mpi_bcast.csv, the slowest rank's in slowest_mpi_bcast.csv (same run)
 #   2b. the broadcast's target sizes again in BENCH_LAUNCHES (default 6) separate launches
 #      (launches_mpi_bcast.csv): how often a target holds as the VM's regime changes
-#   3. the key-value store lock schemes (numacoll-kvbench, every mode and lock)
-#   4. RESULTS_DIR/summary.md (ratios numacoll/native, and this run's host, CPU, load,
-#      MPI versions, numacoll commit and date; also alone in run.md) and PNG plots
-#      (matplotlib)
+#   3. the key-value store lock schemes (numacoll-kvbench, every mode and lock) and the
+#      Get profile of paper 4's Table 1 (kvdb_get_profile.csv)
+#   4. RESULTS_DIR/summary.md (numacoll-plot: the headline table of ratios first, this
+#      run's host, CPU, load, MPI versions, numacoll commit and date from run.md, the
+#      details and the four papers) and PNG plots (matplotlib); run_info.csv names the
+#      machine for the plots' titles
 # and ends with a headline table (numacoll's default against the best native of the same
 # run); the full tables are in summary.md.
 #

@@ -6,9 +6,11 @@ from collections import defaultdict
 
 from .common import cv_percent, fmt, load, load_dicts, load_json, save, styles, trimmed_mean
 
-# paper 2's three algorithms: the model's name -> numacoll's barrier
-LOGP_ALGS = (("central", "sense-reversing"), ("combining", "combining-tree"),
+# paper 2's three algorithms: the model's name -> numacoll's barrier (adaptive_logp.c's
+# mapping; `numacoll-bench barrier --logp` names its choice by numacoll's name)
+LOGP_ALGS = (("central", "sense-reversing-counter"), ("combining", "combining-tree"),
              ("dissemination", "dissemination"))
+LOGP_KEY = {alg: k for k, alg in LOGP_ALGS}
 
 
 def barrier_runs(out):
@@ -120,7 +122,7 @@ def logp(out):
     model = {}
     for r in load_dicts(os.path.join(out, "logp_model.csv")):
         model[int(r["procs"])] = {k: float(r[k + "_ns"]) / 1000.0 for k, _ in LOGP_ALGS}
-        model[int(r["procs"])]["choice"] = r["choice"]
+        model[int(r["procs"])]["choice"] = LOGP_KEY.get(r["choice"], r["choice"])
     return params, model
 
 
@@ -136,6 +138,8 @@ def regret(runs, model):
             t = {k: v[i] for k, v in per.items()}
             best = min(t, key=t.get)
             ch = model[p]["choice"]
+            if ch not in t:
+                continue
             out.append((p, i + 1, ch, best, 100.0 * (t[ch] / t[best] - 1.0)))
     return out
 
@@ -159,7 +163,7 @@ def paper2(plt, out, numbers, info):
     md.append("")
     ps = sorted(p for p in model if any((alg, p) in runs for _, alg in LOGP_ALGS))
     md += ["Predicted (model, us) against measured (paper 1's runs, trimmed mean, us) per "
-           "P; central counter = sense-reversing, combining tree = combining-tree.", "",
+           "P; central counter = sense-reversing-counter, combining tree = combining-tree.", "",
            "| P | " + " | ".join("%s predicted / measured" % k for k, _ in LOGP_ALGS) +
            " | model's choice | measured best | adaptive-logp measured |",
            "|---" * 7 + "|"]
@@ -183,7 +187,17 @@ def paper2(plt, out, numbers, info):
                "and %.0f %% at most." % (
                    len(rg), ",".join(map(str, ps)), len(miss), 100.0 * len(miss) / len(rg),
                    "%.0f %%" % (sum(r[4] for r in miss) / len(miss)) if miss else "0 %",
-                   max(r[4] for r in rg)), ""]
+                   max(r[4] for r in rg))]
+        cpus = int(info.cpus) if str(info.cpus).isdigit() else None
+        bound = [r for r in rg if cpus and r[0] <= cpus]
+        if bound and len(bound) < len(rg):
+            bmiss = [r for r in bound if r[4] > 0]
+            md[-1] += (" With P <= %d (no oversubscription, which the model does not know "
+                       "of): %d of %d runs missed%s." % (
+                           cpus, len(bmiss), len(bound),
+                           ", by %.0f %% on average" % (sum(r[4] for r in bmiss) / len(bmiss))
+                           if bmiss else ""))
+        md.append("")
     chosen = defaultdict(int)
     for p in model:
         chosen[model[p]["choice"]] += 1
