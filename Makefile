@@ -27,10 +27,10 @@ BENCH_PKGS = $(TEST_PKGS)
 all: build
 
 deps:
-	@scripts/ensure-packages.sh $(BUILD_PKGS)
+	@tools/scripts/dev/ensure-packages.sh $(BUILD_PKGS)
 
 deps-test:
-	@scripts/ensure-packages.sh $(TEST_PKGS)
+	@tools/scripts/dev/ensure-packages.sh $(TEST_PKGS)
 
 configure: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
@@ -63,7 +63,7 @@ test-sanitize: deps-test
 # results/ is this run's (not tracked); docs/results/ holds the reference run shipped with
 # the repository
 bench: deps-test
-	@CMAKE_FLAGS="$(CMAKE_FLAGS)" scripts/bench.sh --build $(BUILD) results
+	@CMAKE_FLAGS="$(CMAKE_FLAGS)" tools/scripts/dev/bench.sh --build $(BUILD) results
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

@@ -276,7 +276,7 @@ if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_mpi4py.sh)
   endforeach()
 endif()
 
-# make bench (scripts/bench.sh) reports no figure for numacoll that numacoll did not
+# make bench (tools/scripts/dev/bench.sh) reports no figure for numacoll that numacoll did not
 # measure (an invalid NUMACOLL_* value or NUMACOLL_DISABLE refuses the run; ranks without
 # numacoll fail their step, whose rows are dropped, and the exit status names it), records
 # the run (host, CPU, load, MPIs, commit, date) in summary.md, and prints one line per step
@@ -284,7 +284,7 @@ endif()
 if("openmpi" IN_LIST NC_MPI_FLAVORS AND TARGET numacoll-bench-mpi-openmpi)
   foreach(t bench_honest bench_progress)
     add_test(NAME ${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/${t}.sh ${CMAKE_BINARY_DIR}
-             ${CMAKE_SOURCE_DIR}/scripts/bench.sh)
+             ${CMAKE_SOURCE_DIR}/tools/scripts/dev/bench.sh)
     set_tests_properties(${t} PROPERTIES TIMEOUT 180 LABELS "mpi;bench" RUN_SERIAL TRUE
                          PASS_REGULAR_EXPRESSION "${t}: PASS")
   endforeach()

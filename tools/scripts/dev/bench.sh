@@ -1,7 +1,7 @@
 #!/bin/bash
 # `make bench`: numacoll against the native MPI collectives on this machine.
 #
-#   scripts/bench.sh [--build] [--dry-run] [BUILD_DIR [RESULTS_DIR]]   (build, results)
+#   tools/scripts/dev/bench.sh [--build] [--dry-run] [BUILD_DIR [RESULTS_DIR]]   (build, results)
 #
 #   --build     configure and build BUILD_DIR first (cmake; its output goes to the log, the
 #               terminal gets one line; CMAKE_FLAGS: extra configure arguments)
@@ -52,7 +52,7 @@
 # step), BENCH_ONLY (an extended regex: only the steps whose description matches, e.g.
 # 'MPI barrier|summary'; see --dry-run).
 set -u
-SRC="$(cd "$(dirname "$0")/.." && pwd)"
+SRC="$(cd "$(dirname "$0")/../../.." && pwd)"
 usage() { sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//'; }
 DO_BUILD=0
 DRY=0
@@ -569,7 +569,7 @@ if [ "$DO_BUILD" = 1 ]; then
     fi
 fi
 if [ ! -x "$BIN/numacoll-bench" ] || [ ! -x "$BIN/numacoll-info" ]; then
-    say "bench: no $BIN/numacoll-bench: build first (make, or scripts/bench.sh --build $BUILD $OUT)"
+    say "bench: no $BIN/numacoll-bench: build first (make, or tools/scripts/dev/bench.sh --build $BUILD $OUT)"
     exit 2
 fi
 # numacoll's configuration must be valid and on: else the core steps fail and the MPI steps
