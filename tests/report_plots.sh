@@ -34,7 +34,8 @@ esac
 table="$(awk '/^\|/ { t = 1; print; next } t { exit }' "$s")"
 for re in '^\| barrier \| Open MPI [0-9.]+ \| 2 \| - \| \*\*[0-9.]+x\*\*' \
     '^\| bcast \| MPICH [0-9.]+ \| 2 \| 1 - 1K B \|' \
-    '^\| allreduce \| Open MPI [0-9.]+ \| 2 \| 8 B \| \*\*0\.62x\*\* \(8\) \| 0\.62x \(8\) \| \*\*2\.50x\*\* \(8\) \| 2\.50x \(8\) \| limit:signal \|' \
+    '^\| allreduce \| Open MPI [0-9.]+ \| 2 \| 8 B \| \*\*0\.62x\*\* \(8\) \| 0\.62x \(8\) \| '\
+'\*\*2\.50x\*\* \(8\) \| 2\.50x \(8\) \| limit:signal \|' \
     '^\| allreduce \| Open MPI [0-9.]+ \| 2 \| 1M B \| \*\*0\.67x\*\* \(1M\)'; do
     grep -Eq -- "$re" <<<"$table" || bad "the headline table lacks /$re/: $table"
 done
@@ -43,6 +44,8 @@ for sec in "## Paper 1" "#### Fig. 2" "#### Fig. 3" "## Paper 2" "Regret of the 
     grep -q -- "$sec" "$s" || bad "summary.md lacks '$sec'"
 done
 # numacoll-topo's groups of the paper's Fig. 2 and 3 match the paper's
-if grep -q '| \*\*no\*\* |' "$s"; then bad "a group differs from the paper's: $(grep -F '**no**' "$s")"; fi
+if grep -q '| \*\*no\*\* |' "$s"; then
+    bad "a group differs from the paper's: $(grep -F '**no**' "$s")"
+fi
 [ $fail = 0 ] && echo "report_plots: PASS"
 exit $fail

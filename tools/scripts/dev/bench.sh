@@ -307,7 +307,10 @@ logp_model() { # paper 2: the LogP parameters (ns) and the model's estimates per
     { echo "procs,central_ns,combining_ns,dissemination_ns,choice"
         awk '$1 ~ /^[0-9]+$/ && NF == 5 { print $1 "," $2 "," $3 "," $4 "," $5 }' "$out"
     } >"$STAGE/logp_model.csv"
-    [ "$(wc -l <"$STAGE/logp_model.csv")" -gt 1 ] || { why "no model table in the output"; return 1; }
+    if [ "$(wc -l <"$STAGE/logp_model.csv")" -le 1 ]; then
+        why "no model table in numacoll-bench barrier --logp's output"
+        return 1
+    fi
 }
 
 plan() {
@@ -569,7 +572,8 @@ if [ "$DO_BUILD" = 1 ]; then
     fi
 fi
 if [ ! -x "$BIN/numacoll-bench" ] || [ ! -x "$BIN/numacoll-info" ]; then
-    say "bench: no $BIN/numacoll-bench: build first (make, or tools/scripts/dev/bench.sh --build $BUILD $OUT)"
+    say "bench: no $BIN/numacoll-bench: build first" \
+        "(make, or tools/scripts/dev/bench.sh --build $BUILD $OUT)"
     exit 2
 fi
 # numacoll's configuration must be valid and on: else the core steps fail and the MPI steps
