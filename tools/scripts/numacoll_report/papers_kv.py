@@ -54,6 +54,7 @@ def throughput(plt, out, rows, paper, info):
     md += ["", "![paper 4 throughput](paper4_kv_throughput.png)", ""]
     files = []
     if plt is not None:
+        from matplotlib.ticker import MaxNLocator
         fig, axes = plt.subplots(1, 3, figsize=(15, 4.8))
         st = styles(locks)
         for ax, m in zip(axes, MODES):
@@ -67,6 +68,7 @@ def throughput(plt, out, rows, paper, info):
                                   [v[n]["hi"] - v[n]["ops"] for n in ns]],
                             color=st[lk][0], marker=st[lk][1], ms=5, capsize=2, label=lk)
             ax.set_yscale("log")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_xlabel("readers (above %s: oversubscribed)" % info.cpus)
             ax.set_title(m, fontsize=10)
             ax.grid(True, which="both", alpha=0.3)
