@@ -166,8 +166,12 @@ def plot_headline(plt, out, key, sizes, info):
                  marker="o", ms=4, label="default / best native")
         axr.axhline(1.0, color="black", lw=1)
         axr.set_xscale("log", base=2)
+        from matplotlib.ticker import FuncFormatter
+        # log ratio axis: 2x slower and 2x faster are equally far from the line at 1.0
+        axr.set_yscale("log", base=2)
+        axr.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "%gx" % v))
         axr.set_xlabel("message size (bytes)")
-        axr.set_ylabel("ratio\n(< 1: numacoll faster)")
+        axr.set_ylabel("ratio, log scale\n(< 1: numacoll faster)")
         axr.grid(True, which="both", alpha=0.3)
         axr.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     ax.set_title(_title(coll, mpi, np_, info, "numacoll default vs native and floor"),
