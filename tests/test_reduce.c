@@ -261,13 +261,15 @@ static uint64_t hash_result(const type_info_t *ti, const unsigned char *p, size_
     return h;
 }
 
-static void print_elem(const char *label, const type_info_t *ti, const unsigned char *e)
+/* "value V index I bytes .." of element @p e into @p buf */
+static const char *format_elem(char *buf, size_t cap, const type_info_t *ti,
+                               const unsigned char *e)
 {
-    fprintf(stderr, "  %s: value %.21Lg index %.21Lg bytes", label, load_number(e, ti->value),
-            ti->index.size ? load_number(e, ti->index) : 0.0L);
-    for (size_t b = 0; b < ti->size; b++)
-        fprintf(stderr, " %02x", e[b]);
-    fprintf(stderr, "\n");
+    int o = snprintf(buf, cap, "value %.21Lg index %.21Lg bytes", load_number(e, ti->value),
+                     ti->index.size ? load_number(e, ti->index) : 0.0L);
+    for (size_t b = 0; b < ti->size && o > 0 && (size_t)o < cap; b++)
+        o += snprintf(buf + o, cap - (size_t)o, " %02x", e[b]);
+    return buf;
 }
 
 /* ---- one call, checked ----------------------------------------------------------------- */
@@ -285,14 +287,20 @@ typedef struct rcase {
 
 enum { GUARD = 3, MAX_CASES = 400, MAX_P = 8 };
 
-static void describe(const nc_forkctx_t *c, int i, const rcase_t *cs)
+/* one line on stderr: the member, case @p i and what went wrong */
+static void report(const nc_forkctx_t *c, int i, const rcase_t *cs, const char *fmt, ...)
 {
-    fprintf(stderr, "rank %d of %d, case %d: %s %s of %zu %s, alg %s, %s\n", c->rank, c->size,
-            i, cs->root < 0 ? "allreduce" : "reduce", numacoll_op_name(cs->op), cs->count,
-            numacoll_dtype_name(cs->ti->dtype), cs->alg ? cs->alg : "(default)",
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "rank %d of %d, case %d: %s %s of %zu %s, root %d, alg %s, %s: %s\n",
+            c->rank, c->size, i, cs->root < 0 ? "allreduce" : "reduce", numacoll_op_name(cs->op),
+            cs->count, numacoll_dtype_name(cs->ti->dtype), cs->root,
+            cs->alg ? cs->alg : "(default)",
             cs->in_place == 1 ? "NUMACOLL_IN_PLACE" : cs->in_place ? "sendbuf == recvbuf"
-                                                                   : "out of place");
-    if (cs->root >= 0) fprintf(stderr, "  root %d\n", cs->root);
+                                                                   : "out of place", what);
 }
 
 /* Run case @p i on this member and check its result against the reference; *hash: the
@@ -320,8 +328,7 @@ static int run_case(nc_forkctx_t *c, int i, const rcase_t *cs, uint64_t *hash)
                             : numacoll_reduce(c->team, send, recv, n, ti->dtype, cs->op, cs->root);
     *hash = 0;
     if (rc != NUMACOLL_OK) {
-        describe(c, i, cs);
-        fprintf(stderr, "  returned %s: %s\n", numacoll_status_name(rc), numacoll_last_error());
+        report(c, i, cs, "returned %s: %s", numacoll_status_name(rc), numacoll_last_error());
         fail = 10;
     }
     for (size_t k = 0; !fail && gets && k < n; k++) {
@@ -331,26 +338,24 @@ static int run_case(nc_forkctx_t *c, int i, const rcase_t *cs, uint64_t *hash)
             ref_step(ti, cs->op, acc, x);
         }
         if (!elem_equal(ti, acc, out + k * es)) {
-            describe(c, i, cs);
-            fprintf(stderr, "  element %zu differs from the rank-order fold\n", k);
-            print_elem("want", ti, acc);
-            print_elem("got ", ti, out + k * es);
+            char want[200], got[200];
+            report(c, i, cs, "element %zu differs from the rank-order fold: want %s, got %s", k,
+                   format_elem(want, sizeof want, ti, acc),
+                   format_elem(got, sizeof got, ti, out + k * es));
             fail = 11;
         }
     }
     if (!fail && gets) *hash = hash_result(ti, out, n);
     for (size_t b = gets ? n * es : 0; !fail && recv && b < (n + GUARD) * es; b++)
         if (out[b] != 0x5C) {
-            describe(c, i, cs);
-            fprintf(stderr, "  byte %zu of recvbuf changed (%zu bytes of result)\n", b,
-                    gets ? n * es : 0);
+            report(c, i, cs, "byte %zu of recvbuf changed (%zu bytes of result)", b,
+                   gets ? n * es : 0);
             fail = 12;
         }
     for (size_t k = 0; !fail && !in_place && k < n; k++) {
         gen(ti, cs->op, cs->seed, me, k, acc);
         if (memcmp(acc, in + k * es, es)) {
-            describe(c, i, cs);
-            fprintf(stderr, "  sendbuf element %zu changed\n", k);
+            report(c, i, cs, "sendbuf element %zu changed", k);
             fail = 13;
         }
     }
