@@ -646,8 +646,8 @@ static void test_bad_arguments(void **state)
 {
     (void)state;
     set_env(NULL, NULL);
-    run_members(2, errors_worker, NULL);
-    run_members(3, errors_worker, NULL);
+    for (int P = 1; P <= 3; P++)
+        run_members(P, errors_worker, NULL);
 }
 
 /* ---- members that disagree --------------------------------------------------------- */
