@@ -531,6 +531,32 @@ static void test_p8(void **state)
     run_pairs_and_sizes(8, "4K", NULL, 0);
 }
 
+/* NUMACOLL_REDUCE_SLOTS from 2 to 16 with the smallest and the default padding unit
+ * (NUMACOLL_CACHELINE): the reductions work, 20 chunks of 4 KiB through the slots. The
+ * signatures fit in the posted line up to 3 slots (32 bytes) or 15 (auto on x86: 128). */
+static void test_slots_and_lines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line, *slots;
+    } settings[] = {{"32", "2"}, {"32", "4"}, {"32", "16"}, {NULL, "7"}, {NULL, "8"},
+                    {NULL, "16"}};
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        set_env("4K", settings[i].slots);
+        if (settings[i].line) setenv("NUMACOLL_CACHELINE", settings[i].line, 1);
+        assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+        memset(&the_launch, 0, sizeof the_launch);
+        for (int a = 0; a < 3; a++)
+            add(&the_launch, (rcase_t){.ti = type_of(NUMACOLL_DOUBLE), .op = NUMACOLL_OP_SUM,
+                                       .count = 20 * 512 + 7, .root = a - 1, .alg = algs[1 + a],
+                                       .same_as = -1});
+        printf("NUMACOLL_CACHELINE=%s NUMACOLL_REDUCE_SLOTS=%s: ",
+               settings[i].line ? settings[i].line : "auto", settings[i].slots);
+        run_launch(2, &the_launch);
+    }
+    set_env(NULL, NULL);
+}
+
 /* ---- the types' sizes and names ------------------------------------------------------- */
 
 static void test_types(void **state)
@@ -759,6 +785,7 @@ int main(void)
         cmocka_unit_test(test_p3),
         cmocka_unit_test(test_p5),
         cmocka_unit_test(test_p8),
+        cmocka_unit_test(test_slots_and_lines),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_fragment_mismatch),
