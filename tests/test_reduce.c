@@ -493,7 +493,8 @@ static void run_pairs_and_sizes(int P, const char *fragment, const char *slots, 
     set_env(fragment, slots);
     memset(&the_launch, 0, sizeof the_launch);
     add_every_pair(&the_launch, P);
-    add_sizes(&the_launch, P, nc_cfg_size(NC_CFG_REDUCE_FRAGMENT), big);
+    /* the chunk size: the setting rounded up to 64 bytes (numacoll-info) */
+    add_sizes(&the_launch, P, nc_round_up(nc_cfg_size(NC_CFG_REDUCE_FRAGMENT), 64), big);
     run_launch(P, &the_launch);
     set_env(NULL, NULL);
 }
@@ -518,10 +519,11 @@ static void test_p3(void **state)
     run_pairs_and_sizes(3, "4K", NULL, 1);
 }
 
+/* chunks of 4160 bytes (4100 rounded up), not a power of two, through 2 slots */
 static void test_p5(void **state)
 {
     (void)state;
-    run_pairs_and_sizes(5, "4K", "2", 0);
+    run_pairs_and_sizes(5, "4100", "2", 0);
 }
 
 /* oversubscribed on a small machine */
