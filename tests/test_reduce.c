@@ -1,12 +1,15 @@
 /*
  * Correctness of numacoll_allreduce / numacoll_reduce on forked teams of P = 1, 2, 3, 5, 8:
  *  - every allowed (type, op) pair against a serial reference computed here in the order
- *    include/numacoll/numacoll.h documents (((x_0 op x_1) op x_2) ... in rank order):
- *    integers exact (signed SUM and PROD wrap), floating point bitwise (inputs of mixed
- *    magnitudes, signed zeros and NaNs, where the order shows), long double on its value
- *    bytes, MINLOC/MAXLOC with ties (the smaller index wins) for every pair type;
+ *    include/numacoll/numacoll.h documents: ((x_0 op x_1) op x_2) ... in rank order for
+ *    flat and rsag, each topology group in rank order and then the groups' results for hier
+ *    (on synthetic multi-NUMA machines too); integers exact (signed SUM and PROD wrap),
+ *    floating point bitwise (inputs of mixed magnitudes, signed zeros and NaNs, where the
+ *    order shows), long double on its value bytes, MINLOC/MAXLOC with ties (the smaller
+ *    index wins) for every pair type (the element model: test_reduce_elements.h);
  *  - sizes 0, 1, odd, around and at multiples of NUMACOLL_REDUCE_FRAGMENT, up to 3 MiB, in
- *    place (both forms) and not, every root, flat, rsag and the automatic choice;
+ *    place (both forms) and not, every root, every algorithm and the automatic choice,
+ *    2 to 16 slots, 32-byte and default padding;
  *  - results identical on every member and from call to call (same inputs, same bytes);
  *  - bad arguments, members that disagree on the call or on NUMACOLL_REDUCE_FRAGMENT: the
  *    documented error on every member, a message that names the problem, no hang, and the
@@ -18,259 +21,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "core/nc_internal.h"
+#include "coll/reduce/reduce_internal.h"
 #include "forkrun.h"
+#include "test_reduce_elements.h"
+#include "topo/topo.h"
 
-#include <float.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-
-/* ---- the element types, as the test reads them ------------------------------------- */
-
-/* the C pair types of MINLOC/MAXLOC that numacoll.h names */
-typedef struct { float v; int i; } float_int_t;
-typedef struct { double v; int i; } double_int_t;
-typedef struct { long v; int i; } long_int_t;
-typedef struct { int v; int i; } two_int_t;
-typedef struct { short v; int i; } short_int_t;
-typedef struct { long double v; int i; } long_double_int_t;
-typedef struct { float v; float i; } two_float_t;
-typedef struct { double v; double i; } two_double_t;
-
-/* one field of an element: 'i' signed integer, 'u' unsigned integer, 'f' floating */
-typedef struct field {
-    char kind;
-    unsigned char off, size;
-} field_t;
-
-typedef struct type_info {
-    numacoll_dtype_t dtype;
-    size_t size;
-    field_t value;
-    field_t index; /* size 0: not a pair type */
-} type_info_t;
-
-#define SCALAR(dt, kind, T) {dt, sizeof(T), {kind, 0, sizeof(T)}, {0, 0, 0}}
-#define PAIR(dt, T, vkind, ikind)                                                                 \
-    {dt, sizeof(T), {vkind, offsetof(T, v), sizeof(((T *)0)->v)},                                 \
-     {ikind, offsetof(T, i), sizeof(((T *)0)->i)}}
-
-static const type_info_t types[] = {
-    SCALAR(NUMACOLL_INT8, 'i', int8_t),
-    SCALAR(NUMACOLL_UINT8, 'u', uint8_t),
-    SCALAR(NUMACOLL_INT16, 'i', int16_t),
-    SCALAR(NUMACOLL_UINT16, 'u', uint16_t),
-    SCALAR(NUMACOLL_INT32, 'i', int32_t),
-    SCALAR(NUMACOLL_UINT32, 'u', uint32_t),
-    SCALAR(NUMACOLL_INT64, 'i', int64_t),
-    SCALAR(NUMACOLL_UINT64, 'u', uint64_t),
-    SCALAR(NUMACOLL_FLOAT, 'f', float),
-    SCALAR(NUMACOLL_DOUBLE, 'f', double),
-    SCALAR(NUMACOLL_LONG_DOUBLE, 'f', long double),
-    PAIR(NUMACOLL_FLOAT_INT, float_int_t, 'f', 'i'),
-    PAIR(NUMACOLL_DOUBLE_INT, double_int_t, 'f', 'i'),
-    PAIR(NUMACOLL_LONG_INT, long_int_t, 'i', 'i'),
-    PAIR(NUMACOLL_2INT, two_int_t, 'i', 'i'),
-    PAIR(NUMACOLL_SHORT_INT, short_int_t, 'i', 'i'),
-    PAIR(NUMACOLL_LONG_DOUBLE_INT, long_double_int_t, 'f', 'i'),
-    PAIR(NUMACOLL_2FLOAT, two_float_t, 'f', 'f'),
-    PAIR(NUMACOLL_2DOUBLE, two_double_t, 'f', 'f'),
-};
-enum { NTYPES = sizeof types / sizeof types[0], MAX_ELEM = 32 };
-
-static const type_info_t *type_of(numacoll_dtype_t dt)
-{
-    for (int t = 0; t < NTYPES; t++)
-        if (types[t].dtype == dt) return &types[t];
-    return NULL;
-}
-
-/* the pairs numacoll.h allows: integers with every op but MINLOC/MAXLOC, floating types
- * with SUM, PROD, MIN, MAX, pair types with MINLOC/MAXLOC */
-static int op_allowed(const type_info_t *ti, numacoll_op_t op)
-{
-    int loc = op == NUMACOLL_OP_MINLOC || op == NUMACOLL_OP_MAXLOC;
-    if (ti->index.size) return loc;
-    if (ti->value.kind == 'f') return op <= NUMACOLL_OP_MAX;
-    return !loc;
-}
-
-/* bytes of a field that carry its value: the 80-bit long double leaves 6 padding bytes */
-static size_t value_bytes(field_t f)
-{
-    if (f.kind == 'f' && f.size == sizeof(long double) && LDBL_MANT_DIG == 64) return 10;
-    return f.size;
-}
-
-static uint64_t load_bits(const unsigned char *e, field_t f)
-{
-    switch (f.size) {
-    case 1: return *(const uint8_t *)(e + f.off);
-    case 2: { uint16_t v; memcpy(&v, e + f.off, 2); return v; }
-    case 4: { uint32_t v; memcpy(&v, e + f.off, 4); return v; }
-    default: { uint64_t v; memcpy(&v, e + f.off, 8); return v; }
-    }
-}
-
-static int64_t load_signed(const unsigned char *e, field_t f)
-{
-    switch (f.size) {
-    case 1: return *(const int8_t *)(e + f.off);
-    case 2: { int16_t v; memcpy(&v, e + f.off, 2); return v; }
-    case 4: { int32_t v; memcpy(&v, e + f.off, 4); return v; }
-    default: { int64_t v; memcpy(&v, e + f.off, 8); return v; }
-    }
-}
-
-/* truncating store of the low f.size bytes of v */
-static void store_bits(unsigned char *e, field_t f, uint64_t v)
-{
-    uint8_t b1 = (uint8_t)v;
-    uint16_t b2 = (uint16_t)v;
-    uint32_t b4 = (uint32_t)v;
-    memcpy(e + f.off, f.size == 1 ? (void *)&b1 : f.size == 2 ? (void *)&b2
-                      : f.size == 4 ? (void *)&b4 : (void *)&v, f.size);
-}
-
-/* a field's value as a long double: exact for every field of every type here */
-static long double load_number(const unsigned char *e, field_t f)
-{
-    if (f.kind == 'i') return (long double)load_signed(e, f);
-    if (f.kind == 'u') return (long double)load_bits(e, f);
-    if (f.size == sizeof(float)) { float v; memcpy(&v, e + f.off, sizeof v); return v; }
-    if (f.size == sizeof(double)) { double v; memcpy(&v, e + f.off, sizeof v); return v; }
-    long double v;
-    memcpy(&v, e + f.off, sizeof v);
-    return v;
-}
-
-static void store_number(unsigned char *e, field_t f, long double x)
-{
-    if (f.kind != 'f') {
-        store_bits(e, f, (uint64_t)(int64_t)x);
-    } else if (f.size == sizeof(float)) {
-        float v = (float)x;
-        memcpy(e + f.off, &v, sizeof v);
-    } else if (f.size == sizeof(double)) {
-        double v = (double)x;
-        memcpy(e + f.off, &v, sizeof v);
-    } else {
-        memcpy(e + f.off, &x, value_bytes(f)); /* the padding keeps what the caller put */
-    }
-}
-
-/* ---- the serial reference ----------------------------------------------------------- */
-
-/* acc = acc op x in the floating type T, rounded to T at each step */
-#define FLOAT_STEP(T)                                                                              \
-    do {                                                                                           \
-        T a, b;                                                                                    \
-        memcpy(&a, acc, sizeof a);                                                                 \
-        memcpy(&b, x, sizeof b);                                                                   \
-        if (op == NUMACOLL_OP_SUM) a = a + b;                                                      \
-        else if (op == NUMACOLL_OP_PROD) a = a * b;                                                \
-        else if (op == NUMACOLL_OP_MIN ? b < a : b > a) a = b; /* keeps a NaN in a */           \
-        memcpy(acc, &a, sizeof a);                                                                 \
-    } while (0)
-
-static void ref_step(const type_info_t *ti, numacoll_op_t op, unsigned char *acc,
-                     const unsigned char *x)
-{
-    const field_t f = ti->value;
-    if (ti->index.size) {
-        long double va = load_number(acc, f), vx = load_number(x, f);
-        long double ia = load_number(acc, ti->index), ix = load_number(x, ti->index);
-        int better = op == NUMACOLL_OP_MINLOC ? vx < va : vx > va;
-        if (better || (vx == va && ix < ia)) memcpy(acc, x, ti->size);
-        return;
-    }
-    if (f.kind == 'f') {
-        if (f.size == sizeof(float)) FLOAT_STEP(float);
-        else if (f.size == sizeof(double)) FLOAT_STEP(double);
-        else FLOAT_STEP(long double);
-        return;
-    }
-    /* integers: SUM and PROD modulo 2^bits (the low bits are the same for both signs) */
-    uint64_t a = load_bits(acc, f), b = load_bits(x, f), r = 0;
-    int64_t sa = load_signed(acc, f), sb = load_signed(x, f);
-    int b_less = f.kind == 'i' ? sb < sa : b < a, b_more = f.kind == 'i' ? sb > sa : b > a;
-    switch (op) {
-    case NUMACOLL_OP_SUM: r = a + b; break;
-    case NUMACOLL_OP_PROD: r = a * b; break;
-    case NUMACOLL_OP_MIN: r = b_less ? b : a; break;
-    case NUMACOLL_OP_MAX: r = b_more ? b : a; break;
-    case NUMACOLL_OP_LAND: r = a != 0 && b != 0; break;
-    case NUMACOLL_OP_LOR: r = a != 0 || b != 0; break;
-    case NUMACOLL_OP_LXOR: r = (a != 0) != (b != 0); break;
-    case NUMACOLL_OP_BAND: r = a & b; break;
-    case NUMACOLL_OP_BOR: r = a | b; break;
-    default: r = a ^ b; break; /* BXOR */
-    }
-    store_bits(acc, f, r);
-}
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-/* element k of rank r's input of a call seeded @p seed; padding bytes hold junk */
-static void gen(const type_info_t *ti, numacoll_op_t op, uint64_t seed, int r, size_t k,
-                unsigned char *e)
-{
-    uint64_t h = mix64(seed * 0x100000001B3ull ^ mix64(((uint64_t)r << 48) ^ k));
-    memset(e, (int)(0xA0 | (h >> 60)), ti->size);
-    const field_t f = ti->value;
-    if (ti->index.size) { /* few values and indices: many ties */
-        long double v = (long double)((int)(h % 5) - 2);
-        store_number(e, f, f.kind == 'f' ? v * 0.75L : v);
-        store_number(e, ti->index, (long double)((h >> 8) % 6));
-    } else if (f.kind != 'f') { /* zeros and small values for the logical ops, else bits */
-        unsigned cls = (unsigned)(h >> 61);
-        store_bits(e, f, cls < 2 ? 0 : cls < 4 ? (uint64_t)(int64_t)((int)(h % 5) - 2) : h);
-    } else if (op == NUMACOLL_OP_MIN || op == NUMACOLL_OP_MAX) {
-        /* signed zeros (equal, told apart by bits), a NaN, ties */
-        static const long double set[] = {0.0L, -0.0L, 1.5L, -1.5L, NAN, 2.0L, -2.0L, 0.0L};
-        store_number(e, f, set[h % 8]);
-    } else { /* mixed magnitudes (SUM) or factors near 1 (PROD): the order shows in the bits */
-        long double m = 1.0L + (long double)(h >> 2) * 0x1p-62L;
-        int ex = op == NUMACOLL_OP_SUM ? (int)(h % 41) - 20 : (int)(h % 4) - 2;
-        store_number(e, f, ((h >> 1) & 1 ? -1 : 1) * ldexpl(m, ex));
-    }
-}
-
-static int elem_equal(const type_info_t *ti, const unsigned char *a, const unsigned char *b)
-{
-    if (memcmp(a + ti->value.off, b + ti->value.off, value_bytes(ti->value))) return 0;
-    return memcmp(a + ti->index.off, b + ti->index.off, ti->index.size) == 0;
-}
-
-static uint64_t hash_result(const type_info_t *ti, const unsigned char *p, size_t n)
-{
-    uint64_t h = NC_FNV_BASIS;
-    for (size_t k = 0; k < n; k++, p += ti->size) {
-        h = nc_fnv1a(h, p + ti->value.off, value_bytes(ti->value));
-        h = nc_fnv1a(h, p + ti->index.off, ti->index.size);
-    }
-    return h;
-}
-
-/* "value V index I bytes .." of element @p e into @p buf */
-static const char *format_elem(char *buf, size_t cap, const type_info_t *ti,
-                               const unsigned char *e)
-{
-    int o = snprintf(buf, cap, "value %.21Lg index %.21Lg bytes", load_number(e, ti->value),
-                     ti->index.size ? load_number(e, ti->index) : 0.0L);
-    for (size_t b = 0; b < ti->size && o > 0 && (size_t)o < cap; b++)
-        o += snprintf(buf + o, cap - (size_t)o, " %02x", e[b]);
-    return buf;
-}
 
 /* ---- one call, checked ----------------------------------------------------------------- */
 
@@ -303,9 +62,38 @@ static void report(const nc_forkctx_t *c, int i, const rcase_t *cs, const char *
                                                                    : "out of place", what);
 }
 
+/* The groups of the call's fold if it is hier's (numacoll.h: each topology group in rank
+ * order, then the groups' results), or NULL for the rank-order fold of flat and rsag (and
+ * of hier on a team without group levels, which folds as flat does). After the call. */
+static const nc_hier_t *hier_groups(numacoll_team_t *t, const rcase_t *cs)
+{
+    const char *alg = cs->alg && strcmp(cs->alg, "auto") != 0
+                          ? cs->alg
+                          : nc_reduce_choice(t, cs->count * cs->ti->size, cs->root);
+    const nc_hier_t *h = t->reduce ? t->reduce->hier : NULL;
+    return strcmp(alg, "hier") == 0 && h && h->nlevels > 0 ? h : NULL;
+}
+
+/* element k of hier's fold: at each level, each group folds its members' values in rank
+ * order into its leader's (inputs at the lowest level, the partials of the level below
+ * above it); the leader of the last level's group holds the result */
+static void ref_hier(const rcase_t *cs, const nc_hier_t *h, size_t k, unsigned char *acc)
+{
+    unsigned char value[MAX_P][MAX_ELEM];
+    for (int r = 0; r < h->nprocs; r++)
+        gen(cs->ti, cs->op, cs->seed, r, k, value[r]);
+    for (int l = 0; l < h->nlevels; l++)
+        for (int g = 0; g < h->levels[l].ngroups; g++) {
+            const nc_group_t *grp = &h->levels[l].groups[g];
+            for (int i = 1; i < grp->size; i++)
+                ref_step(cs->ti, cs->op, value[grp->members[0]], value[grp->members[i]]);
+        }
+    memcpy(acc, value[h->levels[h->nlevels - 1].groups[0].members[0]], cs->ti->size);
+}
+
 /* Run case @p i on this member and check its result against the reference; *hash: the
  * result's hash (0 without a result). Returns 0 or a failure code (printed). */
-static int run_case(nc_forkctx_t *c, int i, const rcase_t *cs, uint64_t *hash)
+static int run_case(nc_forkctx_t *c, int i, const rcase_t *cs, uint64_t *hash, int *grouped)
 {
     const type_info_t *ti = cs->ti;
     const size_t es = ti->size, n = cs->count;
@@ -331,15 +119,22 @@ static int run_case(nc_forkctx_t *c, int i, const rcase_t *cs, uint64_t *hash)
         report(c, i, cs, "returned %s: %s", numacoll_status_name(rc), numacoll_last_error());
         fail = 10;
     }
+    const nc_hier_t *groups = rc ? NULL : hier_groups(c->team, cs);
+    if (groups && gets) *grouped = 1;
     for (size_t k = 0; !fail && gets && k < n; k++) {
-        gen(ti, cs->op, cs->seed, 0, k, acc);
-        for (int r = 1; r < c->size; r++) {
-            gen(ti, cs->op, cs->seed, r, k, x);
-            ref_step(ti, cs->op, acc, x);
+        if (groups) {
+            ref_hier(cs, groups, k, acc);
+        } else {
+            gen(ti, cs->op, cs->seed, 0, k, acc);
+            for (int r = 1; r < c->size; r++) {
+                gen(ti, cs->op, cs->seed, r, k, x);
+                ref_step(ti, cs->op, acc, x);
+            }
         }
         if (!elem_equal(ti, acc, out + k * es)) {
             char want[200], got[200];
-            report(c, i, cs, "element %zu differs from the rank-order fold: want %s, got %s", k,
+            report(c, i, cs, "element %zu differs from the %s fold: want %s, got %s", k,
+                   groups ? "group-by-group" : "rank-order",
                    format_elem(want, sizeof want, ti, acc),
                    format_elem(got, sizeof got, ti, out + k * es));
             fail = 11;
@@ -368,6 +163,7 @@ typedef struct launch {
     rcase_t cases[MAX_CASES];
     int n;
     uint64_t *hashes; /* shared with the members: [case * MAX_P + rank] */
+    int *grouped;     /* shared: [case] 1 if checked against hier's group-by-group fold */
 } launch_t;
 
 /* every member runs every case in order and leaves each result's hash */
@@ -375,7 +171,8 @@ static int cases_worker(nc_forkctx_t *c)
 {
     const launch_t *l = c->arg;
     for (int i = 0; i < l->n; i++) {
-        int fail = run_case(c, i, &l->cases[i], &l->hashes[i * MAX_P + c->rank]);
+        int fail = run_case(c, i, &l->cases[i], &l->hashes[i * MAX_P + c->rank],
+                            &l->grouped[i]);
         if (fail) return fail;
     }
     return 0;
@@ -388,10 +185,12 @@ static void add(launch_t *l, rcase_t cs)
     l->cases[l->n++] = cs;
 }
 
-static const char *const algs[] = {NULL, "flat", "rsag", "auto"};
+/* NULL: numacoll_allreduce / numacoll_reduce; then every algorithm numacoll.h names */
+static const char *const algs[] = {NULL, "flat", "rsag", "hier", "auto"};
+enum { NALGS = 4 }; /* named ones, from algs[1] */
 
 /* every allowed (type, op) pair once, rotating counts, roots, algorithms and in-place
- * forms; then floating-point sums three times with the same inputs (three algorithms) */
+ * forms; then floating-point sums twice with the same inputs, for each algorithm */
 static void add_every_pair(launch_t *l, int P)
 {
     static const size_t counts[] = {1, 5, 37, 130, 67, 3};
@@ -400,17 +199,19 @@ static void add_every_pair(launch_t *l, int P)
         for (int op = 0; op < NUMACOLL_OP_COUNT; op++) {
             if (!op_allowed(&types[t], (numacoll_op_t)op)) continue;
             add(l, (rcase_t){.ti = &types[t], .op = (numacoll_op_t)op, .count = counts[j % 6],
-                             .root = j % (P + 1) - 1, .alg = algs[j % 4], .in_place = j % 3,
+                             .root = j % (P + 1) - 1, .alg = algs[j % 5], .in_place = j % 3,
                              .same_as = -1});
             j++;
         }
     for (int t = 0; t < NTYPES; t++) {
         if (types[t].value.kind != 'f' || types[t].index.size) continue;
-        int first = l->n;
-        for (int rep = 0; rep < 3; rep++)
-            add(l, (rcase_t){.ti = &types[t], .op = NUMACOLL_OP_SUM, .count = 501, .root = -1,
-                             .alg = algs[rep], .in_place = rep, .seed = 4242u + (uint64_t)t,
-                             .same_as = rep ? first : -1});
+        for (int a = 0; a < 5; a++) {
+            int first = l->n;
+            for (int rep = 0; rep < 2; rep++)
+                add(l, (rcase_t){.ti = &types[t], .op = NUMACOLL_OP_SUM, .count = 501,
+                                 .root = -1, .alg = algs[a], .in_place = rep + a % 2,
+                                 .seed = 4242u + (uint64_t)t, .same_as = rep ? first : -1});
+        }
     }
 }
 
@@ -428,9 +229,9 @@ static void add_sizes(launch_t *l, int P, size_t fragment, int big)
                                  per, per + 1, 2 * per,     3 * per + 5, 9 * per + 3};
         for (size_t s = 0; s < sizeof counts / sizeof counts[0]; s++, j++) {
             add(l, (rcase_t){.ti = szt[t], .op = szop[t], .count = counts[s], .root = -1,
-                             .alg = algs[1 + j % 3], .in_place = j % 3, .same_as = -1});
+                             .alg = algs[1 + j % NALGS], .in_place = j % 3, .same_as = -1});
             add(l, (rcase_t){.ti = szt[t], .op = szop[t], .count = counts[s], .root = j % P,
-                             .alg = algs[1 + (j + 1) % 3], .in_place = (j + 1) % 3,
+                             .alg = algs[1 + (j + 1) % NALGS], .in_place = (j + 1) % 3,
                              .same_as = -1});
         }
     }
@@ -461,14 +262,16 @@ static void run_members(int P, nc_forkrun_fn worker, void *arg)
 }
 
 /* the cases of @p l on P members; then every member's result of an allreduce is the same,
- * and a case that repeats another's inputs has the same result */
-static void run_launch(int P, launch_t *l)
+ * and a case that repeats another's inputs has the same result. Returns the number of
+ * cases checked against hier's group-by-group fold. */
+static int run_launch(int P, launch_t *l)
 {
-    size_t bytes = (size_t)l->n * MAX_P * sizeof(uint64_t);
+    size_t bytes = (size_t)l->n * (MAX_P * sizeof(uint64_t) + sizeof(int));
     l->hashes = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(l->hashes != MAP_FAILED);
+    l->grouped = (int *)(l->hashes + (size_t)l->n * MAX_P);
     run_members(P, cases_worker, l);
-    int allreduces = 0, repeats = 0;
+    int allreduces = 0, repeats = 0, grouped = 0;
     for (int i = 0; i < l->n; i++) {
         const rcase_t *cs = &l->cases[i];
         const uint64_t *h = &l->hashes[i * MAX_P];
@@ -477,13 +280,16 @@ static void run_launch(int P, launch_t *l)
         for (int r = 1; cs->root < 0 && r < P; r++)
             assert_true(h[r] == h[0]);
         allreduces += cs->root < 0;
+        grouped += l->grouped[i];
         if (cs->same_as < 0) continue;
         assert_true(h[at] == l->hashes[cs->same_as * MAX_P + at]);
         repeats++;
     }
-    printf("P=%d: %d calls checked (%d allreduces identical on every member, %d repeats "
-           "identical to their first call)\n", P, l->n, allreduces, repeats);
+    printf("P=%d: %d calls checked (%d against hier's group-by-group fold; %d allreduces "
+           "identical on every member, %d repeats identical to their first call)\n", P, l->n,
+           grouped, allreduces, repeats);
     munmap(l->hashes, bytes);
+    return grouped;
 }
 
 static launch_t the_launch;
@@ -533,6 +339,33 @@ static void test_p8(void **state)
     run_pairs_and_sizes(8, "4K", NULL, 0);
 }
 
+/* hier on synthetic machines, ranks placed by NUMA node: 2 packages x 2 NUMA nodes x 2
+ * cores at P = 4 (NUMA and top levels) and P = 8 (NUMA, socket, top), and 2 NUMA nodes of 3
+ * cores at P = 5 (uneven groups of 3 and 2). Every case whose algorithm is hier (named, or
+ * auto up to 4 KiB) is checked against the group-by-group fold, the others against the
+ * rank-order one. */
+static void test_hier_synthetic(void **state)
+{
+    (void)state;
+    static const struct {
+        int P;
+        const char *machine;
+    } runs[] = {{4, "pack:2 numa:2 core:2 pu:1"}, {8, "pack:2 numa:2 core:2 pu:1"},
+                {5, "pack:1 numa:2 core:3 pu:1"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        set_env("4K", NULL);
+        setenv("NUMACOLL_TOPO_SYNTHETIC", runs[i].machine, 1);
+        setenv("NUMACOLL_TOPO_MAP_BY", "numa", 1);
+        assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+        memset(&the_launch, 0, sizeof the_launch);
+        add_every_pair(&the_launch, runs[i].P);
+        if (i == 0) add_sizes(&the_launch, runs[i].P, 4096, 0);
+        printf("%s: ", runs[i].machine);
+        assert_true(run_launch(runs[i].P, &the_launch) > 0);
+    }
+    set_env(NULL, NULL);
+}
+
 /* NUMACOLL_REDUCE_SLOTS from 2 to 16 with the smallest and the default padding unit
  * (NUMACOLL_CACHELINE): the reductions work, 20 chunks of 4 KiB through the slots. The
  * signatures fit in the posted line up to 3 slots (32 bytes) or 15 (auto on x86: 128). */
@@ -573,11 +406,16 @@ static void test_types(void **state)
     assert_string_equal(numacoll_dtype_name((numacoll_dtype_t)-1), "?");
     assert_string_equal(numacoll_op_name(NUMACOLL_OP_MAXLOC), "maxloc");
     assert_string_equal(numacoll_op_name(NUMACOLL_OP_COUNT), "?");
-    int n = 0, found = 0;
+    /* the registry holds every algorithm numacoll.h names (algs[1..3]), and only those */
+    int n = 0;
     const numacoll_algorithm_info_t *info = numacoll_reduce_algorithms(&n);
-    for (int i = 0; i < n; i++)
-        found += !strcmp(info[i].name, "flat") || !strcmp(info[i].name, "rsag");
-    assert_int_equal(found, 2);
+    assert_int_equal(n, NALGS - 1);
+    for (int a = 1; a < NALGS; a++) {
+        int found = 0;
+        for (int i = 0; i < n; i++)
+            found += strcmp(info[i].name, algs[a]) == 0 && info[i].description[0];
+        assert_int_equal(found, 1);
+    }
 }
 
 /* ---- bad arguments ------------------------------------------------------------------ */
@@ -588,7 +426,8 @@ static int team_works(nc_forkctx_t *c, int after)
     rcase_t ok = {.ti = type_of(NUMACOLL_DOUBLE), .op = NUMACOLL_OP_SUM, .count = 700,
                   .root = -1, .seed = 99u + (uint64_t)after, .same_as = -1};
     uint64_t hash;
-    return run_case(c, 1000 + after, &ok, &hash) ? 30 + after : 0;
+    int grouped;
+    return run_case(c, 1000 + after, &ok, &hash, &grouped) ? 30 + after : 0;
 }
 
 /* rc is @p want and the message holds @p n1 and @p n2 (if not NULL) */
@@ -787,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_p3),
         cmocka_unit_test(test_p5),
         cmocka_unit_test(test_p8),
+        cmocka_unit_test(test_hier_synthetic),
         cmocka_unit_test(test_slots_and_lines),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_mismatch),
