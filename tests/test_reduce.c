@@ -339,11 +339,11 @@ static void test_p8(void **state)
     run_pairs_and_sizes(8, "4K", NULL, 0);
 }
 
-/* hier on synthetic machines, ranks placed by NUMA node: 2 packages x 2 NUMA nodes x 2
- * cores at P = 4 (NUMA and top levels) and P = 8 (NUMA, socket, top), and 2 NUMA nodes of 3
- * cores at P = 5 (uneven groups of 3 and 2). Every case whose algorithm is hier (named, or
- * auto up to 4 KiB) is checked against the group-by-group fold, the others against the
- * rank-order one. */
+/* hier on synthetic machines, rank r on NUMA node r mod #nodes: 2 packages x 2 NUMA nodes
+ * x 2 cores at P = 4 (NUMA and top levels) and P = 8 (NUMA, socket, top), and 2 NUMA nodes
+ * of 3 cores at P = 5 (groups {0, 2, 4} and {1, 3}: uneven, ranks not consecutive). Every
+ * case whose algorithm is hier (named, or auto up to 4 KiB) is checked against the
+ * group-by-group fold, the others against the rank-order one. */
 static void test_hier_synthetic(void **state)
 {
     (void)state;
