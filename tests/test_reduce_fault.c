@@ -35,7 +35,9 @@ enum { P = 4, KILL_AT = 5, DIE_CHUNK = 6, FRAGMENT = 4096 };
 #define FRAGMENT_ENV "4K"
 #define TIMEOUT_ENV "4" /* dead members are found within ~20 ms of slow waiting */
 
-typedef enum { BEFORE, DURING, HANG } when_t;
+/* STALL: stopped in the middle of the call (as DURING, but alive) until the survivors have
+ * failed, then killed */
+typedef enum { BEFORE, DURING, HANG, STALL } when_t;
 /* hier cases: the victim's place in its NUMA group (checked) */
 typedef enum { NO_GROUPS, GROUP_MEMBER, GROUP_LEADER } role_t;
 
@@ -87,9 +89,22 @@ static double expected_sum(size_t k, int i)
     return s;
 }
 
+static shared_t *g_shared; /* the case's shared block, for stall_then_die */
+
 static void die_now(int sig)
 {
     (void)sig;
+    kill(getpid(), SIGKILL);
+}
+
+/* the STALL victim's fault handler: alive and stuck inside the call until the survivors
+ * have their reports (or 20 s), then dead as the DURING victims */
+static void stall_then_die(int sig)
+{
+    (void)sig;
+    struct timespec nap = {0, 10000000};
+    for (int i = 0; i < 2000 && atomic_load(&g_shared->failed) < P - 1; i++)
+        nanosleep(&nap, NULL);
     kill(getpid(), SIGKILL);
 }
 
@@ -102,11 +117,11 @@ static size_t trap_offset(void)
 
 /* Make the victim die, as SIGKILL, when its call copies the chunk that starts in the
  * trapped page of @p in: its fault handler kills it. The chunks before are posted. */
-static int arm_mid_call_death(double *in)
+static int arm_mid_call_death(double *in, int stall)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = die_now;
+    sa.sa_handler = stall ? stall_then_die : die_now;
     if (sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL)) return -1;
     return mprotect((char *)in + trap_offset(), (size_t)sysconf(_SC_PAGESIZE), PROT_NONE);
 }
@@ -134,6 +149,7 @@ static int fault_child(nc_forkctx_t *c)
 {
     shared_t *sh = c->arg;
     const fault_case_t *fc = sh->fc;
+    g_shared = sh;
     report_t *rep = &sh->reps[c->rank];
     const size_t n = fc->count, page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t bytes = (n * sizeof(double) + page - 1) / page * page;
@@ -148,7 +164,9 @@ static int fault_child(nc_forkctx_t *c)
             in[k] = input(c->rank, k, i);
         if (victim && i == KILL_AT) {
             if (fc->when == BEFORE) kill(getpid(), SIGKILL);
-            if (fc->when == DURING && arm_mid_call_death(in)) return 41;
+            if ((fc->when == DURING || fc->when == STALL) &&
+                arm_mid_call_death(in, fc->when == STALL))
+                return 41;
             /* hung: back once the survivors have failed (or after 20 s), into a team they
              * left */
             double until = now_s() + 20;
@@ -185,7 +203,7 @@ static int fault_child(nc_forkctx_t *c)
 static void set_case_env(const fault_case_t *fc)
 {
     nc_test_clear_env();
-    setenv("NUMACOLL_TIMEOUT", fc->when == HANG ? "1" : TIMEOUT_ENV, 1);
+    setenv("NUMACOLL_TIMEOUT", fc->when == HANG || fc->when == STALL ? "1" : TIMEOUT_ENV, 1);
     setenv("NUMACOLL_REDUCE_FRAGMENT", FRAGMENT_ENV, 1);
     if (fc->posix) setenv("NUMACOLL_SHM_BACKEND", "posix", 1);
     if (fc->role != NO_GROUPS) {
@@ -210,6 +228,7 @@ static void test_fault(void **state)
     assert_int_equal(res.timed_out, 0);
     const int hang = fc->when == HANG, v = fc->victim;
     double slowest = 0;
+    int timeouts_naming_victim = 0;
     for (int r = 0; r < P; r++) {
         const report_t *rep = &sh->reps[r];
         if (r == v && !hang) {
@@ -220,9 +239,13 @@ static void test_fault(void **state)
         /* a survivor that timed out and exited can be found dead by one that still waits
          * (the timeouts spread on a loaded machine): that report names the hung member as
          * a live one that did not arrive */
-        int want_rc = hang && rep->rc == NUMACOLL_ERR_PEER_DEAD ? NUMACOLL_ERR_PEER_DEAD
-                      : hang                                  ? NUMACOLL_ERR_TIMEOUT
-                                                              : NUMACOLL_ERR_PEER_DEAD;
+        /* stalled: every member entered the call, so the timeout names the member the wait
+         * was for (a survivor that waited on another survivor's flag finds that one gone) */
+        const int stall = fc->when == STALL;
+        int want_rc = (hang || stall) && rep->rc == NUMACOLL_ERR_PEER_DEAD ? NUMACOLL_ERR_PEER_DEAD
+                      : hang || stall                                     ? NUMACOLL_ERR_TIMEOUT
+                                                                          : NUMACOLL_ERR_PEER_DEAD;
+        if (stall && rep->rc == NUMACOLL_ERR_PEER_DEAD) named = 1; /* names the gone survivor */
         if (hang && rep->rc == NUMACOLL_ERR_PEER_DEAD) named = nc_msg_names_late(rep->msg, v);
         /* a reduce's non-root may need nothing more of the victim after its own posts
          * (hier: a member of another group): it completes the call and fails at the next */
@@ -243,12 +266,16 @@ static void test_fault(void **state)
         }
         assert_int_equal(rep->rc, want_rc);
         assert_true(named);
+        timeouts_naming_victim +=
+            rep->rc == NUMACOLL_ERR_TIMEOUT && nc_msg_names_rank(rep->msg, v);
         /* killed before: none of call KILL_AT's chunks; mid-call: those before the trap */
-        assert_int_equal(rep->victim_posted,
-                         fc->when == DURING ? (long)(trap_offset() / FRAGMENT) : 0);
+        assert_int_equal(rep->victim_posted, fc->when == DURING || fc->when == STALL
+                                                 ? (long)(trap_offset() / FRAGMENT)
+                                                 : 0);
         if (rep->seconds > slowest) slowest = rep->seconds;
     }
     if (fc->role != NO_GROUPS) assert_int_equal(sh->victim_role, fc->role);
+    if (fc->when == STALL) assert_true(timeouts_naming_victim >= 1);
     printf("%s: the survivors failed within %.3f s\n", fc->name, slowest);
     munmap(sh, sizeof *sh);
     assert_true(nc_shm_settle(baseline) <= baseline);
@@ -283,6 +310,7 @@ static const fault_case_t cases[] = {
     {"reduce hier, 7 chunks, group member killed in the last", 0, "hier", LAST, 3, DURING, 1,
      GROUP_MEMBER},
     {"allreduce rsag, 16 chunks, hung before", -1, "rsag", LONG, 2, HANG, 1, 0},
+    {"allreduce flat, 16 chunks, stopped mid-call", -1, "flat", LONG, 1, STALL, 0, 0},
 };
 
 int main(void)

@@ -267,6 +267,8 @@ typedef struct nc_wait {
     uint64_t last_peer_check_ns;
     uint64_t naps;
     uint64_t timeout_ns; /* 0 = never: the team's, or a standalone wait's own */
+    int waiting_for;     /* the member whose flag this wait polls, -1 = not one (set by the
+                            caller after nc_wait_init; named when the wait times out) */
 } nc_wait_t;
 
 void nc_wait_init(nc_wait_t *w, numacoll_team_t *team, const char *op);

@@ -62,6 +62,7 @@ void nc_wait_init(nc_wait_t *w, numacoll_team_t *team, const char *op)
     w->last_peer_check_ns = 0;
     w->naps = 0;
     w->timeout_ns = team ? team->timeout_ns : 0;
+    w->waiting_for = -1;
 }
 
 void nc_wait_init_standalone(nc_wait_t *w, const char *op, uint64_t timeout_ns)
@@ -126,18 +127,23 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
                         "completing it (waited %.3f s)%s%s",
                         w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, list, waited,
                         nlate ? "; live member(s) that did not arrive: " : "", late);
+    /* the member this wait polls, when the caller said (a member stopped inside the call
+     * has arrived, so only this names it) */
+    char hint[64] = "";
+    if (w->waiting_for >= 0)
+        snprintf(hint, sizeof hint, "; this wait was for member(s) %d", w->waiting_for);
     if (nmissing == 0)
         return nc_error(status,
                         "%s #%llu on team '%s' (rank %d of %d) timed out: NUMACOLL_TIMEOUT=%.9g "
                         "s expired after %.6f s of waiting; every member entered the call but "
-                        "the wait did not end",
+                        "the wait did not end%s",
                         w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, limit,
-                        waited);
+                        waited, hint);
     return nc_error(status,
                     "%s #%llu on team '%s' (rank %d of %d) timed out: NUMACOLL_TIMEOUT=%.9g s "
-                    "expired after %.6f s of waiting; member(s) that did not arrive: %s",
+                    "expired after %.6f s of waiting; member(s) that did not arrive: %s%s",
                     w->op, (unsigned long long)t->seq, t->name, t->rank, t->size, limit, waited,
-                    list);
+                    list, hint);
 }
 
 int nc_wait_slow(nc_wait_t *w)

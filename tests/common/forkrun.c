@@ -150,11 +150,9 @@ int nc_shm_settle(int baseline)
 }
 
 /* the rank list that follows @p prefix in @p msg ("a, b (exited), c"): does it hold r? */
-static int list_has(const char *msg, const char *prefix, int r)
+/* does the list of ranks after @p prefix at @p p have @p r? */
+static int list_at_has(const char *p, int r)
 {
-    const char *p = strstr(msg, prefix);
-    if (!p) return 0;
-    p += strlen(prefix);
     for (;;) {
         char *end;
         long v = strtol(p, &end, 10);
@@ -165,6 +163,14 @@ static int list_has(const char *msg, const char *prefix, int r)
         if (strncmp(p, ", ", 2) != 0) return 0;
         p += 2;
     }
+}
+
+/* does any list of ranks after an occurrence of @p prefix in @p msg have @p r? */
+static int list_has(const char *msg, const char *prefix, int r)
+{
+    for (const char *p = strstr(msg, prefix); p; p = strstr(p + 1, prefix))
+        if (list_at_has(p + strlen(prefix), r)) return 1;
+    return 0;
 }
 
 int nc_msg_names_rank(const char *msg, int r)

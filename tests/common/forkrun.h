@@ -49,7 +49,7 @@ int nc_shm_baseline(void);
 /** Wait up to 2 s for the numacoll entries in /dev/shm to drop to @p baseline; the count. */
 int nc_shm_settle(int baseline);
 
-/** Does a wait's error message name rank @p r among the members it blames (the list after
+/** Does a wait's error message name rank @p r among the members it blames (any list after
  *  "member(s) " or "did not arrive: ", as "a, b (exited), c")? */
 int nc_msg_names_rank(const char *msg, int r);
 

@@ -61,11 +61,9 @@ int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk)
                 /* Wait: member m alone writes its partial flag, with release after its
                  * partial of this level - 1; the flag's value (acquire) makes it visible,
                  * and m rewrites that slot only for chunk + slots, after our done */
-                _Atomic uint64_t *f = rd_flag(r, m, RD_LINE_PARTIAL);
-                nc_wait_t w;
-                nc_wait_init(&w, call->team, call->who);
-                while (atomic_load_explicit(f, memory_order_acquire) < base + (uint64_t)level)
-                    if ((rc = nc_wait_step(&w))) return rc;
+                rc = rd_wait_flag(call, m, rd_flag(r, m, RD_LINE_PARTIAL),
+                                  base + (uint64_t)level);
+                if (rc) return rc;
                 value = rd_result(r, m, chunk->number);
             }
             call->kernel(partial, partial, value, chunk->n);
@@ -78,11 +76,9 @@ int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk)
     int holder = h->levels[h->nlevels - 1].groups[0].members[0];
     /* Wait: the last level's leader alone writes its partial flag, with release after the
      * whole result; see above for the slot's reuse */
-    _Atomic uint64_t *f = rd_flag(r, holder, RD_LINE_PARTIAL);
-    nc_wait_t w;
-    nc_wait_init(&w, call->team, call->who);
-    while (atomic_load_explicit(f, memory_order_acquire) < base + (uint64_t)h->nlevels)
-        if ((rc = nc_wait_step(&w))) return rc;
+    rc = rd_wait_flag(call, holder, rd_flag(r, holder, RD_LINE_PARTIAL),
+                      base + (uint64_t)h->nlevels);
+    if (rc) return rc;
     memcpy(call->output + chunk->first * es, rd_result(r, holder, chunk->number), bytes);
     return NUMACOLL_OK;
 }

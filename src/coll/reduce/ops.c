@@ -79,13 +79,14 @@ PAIR_KERNELS(ff, pair_2float)
 PAIR_KERNELS(dd, pair_2double)
 
 #define INT_ROW(tag)                                                                               \
-    {[NUMACOLL_OP_SUM] = tag##_sum,   [NUMACOLL_OP_PROD] = tag##_prod, [NUMACOLL_OP_MIN] = tag##_min, \
-     [NUMACOLL_OP_MAX] = tag##_max,   [NUMACOLL_OP_LAND] = tag##_land, [NUMACOLL_OP_LOR] = tag##_lor, \
-     [NUMACOLL_OP_LXOR] = tag##_lxor, [NUMACOLL_OP_BAND] = tag##_band, [NUMACOLL_OP_BOR] = tag##_bor, \
-     [NUMACOLL_OP_BXOR] = tag##_bxor}
+    {[NUMACOLL_OP_SUM] = tag##_sum,   [NUMACOLL_OP_PROD] = tag##_prod,                             \
+     [NUMACOLL_OP_MIN] = tag##_min,   [NUMACOLL_OP_MAX] = tag##_max,                               \
+     [NUMACOLL_OP_LAND] = tag##_land, [NUMACOLL_OP_LOR] = tag##_lor,                               \
+     [NUMACOLL_OP_LXOR] = tag##_lxor, [NUMACOLL_OP_BAND] = tag##_band,                             \
+     [NUMACOLL_OP_BOR] = tag##_bor,   [NUMACOLL_OP_BXOR] = tag##_bxor}
 #define FLOAT_ROW(tag)                                                                             \
-    {[NUMACOLL_OP_SUM] = tag##_sum, [NUMACOLL_OP_PROD] = tag##_prod, [NUMACOLL_OP_MIN] = tag##_min, \
-     [NUMACOLL_OP_MAX] = tag##_max}
+    {[NUMACOLL_OP_SUM] = tag##_sum, [NUMACOLL_OP_PROD] = tag##_prod,                               \
+     [NUMACOLL_OP_MIN] = tag##_min, [NUMACOLL_OP_MAX] = tag##_max}
 #define PAIR_ROW(tag) {[NUMACOLL_OP_MINLOC] = tag##_minloc, [NUMACOLL_OP_MAXLOC] = tag##_maxloc}
 
 /* the kernel of each (type, op) pair; NULL: the pair is not allowed */
@@ -166,8 +167,9 @@ const char *numacoll_op_name(numacoll_op_t op)
 int rd_kernel_get(const char *who, numacoll_dtype_t dtype, numacoll_op_t op, rd_kernel_fn *fn)
 {
     if ((unsigned)dtype >= NUMACOLL_DTYPE_COUNT)
-        return nc_error(NUMACOLL_ERR_ARG, "%s: datatype %d unknown; allowed: 0..%d (numacoll_dtype_t)",
-                        who, (int)dtype, NUMACOLL_DTYPE_COUNT - 1);
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "%s: datatype %d unknown; allowed: 0..%d (numacoll_dtype_t)", who,
+                        (int)dtype, NUMACOLL_DTYPE_COUNT - 1);
     if ((unsigned)op >= NUMACOLL_OP_COUNT)
         return nc_error(NUMACOLL_ERR_ARG, "%s: op %d unknown; allowed: 0..%d (numacoll_op_t)", who,
                         (int)op, NUMACOLL_OP_COUNT - 1);

@@ -6,12 +6,12 @@
 
 #include <string.h>
 
-/* wait until *flag >= target; the caller's comment says who writes it and what follows */
-static int wait_flag(rd_call_t *call, _Atomic uint64_t *flag, uint64_t target)
+int rd_wait_flag(rd_call_t *call, int member, _Atomic uint64_t *flag, uint64_t target)
 {
     if (atomic_load_explicit(flag, memory_order_acquire) >= target) return NUMACOLL_OK;
     nc_wait_t w;
     nc_wait_init(&w, call->team, call->who);
+    w.waiting_for = member;
     while (atomic_load_explicit(flag, memory_order_acquire) < target) {
         int rc = nc_wait_step(&w);
         if (rc) return rc;
@@ -26,7 +26,7 @@ int rd_wait_all(rd_call_t *call, int line, uint64_t target, const char *what)
      * we load a value >= target (acquire), those writes of every chunk up to target are
      * visible to us */
     for (int m = 0; m < call->nprocs; m++) {
-        int rc = wait_flag(call, rd_flag(call->state, m, line), target);
+        int rc = rd_wait_flag(call, m, rd_flag(call->state, m, line), target);
         if (rc) return rc;
     }
     return NUMACOLL_OK;
@@ -40,7 +40,7 @@ int rd_wait_posted(rd_call_t *call, uint64_t chunk)
      * holds this chunk when we read it. */
     for (int m = 0; m < call->nprocs; m++) {
         if (m == call->me) continue;
-        int rc = wait_flag(call, rd_stamp(call->state, m, chunk), chunk);
+        int rc = rd_wait_flag(call, m, rd_stamp(call->state, m, chunk), chunk);
         if (rc) return rc;
     }
     return NUMACOLL_OK;

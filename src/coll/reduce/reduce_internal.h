@@ -149,6 +149,9 @@ int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk);
 void rd_post_hier(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk);
 
+/* protocol.c: wait until *@p flag, written by @p member, is >= @p target (acquire); the
+ * caller's comment says what the value announces */
+int rd_wait_flag(rd_call_t *call, int member, _Atomic uint64_t *flag, uint64_t target);
 /* protocol.c: wait until every member's flag @p line is >= @p target (acquire) */
 int rd_wait_all(rd_call_t *call, int line, uint64_t target, const char *what);
 /* protocol.c: wait until every member has posted its input of @p chunk (acquire) */

@@ -23,7 +23,7 @@ static int params_from_config(rd_params_t *p)
     p->fragment = nc_round_up(nc_cfg_size(NC_CFG_REDUCE_FRAGMENT), 64);
     p->flat_max = nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX);
     p->slots = (int32_t)nc_cfg_int(NC_CFG_REDUCE_SLOTS);
-    int a, b;
+    int a = -1, b = -1;
     int rc = nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_ALLREDUCE), &a);
     if (rc == NUMACOLL_OK) rc = nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_REDUCE), &b);
     p->alg_allreduce = a, p->alg_reduce = b;
@@ -62,40 +62,42 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     const int P = t->size;
     rd_params_t mine, *all = calloc((size_t)P, sizeof *all);
     int rc = params_from_config(&mine);
+    /* the only exit before the exchange: without @p all this member cannot take part (a
+     * few bytes per member; the others then wait in the exchange, or for NUMACOLL_TIMEOUT
+     * where the allgather has one) */
     if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    /* allocated before the agreement, so that its failure is agreed too */
+    nc_reduce_team_t *r = calloc(1, sizeof *r);
+    if (!r && rc == NUMACOLL_OK) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
     /* everyone takes part in the exchange, even with a bad value, so nobody waits alone */
     int rc_oob = nc_oob_allgather(t->allgather, &mine, all, sizeof mine, t->oob_ctx,
                                   "setting up the reductions");
     if (rc_oob != NUMACOLL_OK) {
-        free(all);
+        free(all), free(r);
         return rc_oob;
     }
     if (rc == NUMACOLL_OK) rc = params_compare(&mine, &all[0]);
     free(all);
     rc = nc_agree(t->rank, P, t->allgather, t->oob_ctx, rc);
-    if (rc != NUMACOLL_OK) return rc;
-
-    nc_reduce_team_t *r = calloc(1, sizeof *r);
-    if (!r) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
-    size_t line = t->line, total = 0;
-    if (r) {
-        r->line = line;
-        r->fragment = mine.fragment;
-        r->slots = (unsigned)mine.slots;
-        r->flat_max = mine.flat_max;
-        r->alg_allreduce = mine.alg_allreduce;
-        r->alg_reduce = mine.alg_reduce;
-        r->in_off = RD_CTL_LINES * line;
-        r->in_stride = nc_round_up(RD_SLOT_HEADER + r->fragment, 64);
-        r->result_off = r->in_off + r->slots * r->in_stride;
-        r->area_stride = nc_round_up(r->result_off + r->slots * r->fragment, nc_page_size());
-        r->next_chunk = 1;
-        r->hier = nc_topo_team_hier(t, RD_HIER_LEVELS);
-        r->numa_nodes = nc_topo_team_numa_count(t);
-        total = r->area_stride * (size_t)P;
+    if (rc != NUMACOLL_OK) {
+        free(r);
+        return rc;
     }
-    if (rc == NUMACOLL_OK)
-        rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total, 0,
+    r->line = t->line;
+    r->fragment = mine.fragment;
+    r->slots = (unsigned)mine.slots;
+    r->flat_max = mine.flat_max;
+    r->alg_allreduce = mine.alg_allreduce;
+    r->alg_reduce = mine.alg_reduce;
+    r->in_off = RD_CTL_LINES * r->line;
+    r->in_stride = nc_round_up(RD_SLOT_HEADER + r->fragment, 64);
+    r->result_off = r->in_off + r->slots * r->in_stride;
+    r->area_stride = nc_round_up(r->result_off + r->slots * r->fragment, nc_page_size());
+    r->next_chunk = 1;
+    r->hier = nc_topo_team_hier(t, RD_HIER_LEVELS);
+    r->numa_nodes = nc_topo_team_numa_count(t);
+    size_t total = r->area_stride * (size_t)P;
+    rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total, 0,
                                       (size_t)t->rank * r->area_stride, r->area_stride,
                                       r->area_stride, t->numa_node, "the reduction buffers",
                                       &r->seg);
