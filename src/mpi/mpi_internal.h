@@ -201,7 +201,7 @@ int large_drain(nc_comm_t *s, uint64_t total, int root);
 int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm);
 int node_bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root);
 int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll_op_t *core_op,
-               MPI_Count *mult);
+               MPI_Count *mult, MPI_Datatype *base);
 int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
                  int root, MPI_Comm comm);
 

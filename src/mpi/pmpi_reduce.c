@@ -61,10 +61,10 @@ static int result(nc_comm_t *s, MPI_Comm comm, const char *name, int rc)
 }
 
 /* the node step of a reduce to the node's rank 0 (hierarchical mode): numacoll's, or the
- * MPI's on the node communicator when the node has no team */
+ * MPI's on the node communicator when the node has no team (@p n elements of the
+ * predefined type @p base) */
 static int node_reduce(nc_comm_t *s, const void *input, void *out, size_t n,
-                       numacoll_dtype_t ct, numacoll_op_t co, MPI_Count count, MPI_Datatype dt,
-                       MPI_Op op)
+                       numacoll_dtype_t ct, numacoll_op_t co, MPI_Datatype base, MPI_Op op)
 {
     if (s->team) {
         nc_team_op_enter(s->team, "reduce");
@@ -79,12 +79,15 @@ static int node_reduce(nc_comm_t *s, const void *input, void *out, size_t n,
         return NUMACOLL_OK;
     }
     const void *send = s->node_rank == 0 && input == out ? MPI_IN_PLACE : input;
-    return native(send, out, count, dt, op, 0, s->node) == MPI_SUCCESS ? NUMACOLL_OK
-                                                                       : NUMACOLL_ERR_OOB;
+    return native(send, out, (MPI_Count)n, base, op, 0, s->node) == MPI_SUCCESS
+               ? NUMACOLL_OK
+               : NUMACOLL_ERR_OOB;
 }
 
+/* The MPI library's steps take @p n elements of the predefined type @p base, not the
+ * caller's count and datatype: Open MPI 4.1 rejects predefined ops on a derived type. */
 static int hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numacoll_dtype_t ct,
-                numacoll_op_t co, MPI_Count count, MPI_Datatype dt, MPI_Op op, int root)
+                numacoll_op_t co, MPI_Datatype base, MPI_Op op, int root)
 {
     size_t bytes = n * numacoll_dtype_size(ct);
     int leader = s->node_rank == 0;
@@ -96,15 +99,23 @@ static int hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numaco
         else if (!(acc = scratch = malloc(bytes ? bytes : 1)))
             return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", bytes);
     }
-    int rc = node_reduce(s, input, acc, n, ct, co, count, dt, op);
+    int rc = node_reduce(s, input, acc, n, ct, co, base, op);
     if (rc == NUMACOLL_OK && leader && s->nnodes > 1) {
-        int mrc;
+        int mrc = MPI_SUCCESS;
+        const MPI_Count cnt = (MPI_Count)n;
         if (root < 0) {
-            mrc = native(MPI_IN_PLACE, acc, count, dt, op, -1, s->leaders);
+            mrc = native(MPI_IN_PLACE, acc, cnt, base, op, -1, s->leaders);
+        } else if (s->node_of[root] != s->my_node) {
+            mrc = native(acc, NULL, cnt, base, op, s->node_of[root], s->leaders);
         } else {
-            int lroot = s->node_of[root]; /* leaders are ranked by node index (comm.c) */
-            mrc = native(lroot == s->my_node ? MPI_IN_PLACE : acc, lroot == s->my_node ? acc : NULL,
-                         count, dt, op, lroot, s->leaders);
+            /* the root's leader sends a copy, not MPI_IN_PLACE: MPICH 4.0's MPI_Reduce
+             * crashes on MPI_IN_PLACE at a root other than 0 above a few KiB (without the
+             * memory for the copy, MPI_IN_PLACE: the other leaders are already in the call).
+             * Leaders are ranked by node index (comm.c). */
+            void *copy = malloc(bytes ? bytes : 1);
+            if (copy) memcpy(copy, acc, bytes);
+            mrc = native(copy ? copy : MPI_IN_PLACE, acc, cnt, base, op, s->my_node, s->leaders);
+            free(copy);
         }
         if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
     }
@@ -134,9 +145,10 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     numacoll_dtype_t ct;
     numacoll_op_t co;
     MPI_Count mult = 1;
+    MPI_Datatype base = MPI_DATATYPE_NULL;
     if (comm == MPI_COMM_NULL || count < 0 || root < -1 || !g_active || !g_reduce)
         return native(sendbuf, recvbuf, count, dt, op, root, comm);
-    if (!reduce_map(dt, op, &ct, &co, &mult)) {
+    if (!reduce_map(dt, op, &ct, &co, &mult, &base)) {
         say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
         return native(sendbuf, recvbuf, count, dt, op, root, comm);
     }
@@ -159,7 +171,7 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
                            gets_result ? recvbuf : NULL, n, ct, co, root, -1, name);
         if (rc == NUMACOLL_OK) nc_team_op_leave(s->team);
     } else {
-        rc = hier(s, input, recvbuf, n, ct, co, count, dt, op, root);
+        rc = hier(s, input, recvbuf, n, ct, co, base, op, root);
     }
     if (rc == NUMACOLL_ERR_CONFIG || rc == NUMACOLL_ERR_NOMEM || rc == NUMACOLL_ERR_UNSUPPORTED) {
         /* the set-up of the reduction buffers failed, on every member alike (agreed) */

@@ -140,8 +140,10 @@ static const type_row_t *type_of(MPI_Datatype dt, MPI_Count *mult, int depth)
     return row;
 }
 
+/* *base: the predefined type of the run (dt itself when predefined), for the MPI library's
+ * own reductions of numacoll's calls (Open MPI 4.1's reject predefined ops on derived types) */
 int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll_op_t *core_op,
-               MPI_Count *mult)
+               MPI_Count *mult, MPI_Datatype *base)
 {
     /* a one-entry cache per thread of a predefined type's answer (a program reduces with one
      * or two pairs; a derived type's handle may be freed and come back as another type, so
@@ -152,7 +154,7 @@ int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll
     static __thread numacoll_op_t last_core_op;
     static __thread int last_valid;
     if (last_valid && dt == last_dt && op == last_op) {
-        *core_type = last_core_type, *core_op = last_core_op, *mult = 1;
+        *core_type = last_core_type, *core_op = last_core_op, *mult = 1, *base = dt;
         return 1;
     }
     pthread_once(&g_types_once, build_types);
@@ -161,7 +163,7 @@ int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll
     MPI_Count n = 1;
     const type_row_t *row = type_of(dt, &n, 0);
     if (!row || !op_allowed(row->kind, cop)) return 0;
-    *core_type = row->core, *core_op = cop, *mult = n;
+    *core_type = row->core, *core_op = cop, *mult = n, *base = row->mpi;
     if (row->mpi == dt) { /* predefined */
         last_dt = dt, last_op = op, last_core_type = row->core, last_core_op = cop;
         last_valid = 1;
