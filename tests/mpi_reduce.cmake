@@ -1,0 +1,53 @@
+# MPI tests of MPI_Allreduce / MPI_Reduce through numacoll (tests/mpi/mpi_reduce_test.c),
+# for every MPI libnumacoll_mpi was built for; nc_mpi_program, nc_mpi_test and NC_MPI_TDIR
+# come from mpi.cmake.
+if(NOT NC_MPI_FLAVORS OR NUMACOLL_MPI STREQUAL "off")
+  return()
+endif()
+
+foreach(f ${NC_MPI_FLAVORS})
+  set(t mpi_reduce_test_${f})
+  nc_mpi_program(${t} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_reduce_test.c ${f})
+  target_link_libraries(${t} PRIVATE m)
+  set(P ${NC_MPI_TDIR}/${t})
+  # every type x op, sizes 0 .. 1 MiB (3 MiB at np = 2), all entry points, in place and
+  # not; oversubscribed launches draw fewer sizes (MPICH's busy-polling fewest). One
+  # process: the MPI library's own
+  if(f STREQUAL "mpich") # np = 3: pseudo-nodes of 2 and 1 (the latter without a team)
+    set(level_over tiny)
+    set(fake_np 3)
+  else()
+    set(level_over small)
+    set(fake_np 4)
+  endif()
+  foreach(np 1 2 3 5 8)
+    if(np EQUAL 1)
+      set(how "types, [0-9]+ calls checked, 0 of them numacoll's .the MPI library's")
+    else()
+      set(how "types, ([0-9]+) calls checked, \\1 of them numacoll's .flat")
+    endif()
+    if(np EQUAL 2)
+      set(level full)
+    elseif(np EQUAL 8)
+      set(level tiny)
+    elseif(np EQUAL 5)
+      set(level ${level_over})
+    else()
+      set(level small)
+    endif()
+    nc_mpi_test(mpi_${f}_reduce_np${np} ${f} ${np} --timeout 60 --expect "matrix: [0-9]+ ${how}"
+                --expect "matrix: PASS" -- ${P} matrix ${level})
+  endforeach()
+  # hierarchical (pseudo-nodes): floating point compared across ranks; pairs that the MPI
+  # library's own reduction (the leaders' step) gets wrong are listed, not failed
+  nc_mpi_test(mpi_${f}_reduce_fake2 ${f} ${fake_np} --timeout 60 --env NUMACOLL_FAKE_NODES=2
+              --expect "types, ([0-9]+) calls checked, \\1 of them numacoll's .hierarchical"
+              --expect "matrix: PASS" -- ${P} matrix ${level_over})
+  # a user op and a vector type go to the MPI library (said once per process with
+  # NUMACOLL_VERBOSE=1); members with different counts get MPI_ERR_ARG naming the rank
+  nc_mpi_test(mpi_${f}_reduce_edges ${f} 3 --timeout 60 --env NUMACOLL_VERBOSE=1
+              --count "^numacoll-mpi: MPI_(Allreduce|Reduce): a user-defined op, .*once\\)$" 3
+              --expect "rank 2 passed other arguments than rank [01]"
+              --expect "native: a user op .* not numacoll's" --expect "mismatch: every member"
+              --expect "edges: PASS" -- ${P} edges)
+endforeach()
