@@ -241,12 +241,14 @@ foreach(f ${NC_MPI_FLAVORS})
       WORKING_DIRECTORY ${NC_MPI_TDIR}
       COMMENT "Building the Fortran MPI test for ${f}")
     add_custom_target(fortran_test_${f} ALL DEPENDS ${fp})
+    # ... and its 8 allreduces and 4 reduces (mpif.h and `use mpi`) numacoll's
     nc_mpi_test(mpi_${f}_fortran ${f} 3 --env NUMACOLL_MPI_STATS=1
                 --expect "fortran: PASS"
-                --expect "numacoll-mpi stats \\[${f} rank 2\\]: MPI_Barrier [0-9]+ \\(numacoll [1-9][0-9]*\\), MPI_Bcast [0-9]+ \\([^)]*\\), fortran [1-9]"
+                --expect "numacoll-mpi stats \\[${f} rank 2\\]: MPI_Barrier [0-9]+ \\(numacoll [1-9][0-9]*\\), MPI_Bcast [0-9]+ \\([^)]*\\), MPI_Allreduce 8 \\(numacoll 8\\), MPI_Reduce 4 \\(numacoll 4\\), fortran [1-9]"
                 -- ${fp})
-    # the mpi_f08 module (Open MPI: mpi_barrier_f08 -> ompi_barrier_f; MPICH:
-    # mpi_barrier_f08_ calls PMPI_Barrier): interposed too
+    # the mpi_f08 module (Open MPI: mpi_barrier_f08 -> ompi_barrier_f, ompi_allreduce_f, ...;
+    # MPICH: mpi_barrier_f08_ calls PMPI_Barrier, its bcast, allreduce and reduce call the C
+    # MPI_Bcast, MPI_Allreduce, MPI_Reduce): interposed too, 21 allreduces and 10 reduces
     set(fp8 ${NC_MPI_TDIR}/fortran_f08_test_${f})
     add_custom_command(OUTPUT ${fp8}
       COMMAND ${NC_FC_${f}} -O1 -w -o ${fp8} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/fortran_f08_test.f90
@@ -255,7 +257,7 @@ foreach(f ${NC_MPI_FLAVORS})
       COMMENT "Building the Fortran mpi_f08 test for ${f}")
     add_custom_target(fortran_f08_test_${f} ALL DEPENDS ${fp8})
     nc_mpi_test(mpi_${f}_fortran_f08 ${f} 2 --env NUMACOLL_MPI_STATS=1 --expect "f08: PASS"
-                --expect "numacoll-mpi stats \\[${f} rank 1\\]: MPI_Barrier 30 \\(numacoll 30\\), MPI_Bcast 30 \\(numacoll 30[^)]*\\), fortran [1-9]"
+                --expect "numacoll-mpi stats \\[${f} rank 1\\]: MPI_Barrier 30 \\(numacoll 30\\), MPI_Bcast 30 \\(numacoll 30[^)]*\\), MPI_Allreduce 21 \\(numacoll 21\\), MPI_Reduce 10 \\(numacoll 10\\), fortran [1-9]"
                 -- ${fp8})
   endif()
 endforeach()

@@ -1,9 +1,12 @@
-! mpi_f08 bindings: MPI_Barrier / MPI_Bcast through the f08 module must reach libnumacoll_mpi
+! mpi_f08 bindings: MPI_Barrier / MPI_Bcast / MPI_Allreduce / MPI_Reduce through the f08 module
+! must reach libnumacoll_mpi (20 allreduces and 10 reduces before the final one)
 program f08_test
   use mpi_f08
   implicit none
   integer :: rank, nprocs, it, bad, total
-  integer :: v(4)
+  integer :: v(4), i
+  double precision :: d(300)
+  real :: r(5)
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
@@ -14,6 +17,25 @@ program f08_test
     if (rank == 0) v = it
     call MPI_Bcast(v, 4, MPI_INTEGER, 0, MPI_COMM_WORLD)
     if (any(v /= it)) bad = bad + 1
+  end do
+  do it = 1, 10
+    do i = 1, 300
+      d(i) = 0.5d0 * (rank + 1) * (i + it)
+    end do
+    call MPI_Allreduce(MPI_IN_PLACE, d, 300, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD)
+    do i = 1, 300
+      if (d(i) /= 0.25d0 * nprocs * (nprocs + 1) * (i + it)) bad = bad + 1
+    end do
+    v = rank * it
+    call MPI_Allreduce(v, v(3), 2, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)
+    if (any(v(3:4) /= (nprocs - 1) * it)) bad = bad + 1
+    r = rank + 0.5
+    if (rank == mod(it, nprocs)) then
+      call MPI_Reduce(MPI_IN_PLACE, r, 5, MPI_REAL, MPI_SUM, mod(it, nprocs), MPI_COMM_WORLD)
+      if (any(r /= 0.5 * nprocs * nprocs)) bad = bad + 1
+    else
+      call MPI_Reduce(r, r, 5, MPI_REAL, MPI_SUM, mod(it, nprocs), MPI_COMM_WORLD)
+    end if
   end do
   call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0 .and. total == 0) print '(a)', 'f08: PASS'
