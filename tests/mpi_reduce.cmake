@@ -50,4 +50,10 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "rank 2 passed other arguments than rank [01]"
               --expect "native: a user op .* not numacoll's" --expect "mismatch: every member"
               --expect "edges: PASS" -- ${P} edges)
+  # a member killed before / inside MPI_Allreduce: the others fail with numacoll's error
+  # naming it (Open MPI; MPICH's launcher ends them itself), no hang, nothing in /dev/shm
+  add_test(NAME mpi_${f}_reduce_kill
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/reduce_kill.sh ${CMAKE_BINARY_DIR}/bin ${f} ${P})
+  set_tests_properties(mpi_${f}_reduce_kill PROPERTIES TIMEOUT 180 LABELS "mpi;mpi-${f}"
+                       RUN_SERIAL TRUE PASS_REGULAR_EXPRESSION "reduce_kill: PASS")
 endforeach()

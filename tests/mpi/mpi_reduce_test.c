@@ -506,6 +506,9 @@ static void *kill_self_later(void *arg)
  * waiting for it */
 static void test_kill(const char *when)
 {
+    /* MPICH's hydra (-disable-auto-cleanup) tells the survivors of a failure with SIGUSR1,
+     * whose default action ends them: ignored, so that numacoll's detection is tested */
+    signal(SIGUSR1, SIG_IGN);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     double in[4096], out[4096];
     for (int i = 0; i < 4096; i++)
@@ -513,6 +516,7 @@ static void test_kill(const char *when)
     MPI_Allreduce(in, out, 4096, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); /* set up */
     printf("kill: rank %d pid %d ready\n", g_rank, (int)getpid());
     fflush(stdout);
+    PMPI_Barrier(MPI_COMM_WORLD); /* every rank has said it before one dies */
     const int victim = g_size - 1, inside = !strcmp(when, "in");
     if (g_rank == victim && !inside) raise(SIGKILL);
     pthread_t killer;

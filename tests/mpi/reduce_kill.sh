@@ -1,0 +1,63 @@
+#!/bin/bash
+# A member killed (SIGKILL) before, or inside, a loop of MPI_Allreduce calls on numacoll's
+# flat team (np = 3, the last rank dies; mpi_reduce_test kill before|in). Every process
+# must have ended within LIMIT seconds of the ranks being ready, and no shared-memory name
+# of the job's processes may be left in /dev/shm (NUMACOLL_SHM_BACKEND=posix: the segments
+# have names there until all members have attached). Open MPI runs with --enable-recovery,
+# so its launcher leaves the survivors alone: each must return an error from MPI_Allreduce,
+# numacoll naming the dead rank (NUMACOLL_ERR_PEER_DEAD ... member(s) 2 ...). MPICH's hydra
+# kills the survivors within milliseconds of the failure even with -disable-auto-cleanup
+# (SIGUSR1, then SIGKILL), often before they notice: there a survivor either reports the
+# error or is ended by the launcher.
+#   reduce_kill.sh BIN_DIR FLAVOR PROGRAM
+set -u
+bindir="$1"; flavor="$2"; prog="$3"
+LIMIT=${REDUCE_KILL_LIMIT:-20}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_base_warn_component_unused=0
+case "$flavor" in
+openmpi) launch=(mpirun.openmpi --oversubscribe --enable-recovery -np 3) ;;
+mpich) launch=(mpiexec.mpich -disable-auto-cleanup -n 3) ;;
+*) echo "reduce_kill.sh: unknown MPI $flavor"; exit 2 ;;
+esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+for when in before in; do
+    out="$tmp/$when.out"
+    NUMACOLL_SHM_BACKEND=posix NUMACOLL_MPI_SETUP_AFTER=0 timeout $((LIMIT + 30)) \
+        "$bindir/numacoll-run" "${launch[@]}" "$prog" kill "$when" >"$out" 2>&1 &
+    job=$!
+    for ((i = 0; i < 600; i++)); do # up to 30 s for the three ranks to be ready
+        [ "$(grep -c "^kill: rank [0-9] pid [0-9]* ready" "$out")" = 3 ] && break
+        kill -0 $job 2>/dev/null || break
+        sleep 0.05
+    done
+    t0=$(date +%s%N)
+    wait $job
+    rc=$?
+    took=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+    pids=$(sed -n 's/^kill: rank [0-9] pid \([0-9]*\) ready$/\1/p' "$out" | tr '\n' ' ')
+    left=""
+    for p in $pids; do
+        left+=$(ls /dev/shm 2>/dev/null | grep "^numacoll-$p-" | tr '\n' ' ')
+    done
+    survivors=$(grep -c "^kill: rank [01]: allreduce [0-9]* failed" "$out")
+    # rank 0 may see rank 1 gone too (it exits after its error)
+    dead_re="member\(s\) ([01] \(exited\), )?2 \(exited\) exited before completing it"
+    named=$(grep -Ec "NUMACOLL_ERR_PEER_DEAD \(MPI_Allreduce .*$dead_re" "$out")
+    ended=$(grep -c "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)" "$out")
+    echo "kill $when ($flavor): exit $rc after ${took} s; survivors with an error: $survivors/2;" \
+         "numacoll named rank 2: $named/2; ended by the launcher: $ended;" \
+         "left in /dev/shm: ${left:-nothing}"
+    if [ $flavor = mpich ] && [ "$ended" = 1 ]; then # survivors the launcher ended: fine
+        survivors=2 named=2
+    fi
+    if [ $rc = 124 ] || [ "$survivors" != 2 ] || [ "$named" != 2 ] ||
+        [ -n "$left" ] || [ "$(wc -w <<<"$pids")" != 3 ] ||
+        awk -v t="$took" -v l="$LIMIT" 'BEGIN { exit !(t > l) }'; then
+        echo "FAILED: kill $when:"; grep -v '^\s*$' "$out" | tail -30; fail=1
+    fi
+done
+[ $fail = 0 ] && echo "reduce_kill: PASS"
+exit $fail
