@@ -20,9 +20,10 @@
  *   mpi_coll_test sessions          MPI-4 sessions only (no MPI_Init): a communicator from
  *                                   the session's mpi://WORLD, barriers, broadcasts, a
  *                                   long wait (progress hook), free, finalize
- *   mpi_coll_test soak [steps]      seeded random barriers and broadcasts (0 B - 4 MiB, type
- *                                   pairs) on six overlapping communicators, one re-created
- *                                   now and then; every byte and a canary checked
+ *   mpi_coll_test soak [steps]      seeded random barriers, broadcasts (0 B - 4 MiB, type
+ *                                   pairs), allreduces and reduces on six overlapping
+ *                                   communicators, one re-created now and then; every byte
+ *                                   and a canary checked
  *   mpi_coll_test nospace           a queue that cannot get memory: the native MPI_Bcast
  *                                   takes over (run by tests/mpi/small_shm.sh)
  *
@@ -48,6 +49,7 @@
 #include <unistd.h>
 
 #include "mpi_test_util.h"
+#include "soak_reduce.h"
 
 static int expect_numacoll(void)
 {
@@ -1609,7 +1611,8 @@ static int soak_members(MPI_Comm comm, int *out)
 }
 
 /* @p steps calls drawn from one seeded stream (NC_SOAK_SEED, else rank 0's clock, printed
- * for a rerun): barriers and broadcasts of 0 B to 4 MiB from random roots, some with a
+ * for a rerun): barriers, allreduces and reduces (soak_reduce.h: 1 in 8 calls, up to
+ * 192 KiB) and broadcasts of 0 B to 4 MiB from random roots, some with a
  * type pair (contiguous doubles at the root, every other double on the receivers), on six
  * communicators whose member sets and rank orders differ (world, a dup, parity halves,
  * reversed ranks, all but the last rank, and one freed and duplicated again now and
@@ -1678,7 +1681,7 @@ static void test_soak(int steps)
     }
     stats_t s0 = get_stats();
     uint64_t x = seed;
-    long nbar = 0, nbc = 0, npair = 0, nchurn = 0;
+    long nbar = 0, nbc = 0, npair = 0, nchurn = 0, nred = 0, nred_got = 0;
     double mib = 0;
     for (int st = 0; st < steps; st++) {
         /* every draw happens on every rank, members of the chosen communicator or not */
@@ -1725,6 +1728,11 @@ static void test_soak(int steps)
                 }
             }
             nbar++;
+            continue;
+        }
+        if (op == 11 || op == 12) { /* a reduction of up to 3 fragments (192 KiB) */
+            nred++;
+            nred_got += soak_reduce_step(cm, wr[k], r, p, st, c, n % (192 << 10), buf);
             continue;
         }
         int root = (int)(c % (uint64_t)p);
@@ -1790,11 +1798,15 @@ static void test_soak(int steps)
     if (trace) fclose(trace);
     long nb = (long)(s1.bcast_numacoll - s0.bcast_numacoll);
     long nr = (long)(s1.barrier_numacoll - s0.barrier_numacoll);
+    long nrd = (long)(s1.allreduce_numacoll - s0.allreduce_numacoll + s1.reduce_numacoll -
+                      s0.reduce_numacoll);
     if (expect_numacoll() && g_stats_fn && !g_fail)
-        CHECK(nb > nbc / 2 && (noop || nr > nbar / 2),
-              "numacoll ran only %ld of %ld broadcasts and %ld of %ld barriers", nb, nbc, nr, nbar);
-    long tot[5] = {nbc, nb, nbar, nr, early}, all[5];
-    PMPI_Allreduce(tot, all, 5, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(nb > nbc / 2 && (noop || nr > nbar / 2) && (nred == 0 || nrd > nred / 2),
+              "numacoll ran only %ld of %ld broadcasts, %ld of %ld barriers and %ld of %ld "
+              "reductions",
+              nb, nbc, nr, nbar, nrd, nred);
+    long tot[8] = {nbc, nb, nbar, nr, early, nred, nrd, nred_got}, all[8];
+    PMPI_Allreduce(tot, all, 8, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (noop) {
         CHECK(all[4] > 0, "no-op barriers: the check found no member left behind");
         if (g_rank == 0)
@@ -1803,8 +1815,10 @@ static void test_soak(int steps)
     if (g_rank == 0)
         printf("soak: %d steps, %ld communicator re-creations; over the ranks %ld broadcast "
                "calls (%ld numacoll's, %ld type pairs here), %ld barrier calls (%ld "
-               "numacoll's), %.0f MiB here\n",
-               steps, nchurn, all[0], all[1], npair, all[2], all[3], mib);
+               "numacoll's), %ld allreduce/reduce calls (%ld numacoll's, %ld results "
+               "checked), %.0f MiB of broadcasts here\n",
+               steps, nchurn, all[0], all[1], npair, all[2], all[3], all[5], all[6], all[7],
+               mib);
 }
 
 int main(int argc, char **argv)
