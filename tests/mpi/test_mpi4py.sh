@@ -6,7 +6,9 @@
 # built against this MPI (Open MPI on Debian 12), with the test suite taken from the PyPI
 # sdist of the same version (downloaded once, not built); otherwise mpi4py is built from
 # that sdist against the MPI into a venv (a few minutes, once). Exit 77 (ctest: skipped)
-# with a message when the sdist cannot be fetched or built (offline machine).
+# with a message when the sdist cannot be fetched or built (offline machine). Then
+# tests/mpi/mpi4py_reduce.py at np = 3: MPI_Allreduce / MPI_Reduce through mpi4py, values and
+# interception (with numpy when the venv can install it).
 #   test_mpi4py.sh BUILD_DIR FLAVOR
 set -u
 build="$(cd "$1" && pwd)"; flavor="$2"
@@ -54,6 +56,11 @@ else
         mkdir -p "$dir/src" && tar -xzf "$sdist" -C "$dir/src" --strip-components=1
     fi
 fi
+# numpy for the reductions' buffers (tests/mpi/mpi4py_reduce.py falls back to array.array)
+if [ "$runpy" != "$py" ] && ! "$runpy" -c 'import numpy' 2>/dev/null; then
+    timeout 300 "$dir/venv/bin/pip" install -q numpy >/dev/null 2>&1 ||
+        echo "no numpy for $runpy (offline?): the reductions use array.array"
+fi
 # the suite's runner: test/main.py (mpi4py 4), test/runtests.py (3.x)
 runner="$dir/src/test/main.py"
 [ -f "$runner" ] || runner="$dir/src/test/runtests.py"
@@ -76,4 +83,15 @@ for np in 2 3; do
         grep -E "^(FAIL|ERROR):|Error|error" "$log" | head -20
     fi
 done
+# numacoll's own reductions through mpi4py (comm.allreduce, comm.Allreduce, comm.Reduce on
+# buffers): values, and every buffer call numacoll's (np = 3, oversubscribed)
+log="$dir/reduce-np3.log"
+NUMACOLL_MPI_SETUP_AFTER=0 timeout 120 "$build/bin/numacoll-run" "${launch[@]}" 3 "$runpy" \
+    "$(dirname "$0")/mpi4py_reduce.py" >"$log" 2>&1
+rc=$?
+echo "mpi4py reductions np=3 ($flavor): exit $rc; $(grep -h "mpi4py reductions:" "$log")"
+if [ $rc -ne 0 ] || ! grep -q "mpi4py reductions: PASS" "$log"; then
+    fail=1
+    grep -E "CHECK FAILED|Error" "$log" | head -20
+fi
 exit $fail
