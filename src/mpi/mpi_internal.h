@@ -202,6 +202,9 @@ int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MP
 int node_bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root);
 int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll_op_t *core_op,
                MPI_Count *mult, MPI_Datatype *base);
+/* the MPI op that runs numacoll's kernel of @p op (non-commutative), MPI_OP_NULL if the MPI
+ * refused to create it */
+MPI_Op reduce_kernel_op(numacoll_op_t op);
 int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
                  int root, MPI_Comm comm);
 

@@ -12,8 +12,8 @@
  * and the communicator's agreed state.
  *
  * Order of the fold: flat, the core's (rank order, the same bits on every member and at
- * every call); hierarchical, rank order inside each node, then the MPI library's order
- * over the nodes.
+ * every call); hierarchical, rank order inside each node, then the nodes' results in node
+ * order (the leaders' step runs numacoll's kernels as a non-commutative MPI op).
  */
 #include "mpi_internal.h"
 
@@ -99,6 +99,10 @@ static int hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numaco
         else if (!(acc = scratch = malloc(bytes ? bytes : 1)))
             return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", bytes);
     }
+    /* the MPI library's steps run numacoll's kernels as a non-commutative op
+     * (reduce_types.c): numacoll's arithmetic, and the nodes' results in node order */
+    MPI_Op kernel_op = reduce_kernel_op(co);
+    if (kernel_op != MPI_OP_NULL) op = kernel_op;
     int rc = node_reduce(s, input, acc, n, ct, co, base, op);
     if (rc == NUMACOLL_OK && leader && s->nnodes > 1) {
         int mrc = MPI_SUCCESS;

@@ -170,3 +170,71 @@ int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll
     }
     return 1;
 }
+
+/* ---- MPI ops that run numacoll's kernels (the hierarchical mode's step between nodes) ----
+ * The leaders' reduction goes through the MPI library, but with these ops instead of the
+ * predefined ones: the arithmetic is then numacoll's on every node count (the predefined
+ * ops of Debian's Open MPI 4.1 saturate 8- and 16-bit sums and MPICH 4.0's compare
+ * unsigned types as signed in MIN/MAX), and the ops are created non-commutative, so the
+ * library combines the nodes' results in node order. */
+
+static MPI_Op g_kernel_ops[NUMACOLL_OP_COUNT];
+static pthread_once_t g_kernel_ops_once = PTHREAD_ONCE_INIT;
+
+/* the core type of a predefined datatype of the table (the leaders' step passes only those) */
+static int core_of(MPI_Datatype dt, numacoll_dtype_t *core)
+{
+    pthread_once(&g_types_once, build_types);
+    for (int i = 0; i < g_ntypes; i++)
+        if (g_types[i].mpi == dt) {
+            *core = g_types[i].core;
+            return 1;
+        }
+    return 0;
+}
+
+static void run_kernel(numacoll_op_t op, void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    numacoll_dtype_t core;
+    if (!core_of(*dt, &core) || nc_reduce_local(core, op, in, inout, (size_t)*len) != NUMACOLL_OK) {
+        /* cannot happen: the leaders' step passes a type of the table with its op */
+        fprintf(stderr, "numacoll-mpi: internal error: the step between nodes got a datatype "
+                        "numacoll's kernels do not take\n");
+        abort();
+    }
+}
+
+#define KERNEL_OP_FN(name, op)                                                                     \
+    static void kernel_op_##name(void *in, void *inout, int *len, MPI_Datatype *dt)                \
+    {                                                                                              \
+        run_kernel(op, in, inout, len, dt);                                                        \
+    }
+KERNEL_OP_FN(sum, NUMACOLL_OP_SUM)
+KERNEL_OP_FN(prod, NUMACOLL_OP_PROD)
+KERNEL_OP_FN(min, NUMACOLL_OP_MIN)
+KERNEL_OP_FN(max, NUMACOLL_OP_MAX)
+KERNEL_OP_FN(land, NUMACOLL_OP_LAND)
+KERNEL_OP_FN(lor, NUMACOLL_OP_LOR)
+KERNEL_OP_FN(lxor, NUMACOLL_OP_LXOR)
+KERNEL_OP_FN(band, NUMACOLL_OP_BAND)
+KERNEL_OP_FN(bor, NUMACOLL_OP_BOR)
+KERNEL_OP_FN(bxor, NUMACOLL_OP_BXOR)
+KERNEL_OP_FN(minloc, NUMACOLL_OP_MINLOC)
+KERNEL_OP_FN(maxloc, NUMACOLL_OP_MAXLOC)
+
+static void create_kernel_ops(void)
+{
+    MPI_User_function *const fns[NUMACOLL_OP_COUNT] = {
+        kernel_op_sum,  kernel_op_prod, kernel_op_min,  kernel_op_max,
+        kernel_op_land, kernel_op_lor,  kernel_op_lxor, kernel_op_band,
+        kernel_op_bor,  kernel_op_bxor, kernel_op_minloc, kernel_op_maxloc};
+    for (int i = 0; i < NUMACOLL_OP_COUNT; i++)
+        if (PMPI_Op_create(fns[i], 0, &g_kernel_ops[i]) != MPI_SUCCESS)
+            g_kernel_ops[i] = MPI_OP_NULL;
+}
+
+MPI_Op reduce_kernel_op(numacoll_op_t op)
+{
+    pthread_once(&g_kernel_ops_once, create_kernel_ops);
+    return (unsigned)op < NUMACOLL_OP_COUNT ? g_kernel_ops[op] : MPI_OP_NULL;
+}

@@ -18,6 +18,12 @@ NC_CFG_LINK(reduce); /* config_rows.c: this layer's rows (config.h) */
 int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                   numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who);
 
+/** @p inout = @p in op @p inout, element by element (@p in: the lower rank's value), with
+ *  the kernels of the shared-memory reductions; NUMACOLL_ERR_ARG for a pair they do not
+ *  take. For the MPI layer's step between nodes. */
+int nc_reduce_local(numacoll_dtype_t dtype, numacoll_op_t op, const void *in, void *inout,
+                    size_t n);
+
 /** Registry index of algorithm @p name ("auto" -> -1); NUMACOLL_ERR_NOT_FOUND (message
  *  naming the allowed names) for an unknown one. */
 int nc_reduce_alg_lookup(const char *name, int *alg);

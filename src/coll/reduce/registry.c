@@ -71,6 +71,15 @@ const char *nc_reduce_choice(numacoll_team_t *t, size_t bytes, int root)
     return rd_algorithms[auto_choice(&probe, t ? t->size : 2, bytes, root)].name;
 }
 
+int nc_reduce_local(numacoll_dtype_t dtype, numacoll_op_t op, const void *in, void *inout,
+                    size_t n)
+{
+    rd_kernel_fn kernel;
+    int rc = rd_kernel_get("nc_reduce_local", dtype, op, &kernel);
+    if (rc == NUMACOLL_OK) kernel(inout, in, inout, n); /* element-wise: out may be b too */
+    return rc;
+}
+
 int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                   numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who)
 {
