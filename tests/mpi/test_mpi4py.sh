@@ -2,13 +2,14 @@
 # mpi4py's own test suite under the preload (modules left out: see exclude): np = 2 with
 # the default deferred set-up (what an application gets), np = 3 with
 # NUMACOLL_MPI_SETUP_AFTER=0 (every communicator numacoll's from its first call, so every
-# barrier and broadcast test runs through numacoll; oversubscribed). The mpi4py is Debian's python3-mpi4py when it is
-# built against this MPI (Open MPI on Debian 12), with the test suite taken from the PyPI
-# sdist of the same version (downloaded once, not built); otherwise mpi4py is built from
-# that sdist against the MPI into a venv (a few minutes, once). Exit 77 (ctest: skipped)
-# with a message when the sdist cannot be fetched or built (offline machine). Then
-# tests/mpi/mpi4py_reduce.py at np = 3: MPI_Allreduce / MPI_Reduce through mpi4py, values and
-# interception (with numpy when the venv can install it).
+# barrier and broadcast test runs through numacoll; oversubscribed). The mpi4py is
+# Debian's python3-mpi4py when it is built against this MPI (Open MPI on Debian 12), with
+# the test suite taken from the PyPI sdist of the same version (downloaded once, not
+# built); otherwise mpi4py is built from that sdist against the MPI into a venv (a few
+# minutes, once). Exit 77 (ctest: skipped) with a message when the sdist cannot be fetched
+# or built (offline machine). Then tests/mpi/mpi4py_reduce.py at np = 3: MPI_Allreduce /
+# MPI_Reduce through mpi4py, values and interception (with numpy when the venv can
+# install it).
 #   test_mpi4py.sh BUILD_DIR FLAVOR
 set -u
 build="$(cd "$1" && pwd)"; flavor="$2"
