@@ -51,6 +51,10 @@ void list_remove_locked(nc_comm_t *s)
     fold(&g_st.barrier_numacoll, &s->st_barrier_numacoll);
     fold(&g_st.bcast_calls, &s->st_bcast_calls);
     fold(&g_st.bcast_numacoll, &s->st_bcast_numacoll);
+    fold(&g_st.allreduce_calls, &s->st_allreduce_calls);
+    fold(&g_st.allreduce_numacoll, &s->st_allreduce_numacoll);
+    fold(&g_st.reduce_calls, &s->st_reduce_calls);
+    fold(&g_st.reduce_numacoll, &s->st_reduce_numacoll);
     if (s->prev)
         s->prev->next = s->next;
     else if (g_list == s)

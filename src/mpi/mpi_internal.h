@@ -65,6 +65,10 @@ typedef struct nc_comm {
     _Atomic uint64_t st_barrier_calls, st_barrier_numacoll;
     _Atomic uint64_t st_bcast_calls, st_bcast_numacoll; /* MPI_Bcast's fast path (same rule) */
 
+    /* the reductions' counters (the same single-writer rule; not on the fast paths' line) */
+    _Atomic uint64_t st_allreduce_calls, st_allreduce_numacoll, st_reduce_calls,
+        st_reduce_numacoll;
+
     /* the rest: set-up, hierarchical mode, the idle-team cache */
     MPI_Comm comm;    /* the user's communicator (not owned) */
     MPI_Comm node;    /* hier: this process's (pseudo-)node communicator (owned) */

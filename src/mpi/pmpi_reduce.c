@@ -45,6 +45,18 @@ static int native(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
                     : PMPI_Reduce(sendbuf, recvbuf, (int)count, dt, op, root, comm);
 }
 
+/* native() of a call numacoll does not take, counted: in the communicator's single-writer
+ * counters when it has a state (@p s), else in the process totals */
+static int counted_native(nc_comm_t *s, const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    if (s && root < 0) BUMP(s->st_allreduce_calls);
+    else if (s) BUMP(s->st_reduce_calls);
+    else if (root < 0) COUNT(allreduce_calls);
+    else COUNT(reduce_calls);
+    return native(sendbuf, recvbuf, count, dt, op, root, comm);
+}
+
 /* MPI error of a failed numacoll reduction: a mismatch of arguments between members is the
  * caller's (MPI_ERR_ARG, the team stays usable); the rest (a dead member, a timeout) breaks
  * the team */
@@ -144,29 +156,29 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 {
     ensure_init();
     const char *name = root < 0 ? "MPI_Allreduce" : "MPI_Reduce";
-    if (root < 0) COUNT(allreduce_calls);
-    else COUNT(reduce_calls);
     numacoll_dtype_t ct;
     numacoll_op_t co;
     MPI_Count mult = 1;
     MPI_Datatype base = MPI_DATATYPE_NULL;
     if (comm == MPI_COMM_NULL || count < 0 || root < -1 || !g_active || !g_reduce)
-        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+        return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
     if (!reduce_map(dt, op, &ct, &co, &mult, &base)) {
         say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
-        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+        return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
     }
     size_t esize = numacoll_dtype_size(ct), n;
     if (__builtin_mul_overflow((size_t)count, (size_t)mult, &n) || n > SIZE_MAX / esize)
-        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+        return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
     /* the same units on every member (the same count and type): see defer_step */
     nc_comm_t *s = comm_get(comm, bcast_units((MPI_Count)n, (MPI_Count)esize), 0);
     if (!s || s->mode == MODE_PASS || s->mode == MODE_DEFER || s->reduce_native ||
         root >= s->size || (s->mode == MODE_FLAT && !s->team))
-        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+        return counted_native(s, sendbuf, recvbuf, count, dt, op, root, comm);
+    if (root < 0) BUMP(s->st_allreduce_calls);
+    else BUMP(s->st_reduce_calls);
     int gets_result = root < 0 || root == s->rank;
     if (sendbuf == MPI_IN_PLACE && !gets_result) /* erroneous: the MPI's error */
-        return native(sendbuf, recvbuf, count, dt, op, root, comm);
+        return native(sendbuf, recvbuf, count, dt, op, root, comm); /* counted above */
     const void *input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     int rc;
     if (s->mode == MODE_FLAT) {
@@ -184,8 +196,8 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
         return native(sendbuf, recvbuf, count, dt, op, root, comm);
     }
     if (rc == NUMACOLL_OK) {
-        if (root < 0) COUNT(allreduce_numacoll);
-        else COUNT(reduce_numacoll);
+        if (root < 0) BUMP(s->st_allreduce_numacoll);
+        else BUMP(s->st_reduce_numacoll);
     }
     return result(s, comm, name, rc);
 }

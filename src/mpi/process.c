@@ -105,12 +105,20 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
         o->bcast_calls += atomic_load_explicit(&s->st_bcast_calls, memory_order_relaxed);
         o->bcast_numacoll += atomic_load_explicit(&s->st_bcast_numacoll, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&g_lock);
-    o->bcast_staged = READ(bcast_staged);
     o->allreduce_calls = READ(allreduce_calls);
     o->allreduce_numacoll = READ(allreduce_numacoll);
     o->reduce_calls = READ(reduce_calls);
     o->reduce_numacoll = READ(reduce_numacoll);
+    for (nc_comm_t *s = g_list; s; s = s->next) {
+#define LIVE(x) atomic_load_explicit(&s->st_##x, memory_order_relaxed)
+        o->allreduce_calls += LIVE(allreduce_calls);
+        o->allreduce_numacoll += LIVE(allreduce_numacoll);
+        o->reduce_calls += LIVE(reduce_calls);
+        o->reduce_numacoll += LIVE(reduce_numacoll);
+#undef LIVE
+    }
+    pthread_mutex_unlock(&g_lock);
+    o->bcast_staged = READ(bcast_staged);
     o->fortran_calls = READ(fortran_calls);
     o->comms_set_up = READ(comms_set_up);
     o->comms_freed = READ(comms_freed);
