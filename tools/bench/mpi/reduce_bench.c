@@ -199,7 +199,9 @@ static int parse_options(int argc, char **argv, rb_opts_t *o)
             o->quiet = 1;
             continue;
         }
-        if (!v) {
+        if (!v && in_list("--csv,--variants,--native-label,--iters,--reps,--root,--target-ms,"
+                          "--min-bytes,--max-bytes",
+                          a)) {
             fprintf(stderr, RB_TOOL ": option %s needs a value\n", a);
             return 2;
         }
