@@ -201,6 +201,38 @@ foreach(f ${NC_MPI_FLAVORS})
     nc_mpi_test(mpi_${f}_bench_root_shift_barrier ${f} 2 --fail
                 --count "--root-shift is an option of bcast" 2
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} barrier --root-shift)
+    # numacoll-bench --mpi allreduce|reduce at np = 2, 8 B .. 2 KiB: every row at every size
+    # (limit:inline up to its 1 KiB blocks: 8 sizes), every member that gets the result
+    # checks it (a wrong sum fails the run), and `default` went through numacoll (its
+    # counters); a reduce to root 1. Then the errors after MPI_Init: a root beyond the
+    # communicator (Open MPI), an unknown variant (MPICH), each named with what is allowed
+    set(rb_rows --count "^allreduce +native +2 " 9 --count "^allreduce +default +2 " 9
+                --count "^allreduce +flat +2 " 9 --count "^allreduce +rsag +2 " 9
+                --count "^allreduce +limit:inline +2 " 8 --count "^allreduce +limit:fold +2 " 9
+                --reject "limit:inline +2 +2048 ")
+    if(f STREQUAL "openmpi")
+      list(APPEND rb_rows --count "^allreduce +native-sm +2 " 9)
+    endif()
+    nc_mpi_test(mpi_${f}_bench_allreduce ${f} 2 ${rb_rows} --env NUMACOLL_MPI_STATS=1
+                --count "MPI_Allreduce [1-9][0-9]* .numacoll [1-9][0-9]*" 2
+                -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} allreduce --reps 1
+                --iters 20 --target-ms 1 --max-bytes 2K)
+    nc_mpi_test(mpi_${f}_bench_reduce ${f} 2 --count "^reduce +default +2 " 9
+                --count "^reduce +rsag +2 " 9 --count "^reduce +limit:inline +2 " 8
+                --env NUMACOLL_MPI_STATS=1 --count "MPI_Reduce [1-9][0-9]* .numacoll [1-9]" 2
+                -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} reduce --root 1 --reps 1
+                --iters 20 --target-ms 1 --max-bytes 2K
+                --variants default,rsag,limit:inline)
+    if(f STREQUAL "openmpi")
+      nc_mpi_test(mpi_${f}_bench_reduce_bad_root ${f} 2 --fail
+                  --count "--root 2 is not valid with 2 processes. allowed: 0..1" 1
+                  -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} reduce --root 2)
+    else()
+      nc_mpi_test(mpi_${f}_bench_allreduce_bad_variant ${f} 2 --fail
+                  --count "unknown variant 'no-such'. allowed: native, .*limit:fold, flat, rsag" 1
+                  -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} allreduce
+                  --variants default,no-such)
+    endif()
     # a name --variants does not know is an error naming it and the allowed names; a known
     # one this run cannot measure (limit:memcpy for the barrier) is said, not skipped
     nc_mpi_test(mpi_${f}_bench_bad_variant ${f} 2 --fail
