@@ -4,8 +4,8 @@
 #     refuses to start (exit 2), names the variable and writes no figure;
 #   - ranks that run without numacoll although the environment passed the check (here: an
 #     MPI benchmark binary wrapped to give its ranks an invalid value, or
-#     NUMACOLL_MPI_BCAST=0): the step fails, its rows are dropped, bench.sh exits 1 naming it
-#     on the terminal and in summary.md;
+#     NUMACOLL_MPI_BCAST=0 or NUMACOLL_MPI_REDUCE=0): the step fails, its rows are dropped,
+#     bench.sh exits 1 naming it on the terminal and in summary.md;
 #   - a good run records the host, CPU model and count, load average at start and end, MPI
 #     versions, numacoll's commit (clean or dirty) and the date in summary.md.
 #   bench_honest.sh BUILD_DIR BENCH_SH
@@ -96,6 +96,15 @@ if [ $rc = 1 ] && grep -q "MPI bcast, Open MPI, np=2 \.\.\. FAILED.*rank 0 (0 of
     ok "broadcasts not through numacoll (NUMACOLL_MPI_BCAST=0 in the ranks): the step failed, no rows"
 else
     bad "NUMACOLL_MPI_BCAST=0 in the ranks: exit $rc, $(numacoll_rows "$tmp/bcast") numacoll rows, output: $(tail -n 25 "$tmp/bcast.out")"
+fi
+wrap NUMACOLL_MPI_REDUCE=0
+bench_run allreduce BENCH_MPIS=openmpi BENCH_REDUCE_MAX=64 \
+    "BENCH_ONLY=^MPI allreduce, Open MPI, np=2\$" "$bench" "$fake" "$tmp/allreduce"; rc=$?
+if [ $rc = 1 ] && grep -q "MPI allreduce, Open MPI, np=2 \.\.\. FAILED.*rank 0 (0 of [0-9]* MPI_Allreduce calls through numacoll)" "$tmp/allreduce.out" &&
+    [ "$(numacoll_rows "$tmp/allreduce")" = 0 ]; then
+    ok "allreduces not through numacoll (NUMACOLL_MPI_REDUCE=0 in the ranks): the step failed, no rows"
+else
+    bad "NUMACOLL_MPI_REDUCE=0 in the ranks: exit $rc, $(numacoll_rows "$tmp/allreduce") numacoll rows, output: $(tail -n 25 "$tmp/allreduce.out")"
 fi
 
 # 3. a good run: its figures are kept, and the run is recorded

@@ -21,6 +21,10 @@
 #      the tree and CMA variants, with Open MPI) and the references limit:signal and
 #      limit:memcpy measured alternately in one run. Bcast figures: OSU's mean over the
 #      ranks in mpi_bcast.csv, the slowest rank's in slowest_mpi_bcast.csv (same run)
+#      The reductions (MPI_DOUBLE, MPI_SUM, 8 B - 4 MiB): allreduce and reduce at np = 2 and
+#      (Open MPI) an oversubscribed np = 8, rows native, native-sm, default, every reduction
+#      algorithm and the references limit:inline and limit:fold: mpi_{allreduce,reduce}.csv
+#      (BENCH_QUICK=1: up to 64 KiB, np = 8 with fewer calls)
 #   2b. the broadcast's target sizes again in BENCH_LAUNCHES (default 6) separate launches
 #      (launches_mpi_bcast.csv): how often a target holds as the VM's regime changes
 #   3. the key-value store lock schemes (numacoll-kvbench, every mode and lock) and the
@@ -44,7 +48,8 @@
 # the end and in summary.md), 2 when the run could not start.
 #
 # Knobs (environment): BENCH_REPS (repetitions, default 11), BENCH_TARGET_MS (time per
-# sample run, default 20), BENCH_BCAST_MAX (largest bcast, default 4M), BENCH_QUICK=1
+# sample run, default 20), BENCH_BCAST_MAX (largest bcast, default 4M), BENCH_REDUCE_MAX
+# (largest allreduce and reduce, default 4M; quick: 64K), BENCH_QUICK=1
 # (a smoke run of about half a minute: 3 repetitions, 5 ms samples, bcast up to 64K, fewer
 # calls, variants and sizes (the fragment figure at 1 MiB), no oversubscribed MPI broadcast,
 # no target launches), BENCH_LAUNCHES (launches of the broadcast's target sizes, default 6),
@@ -87,6 +92,8 @@ KV_ARGS=(--reps 5)
 KV_PROFILE=(--iters 200)
 PAPER1_ITERS=1000
 BAR8_MPICH=(--iters 200)
+RMAX="${BENCH_REDUCE_MAX:-4M}"
+RED8=()
 if [ "$QUICK" = 1 ]; then
     REPS="${BENCH_REPS:-3}"; TMS="${BENCH_TARGET_MS:-5}"; BMAX="${BENCH_BCAST_MAX:-64K}"
     CORE_BAR=(--iters 500 --reps 3)
@@ -98,6 +105,8 @@ if [ "$QUICK" = 1 ]; then
     KV_PROFILE=(--iters 20)
     PAPER1_ITERS=300
     BAR8_MPICH=(--iters 20 --variants native,default)
+    RMAX="${BENCH_REDUCE_MAX:-64K}"
+    RED8=(--reps 2 --iters 100)
     LAUNCHES="${BENCH_LAUNCHES:-0}"
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -182,7 +191,8 @@ skip() { # description, reason: a step that cannot run here
 # ---- MPI runs ----------------------------------------------------------------------------
 # check_numacoll OUTPUT MPI NP COLL: did numacoll run this launch? Every rank must print
 # numacoll's counters (NUMACOLL_MPI_STATS=1, at MPI_Finalize) for MPI, with barriers through
-# numacoll (COLL barrier) or every MPI_Bcast call through numacoll (COLL bcast). An invalid
+# numacoll (COLL barrier) or every MPI_Bcast / MPI_Allreduce / MPI_Reduce call through
+# numacoll (COLL bcast, allreduce, reduce). An invalid
 # NUMACOLL_* value, NUMACOLL_DISABLE, a failed set-up or a library of the other MPI would
 # give no line, or zero calls.
 check_numacoll() {
@@ -202,6 +212,15 @@ check_numacoll() {
             split(substr(line, RSTART, RLENGTH), b, /[ (]+/)   # MPI_Barrier N numacoll M
             match(line, /MPI_Bcast [0-9]+ \(numacoll [0-9]+/)
             split(substr(line, RSTART, RLENGTH), c, /[ (]+/)
+            if (coll == "allreduce" || coll == "reduce") {
+                if (coll == "reduce") match(line, /MPI_Reduce [0-9]+ \(numacoll [0-9]+/)
+                else match(line, /MPI_Allreduce [0-9]+ \(numacoll [0-9]+/)
+                split(substr(line, RSTART, RLENGTH), c, /[ (]+/)
+                if (c[4] + 0 == 0 || c[4] + 0 < c[2] + 0)
+                    bad = bad (bad ? "," : "") " rank " id[3] " (" c[4] " of " c[2] " " \
+                          c[1] " calls through numacoll)"
+                next
+            }
             if (coll == "barrier" && b[4] + 0 == 0) bad = bad (bad ? "," : "") " rank " id[3] " (0 barriers through numacoll)"
             if (coll == "bcast" && (c[4] + 0 == 0 || c[4] + 0 < c[2] + 0))
                 bad = bad (bad ? "," : "") " rank " id[3] " (" c[4] " of " c[2] " MPI_Bcast calls through numacoll)"
@@ -338,7 +357,7 @@ plan() {
     run "LogP parameters and the model's estimates (paper 2)" logp_model
 
     # ---- 2. MPI ------------------------------------------------------------------------
-    local mpi np nm extra bv rv
+    local mpi np nm extra bv rv coll
     for mpi in $MPIS; do
         nm="$(mpi_name "$mpi")"
         if [ ! -x "$BIN/numacoll-bench-mpi-$mpi" ]; then
@@ -381,6 +400,13 @@ plan() {
             run "MPI bcast, $nm, np=8 (oversubscribed)" mpi_bench openmpi 8 bcast \
                 --max-bytes "$BMAX" --variants native,native-sm,default,limit:memcpy
         fi
+        # the reductions: every row the benchmark has at np = 2, and oversubscribed (Open MPI)
+        for coll in allreduce reduce; do
+            run "MPI $coll, $nm, np=2" mpi_bench "$mpi" 2 "$coll" --max-bytes "$RMAX"
+            [ "$mpi" = openmpi ] || continue
+            run "MPI $coll, $nm, np=8$([ 8 -gt "$NP" ] && echo " (oversubscribed)")" \
+                mpi_bench openmpi 8 "$coll" --max-bytes "$RMAX" "${RED8[@]+"${RED8[@]}"}"
+        done
     done
 
     # ---- 2b. the broadcast targets over several launches ---------------------------------
