@@ -208,6 +208,7 @@ foreach(f ${NC_MPI_FLAVORS})
     # communicator (Open MPI), an unknown variant (MPICH), each named with what is allowed
     set(rb_rows --count "^allreduce +native +2 " 9 --count "^allreduce +default +2 " 9
                 --count "^allreduce +flat +2 " 9 --count "^allreduce +rsag +2 " 9
+                --count "^allreduce +hier +2 " 9
                 --count "^allreduce +limit:inline +2 " 8 --count "^allreduce +limit:fold +2 " 9
                 --reject "limit:inline +2 +2048 ")
     if(f STREQUAL "openmpi")
