@@ -231,7 +231,9 @@ int numacoll_allreduce(numacoll_team_t *team, const void *sendbuf, void *recvbuf
 /**
  * As numacoll_allreduce, but only @p root gets the result (in its @p recvbuf; the others'
  * recvbuf is not touched and may be NULL). NUMACOLL_IN_PLACE is for the root only (the
- * others' sendbuf holds their input). All members must pass the same root too.
+ * others' sendbuf holds their input). All members must pass the same root too. A non-root
+ * whose call is one chunk of the "flat" algorithm (small messages) returns right after
+ * posting its input and checks nothing: a mismatch is then reported by the root.
  */
 int numacoll_reduce(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
                     numacoll_dtype_t dtype, numacoll_op_t op, int root);

@@ -109,6 +109,14 @@ int rd_run_chunks(rd_call_t *call, int alg)
     const rd_algorithm_t *algorithm = &rd_algorithms[alg];
     size_t first = 0;
     int rc = NUMACOLL_OK;
+    /* A reduce's non-root that reads nothing (flat) and posts one chunk leaves right after
+     * posting, as a native MPI's non-root leaves after its send: waiting for the others'
+     * posts only to compare signatures would double the call. The root and the members of
+     * longer calls still compare every signature, so a mismatch fails there, the chunk
+     * counts stay alike (every member of a mismatched call stops after its first chunk),
+     * and this member's next calls work. */
+    const int leave_after_post = call->root >= 0 && call->me != call->root &&
+                                 algorithm->step == rd_step_flat && call->count <= per_chunk;
     /* a call of 0 elements runs one empty chunk: the signatures are still compared */
     do {
         rd_chunk_t chunk = {.number = r->next_chunk,
@@ -124,7 +132,7 @@ int rd_run_chunks(rd_call_t *call, int alg)
                               memory_order_release);
         r->next_chunk++;
         int mismatch = NUMACOLL_OK;
-        if (first == 0) {
+        if (first == 0 && !leave_after_post) {
             rc = rd_wait_posted(call, chunk.number);
             if (rc) return rc;
             mismatch = check_signatures(call, chunk.number);
