@@ -154,6 +154,27 @@ const numacoll_algorithm_info_t *numacoll_barrier_algorithms(int *count);
  */
 int numacoll_bcast(numacoll_team_t *team, void *buf, size_t bytes, int root);
 
+/**
+ * Broadcast like numacoll_bcast() with a named variant of the algorithm (see
+ * numacoll_bcast_variant_name()). All members must name the same variant for the same
+ * call. An unknown name gives NUMACOLL_ERR_NOT_FOUND, its message listing the allowed
+ * ones. Used by benchmarks and tests.
+ */
+int numacoll_bcast_with(numacoll_team_t *team, void *buf, size_t bytes, int root,
+                        const char *variant);
+
+/**
+ * Name of broadcast variant @p i, i = 0, 1, ... until NULL: "tree:<name>" for every
+ * notification tree, "cma" (receivers read the root's buffer with process_vm_readv
+ * whatever the size), the queue path's copy modes forced for every message above the
+ * inline limit ("copy:plain", "copy:stream-root": the root writes its queue with
+ * non-temporal stores, "copy:stream-recv": the receivers copy out with them, "copy:stream":
+ * both), the inline path's cache hint ("demote:off", "demote:on") and its write prefetch
+ * ("prefetch:off", "prefetch:on") forced. Each forces that one choice; the team decides the
+ * rest.
+ */
+const char *numacoll_bcast_variant_name(int i);
+
 /* ---- Reductions ------------------------------------------------------------------ */
 
 /** Element types of numacoll_allreduce / numacoll_reduce (the MPI predefined types they

@@ -15,7 +15,6 @@
  *   pmpi_reduce.c     MPI_Allreduce, MPI_Reduce (and _c): flat and hierarchical
  *   reduce_types.c    which datatypes and ops the reductions take, as which core types
  *   pmpi_fortran.c    the Fortran entry points
- *   bench_variants.c  numacoll_mpi_bcast_with: forced trees and copy modes for benchmarks
  */
 #ifndef NC_MPI_INTERNAL_H
 #define NC_MPI_INTERNAL_H
@@ -194,15 +193,17 @@ uint64_t members_sig(MPI_Comm comm, int size);
 
 /* the communicator of the node part: the whole communicator when flat */
 #define NODE_COMM(s) ((s)->mode == MODE_FLAT ? (s)->comm : (s)->node)
-int barrier_impl(MPI_Comm comm, const char *alg, int user);
+int barrier_impl(MPI_Comm comm);
 int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark);
 int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root);
 uint64_t bcast_units(MPI_Count count, MPI_Count tsz);
 int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
+#if MPI_VERSION >= 4
 int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,
                       MPI_Comm comm);
-int large_drain(nc_comm_t *s, uint64_t total, int root);
 int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm);
+#endif
+int large_drain(nc_comm_t *s, uint64_t total, int root);
 int node_bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root);
 int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll_op_t *core_op,
                MPI_Count *mult, MPI_Datatype *base);

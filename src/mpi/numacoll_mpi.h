@@ -54,46 +54,19 @@ const char *numacoll_mpi_flavor(void);
  * whole communicator, 2 = hierarchical (node teams + leaders' communicator). Sets the
  * communicator up now if it is not yet (its first collective, or a communicator still
  * making native calls under NUMACOLL_MPI_SETUP_AFTER), so the call is collective then.
- * numacoll_mpi_comm_team, numacoll_mpi_barrier_with and numacoll_mpi_bcast_with with a
- * variant do the same: an explicit numacoll call means "set it up now".
+ * numacoll_mpi_comm_team does the same: an explicit numacoll call means "set it up now".
  */
 int numacoll_mpi_comm_mode(MPI_Comm comm);
 
 /**
  * The numacoll team behind @p comm when it is one flat team (mode 1), else NULL. For
- * measurements: numacoll_barrier() on it is MPI_Barrier without the interposition layer.
- * The team belongs to the communicator (valid until it is freed; do not destroy it).
+ * measurements: numacoll_barrier() on it is MPI_Barrier without the interposition layer,
+ * and numacoll_barrier_with() / numacoll_bcast_with() run a named algorithm or variant on
+ * it (a hierarchical communicator has no such team: a node team alone is not the
+ * communicator's collective). The team belongs to the communicator (valid until it is
+ * freed; do not destroy it).
  */
 struct numacoll_team *numacoll_mpi_comm_team(MPI_Comm comm);
-
-/**
- * MPI_Barrier on @p comm with a named numacoll algorithm for the node part (NULL = the
- * team's default). Collective; all members must name the same algorithm. Returns an MPI
- * error code; a pass-through communicator runs the native barrier.
- */
-int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm);
-
-/**
- * Names of the broadcast variants numacoll_mpi_bcast_with() accepts, i = 0, 1, ... until
- * NULL: "tree:<name>" for every notification tree of the core broadcast, "cma"
- * (receivers read the root's buffer with process_vm_readv whatever the size), and the queue
- * path's copy modes forced for every size above the inline limit: "copy:plain",
- * "copy:stream-root" (the root writes its queue with non-temporal stores),
- * "copy:stream-recv" (the receivers copy out with non-temporal stores), "copy:stream" (both);
- * the inline path's cache hint forced: "demote:off", "demote:on" (NUMACOLL_BCAST_DEMOTE);
- * and its write prefetch forced: "prefetch:off", "prefetch:on" (NUMACOLL_BCAST_PREFETCH).
- * Every variant takes the general path of the core call, not the default call's shortcut.
- */
-const char *numacoll_mpi_bcast_variant_name(int i);
-
-/**
- * MPI_Bcast of @p bytes bytes with a named variant of numacoll's broadcast (NULL = the
- * default, i.e. MPI_Bcast; beyond INT_MAX bytes, MPI_Bcast_c's large path). Collective;
- * all members must name the same variant. On a
- * communicator that is not one flat numacoll team it runs MPI_Bcast. Returns an MPI
- * error code (MPI_ERR_ARG for an unknown variant).
- */
-int numacoll_mpi_bcast_with(void *buf, size_t bytes, int root, MPI_Comm comm, const char *variant);
 
 #ifdef __cplusplus
 }

@@ -4,45 +4,45 @@
  */
 #include "mpi_internal.h"
 
-static int node_barrier(nc_comm_t *s, const char *alg)
+static int node_barrier(nc_comm_t *s)
 {
-    if (s->team) return alg ? numacoll_barrier_with(s->team, alg) : numacoll_barrier(s->team);
+    if (s->team) return numacoll_barrier(s->team);
     if (s->node_size > 1)
         return PMPI_Barrier(NODE_COMM(s)) == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
     return NUMACOLL_OK;
 }
 
-/* @p user: 1 for MPI_Barrier (C or Fortran), counted in barrier_calls */
-int barrier_impl(MPI_Comm comm, const char *alg, int user)
+/* MPI_Barrier (C or Fortran) outside the fast path */
+int barrier_impl(MPI_Comm comm)
 {
     ensure_init();
     if (comm == MPI_COMM_NULL) {
-        if (user) COUNT(barrier_calls);
+        COUNT(barrier_calls);
         return PMPI_Barrier(comm);
     }
-    nc_comm_t *s = comm_get(comm, 1, !user);
+    nc_comm_t *s = comm_get(comm, 1, 0);
     if (!s || s->mode == MODE_PASS || s->mode == MODE_DEFER) {
-        if (user) COUNT(barrier_calls);
+        COUNT(barrier_calls);
         return PMPI_Barrier(comm);
     }
-    if (user) BUMP(s->st_barrier_calls);
+    BUMP(s->st_barrier_calls);
     int rc;
     if (s->mode == MODE_FLAT) {
-        rc = node_barrier(s, alg);
+        rc = node_barrier(s);
     } else {
         /* node gather, leaders' barrier, node release: nobody leaves the second node
          * barrier before its leader has left the leaders' barrier, which no leader leaves
          * before every node's members have entered the first one */
-        rc = node_barrier(s, alg);
+        rc = node_barrier(s);
         if (rc == NUMACOLL_OK && s->leaders != MPI_COMM_NULL && s->nnodes > 1)
             rc = PMPI_Barrier(s->leaders) == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
-        if (rc == NUMACOLL_OK) rc = node_barrier(s, alg);
+        if (rc == NUMACOLL_OK) rc = node_barrier(s);
     }
     if (rc != NUMACOLL_OK) {
         s->broken = 1;
         return raise_error(comm, "MPI_Barrier", rc);
     }
-    if (user) BUMP(s->st_barrier_numacoll);
+    BUMP(s->st_barrier_numacoll);
     return MPI_SUCCESS;
 }
 
@@ -64,12 +64,7 @@ int MPI_Barrier(MPI_Comm comm)
         BUMP(s->st_barrier_numacoll);
         return MPI_SUCCESS;
     }
-    return barrier_impl(comm, NULL, 1);
-}
-
-int numacoll_mpi_barrier_with(MPI_Comm comm, const char *algorithm)
-{
-    return barrier_impl(comm, algorithm, 0);
+    return barrier_impl(comm);
 }
 
 numacoll_team_t *numacoll_mpi_comm_team(MPI_Comm comm)

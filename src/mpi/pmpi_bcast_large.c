@@ -188,27 +188,17 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
     return prc;
 }
 
-/* The native broadcast of a count that may exceed INT_MAX: MPI-4's PMPI_Bcast_c; with an
- * MPI-3 library only bytes can come this far (numacoll_mpi_bcast_with), in int pieces. */
+#if MPI_VERSION >= 4
+/* The native broadcast of a count that may exceed INT_MAX (MPI-4's PMPI_Bcast_c). */
 int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     if (count <= INT_MAX) return PMPI_Bcast(buf, (int)count, dt, root, comm);
-#if MPI_VERSION >= 4
     return PMPI_Bcast_c(buf, count, dt, root, comm);
-#else
-    if (dt != MPI_BYTE) return MPI_ERR_COUNT;
-    for (MPI_Count off = 0; off < count; off += INT_MAX) {
-        int n = count - off < INT_MAX ? (int)(count - off) : INT_MAX;
-        int rc = PMPI_Bcast((char *)buf + off, n, MPI_BYTE, root, comm);
-        if (rc != MPI_SUCCESS) return rc;
-    }
-    return MPI_SUCCESS;
-#endif
 }
 
-/* A broadcast of @p count > INT_MAX elements of @p tsz > 0 bytes (MPI_Bcast_c, bytes from
- * numacoll_mpi_bcast_with): the communicator step as MPI_Bcast's general path, then the
- * large path, or the native call where numacoll does not broadcast. */
+/* A broadcast of @p count > INT_MAX elements of @p tsz > 0 bytes (MPI_Bcast_c): the
+ * communicator step as MPI_Bcast's general path, then the large path, or the native call
+ * where numacoll does not broadcast. */
 int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,
                              MPI_Comm comm)
 {
@@ -222,6 +212,7 @@ int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz
         return native_bcast_count(buf, count, dt, root, comm);
     return bcast_large(s, buf, count, dt, tsz, root, comm);
 }
+#endif
 
 int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {

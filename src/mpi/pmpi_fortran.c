@@ -14,7 +14,7 @@
 static void f_barrier(MPI_Fint *comm, MPI_Fint *ierr)
 {
     COUNT(fortran_calls);
-    int rc = barrier_impl(PMPI_Comm_f2c(*comm), NULL, 1);
+    int rc = barrier_impl(PMPI_Comm_f2c(*comm));
     if (ierr) *ierr = (MPI_Fint)rc;
 }
 

@@ -320,17 +320,37 @@ const char *numacoll_team_barrier_name(const numacoll_team_t *t)
     return t ? nc_barrier_registry[t->barrier_default]->name : NULL;
 }
 
+/* The arguments of a broadcast call @p fn: NUMACOLL_OK or NUMACOLL_ERR_ARG naming the bad one */
+static int bcast_args_check(const char *fn, const numacoll_team_t *t, const void *buf, size_t bytes,
+                            int root)
+{
+    if (!t) return nc_error(NUMACOLL_ERR_ARG, "%s: team is NULL", fn);
+    if (root < 0 || root >= t->size)
+        return nc_error(NUMACOLL_ERR_ARG, "%s: root=%d; allowed: 0..%d", fn, root, t->size - 1);
+    if (!buf && bytes)
+        return nc_error(NUMACOLL_ERR_ARG, "%s: buffer is NULL for %zu bytes", fn, bytes);
+    return NUMACOLL_OK;
+}
+
 int numacoll_bcast(numacoll_team_t *t, void *buf, size_t bytes, int root)
 {
-    if (!t) return nc_error(NUMACOLL_ERR_ARG, "numacoll_bcast: team is NULL");
-    if (root < 0 || root >= t->size)
-        return nc_error(NUMACOLL_ERR_ARG, "numacoll_bcast: root=%d; allowed: 0..%d", root,
-                        t->size - 1);
-    if (!buf && bytes)
-        return nc_error(NUMACOLL_ERR_ARG, "numacoll_bcast: buffer is NULL for %zu bytes", bytes);
+    int rc = bcast_args_check("numacoll_bcast", t, buf, bytes, root);
+    if (rc != NUMACOLL_OK) return rc;
     if (t->size == 1) return NUMACOLL_OK;
     nc_team_op_enter(t, "bcast");
-    int rc = nc_bcast_run(t, buf, bytes, root);
+    rc = nc_bcast_run(t, buf, bytes, root);
+    if (rc == NUMACOLL_OK) nc_team_op_leave(t);
+    return rc;
+}
+
+int numacoll_bcast_with(numacoll_team_t *t, void *buf, size_t bytes, int root, const char *variant)
+{
+    nc_bcast_opts_t o;
+    int rc = bcast_args_check("numacoll_bcast_with", t, buf, bytes, root);
+    if (rc == NUMACOLL_OK) rc = nc_bcast_variant_opts(variant, &o);
+    if (rc != NUMACOLL_OK || t->size == 1) return rc;
+    nc_team_op_enter(t, "bcast");
+    rc = nc_bcast_run_opts(t, buf, bytes, root, &o);
     if (rc == NUMACOLL_OK) nc_team_op_leave(t);
     return rc;
 }

@@ -205,16 +205,21 @@ static void test_level(int provided)
           "numacoll ran %llu of 20 broadcasts and %llu of 20 barriers at thread level %d",
           (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll),
           (unsigned long long)(s1.barrier_numacoll - s0.barrier_numacoll), provided);
-    /* a barrier of the benchmarks' entry point is no MPI_Barrier call: neither counter moves
-     * (numacoll's count is "of the MPI_Barrier calls, those numacoll ran") */
-    int (*barrier_with)(MPI_Comm, const char *);
-    *(void **)&barrier_with = dlsym(RTLD_DEFAULT, "numacoll_mpi_barrier_with");
-    CHECK(barrier_with != NULL, "numacoll_mpi_barrier_with not found");
-    for (int i = 0; i < 5 && barrier_with; i++)
-        CHECK(barrier_with(MPI_COMM_WORLD, "dissemination") == MPI_SUCCESS, "barrier_with");
+    /* a barrier on the communicator's team (the benchmark's algorithm rows:
+     * numacoll_mpi_comm_team, then numacoll_barrier_with) is no MPI_Barrier call: neither
+     * counter moves (numacoll's count is "of the MPI_Barrier calls, those numacoll ran") */
+    void *(*comm_team)(MPI_Comm);
+    int (*barrier_with)(void *, const char *);
+    *(void **)&comm_team = dlsym(RTLD_DEFAULT, "numacoll_mpi_comm_team");
+    *(void **)&barrier_with = dlsym(RTLD_DEFAULT, "numacoll_barrier_with");
+    CHECK(comm_team && barrier_with, "numacoll_mpi_comm_team or numacoll_barrier_with not found");
+    void *team = comm_team ? comm_team(MPI_COMM_WORLD) : NULL;
+    CHECK(team != NULL, "MPI_COMM_WORLD has no flat numacoll team");
+    for (int i = 0; i < 5 && team && barrier_with; i++)
+        CHECK(barrier_with(team, "dissemination") == 0, "numacoll_barrier_with");
     stats_t s2 = get_stats();
     CHECK(s2.barrier_calls == s1.barrier_calls && s2.barrier_numacoll == s1.barrier_numacoll,
-          "numacoll_mpi_barrier_with moved the MPI_Barrier counters: calls %llu -> %llu, "
+          "numacoll_barrier_with moved the MPI_Barrier counters: calls %llu -> %llu, "
           "numacoll's %llu -> %llu",
           (unsigned long long)s1.barrier_calls, (unsigned long long)s2.barrier_calls,
           (unsigned long long)s1.barrier_numacoll, (unsigned long long)s2.barrier_numacoll);

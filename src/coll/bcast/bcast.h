@@ -134,6 +134,10 @@ typedef struct nc_bcast_opts {
 int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                       const nc_bcast_opts_t *o);
 
+/** The options of the named variant @p name (variants.c; numacoll_bcast_variant_name lists
+ *  them): NUMACOLL_OK, or NUMACOLL_ERR_NOT_FOUND with a message listing the allowed names. */
+int nc_bcast_variant_opts(const char *name, nc_bcast_opts_t *o);
+
 /** After a broadcast that failed on this receiver with NUMACOLL_ERR_ARG because the root's
  *  message differed from its own (size or mark) or its root was another rank than the one
  *  this receiver passed: 1 and the root's size, its mark, the first (up to) 8 bytes of an

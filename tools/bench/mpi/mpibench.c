@@ -10,10 +10,13 @@
  * Variants (measured alternately inside every repetition, order reversed every other
  * repetition, because the machine's speed drifts): `native` (PMPI), `default` (numacoll's
  * MPI_Barrier / MPI_Bcast as an application sees them) and, for the barrier, every
- * registered algorithm by name; `core` when named in --variants (numacoll_barrier or
- * numacoll_bcast on the communicator's team directly: the MPI call minus the interposition
- * layer); for the broadcast, the variants tree:<name>, cma and copy:<mode> when named in
- * --variants (numacoll_mpi_bcast_variant_name).
+ * registered algorithm by name (numacoll_barrier_with); `core` when named in --variants
+ * (numacoll_barrier or numacoll_bcast: the MPI call minus the interposition layer); for the
+ * broadcast, the variants tree:<name>, cma, copy:<mode>, demote:<on|off> and
+ * prefetch:<on|off> when named in --variants (numacoll_bcast_variant_name,
+ * numacoll_bcast_with). These run on the communicator's flat numacoll team
+ * (numacoll_mpi_comm_team); a hierarchical communicator (several nodes, NUMACOLL_FAKE_NODES)
+ * has none, and its run skips them with the reason on stderr.
  * Two more references: `native-sm` (Open MPI only: the native call on a duplicate of the
  * communicator whose collectives Open MPI's coll/sm provides, selected with the communicator
  * info key ompi_comm_coll_preference = "sm,tuned", so coll/sm is measured in the same run,
@@ -197,7 +200,7 @@ static int in_list(const char *list, const char *name)
 }
 
 /* Variant names besides the native label and the barrier algorithms / broadcast variants
- * of the library (numacoll_barrier_algorithms, numacoll_mpi_bcast_variant_name) */
+ * of the library (numacoll_barrier_algorithms, numacoll_bcast_variant_name) */
 static const char *const g_fixed_names[] = {"native",       "default",      "native-sm",
                                             "core",         "limit:memcpy", "limit:signal",
                                             "limit:inline", "limit:xcore",  "limit:pipe"};
@@ -209,10 +212,23 @@ static const char *variant_name(int barrier, int i)
 {
     if (i < NFIXED) return g_fixed_names[i];
     i -= NFIXED;
-    if (!barrier) return numacoll_mpi_bcast_variant_name(i);
+    if (!barrier) return numacoll_bcast_variant_name(i);
     int na = 0;
     const numacoll_algorithm_info_t *al = numacoll_barrier_algorithms(&na);
     return i < na ? al[i].name : NULL;
+}
+
+/* Why known variant @p name is not measured on a communicator of numacoll mode @p mode
+ * (numacoll_mpi_comm_mode) with or without a flat team (g_team) */
+static const char *unmeasured_reason(const char *name, int mode)
+{
+    if (!strcmp(name, "native-sm") || !strncmp(name, "limit:", 6))
+        return "not available with this MPI, collective, process count or oversubscription";
+    if (mode == 0) return "numacoll is not active on this communicator";
+    if (!g_team)
+        return "the communicator is hierarchical (several nodes or NUMACOLL_FAKE_NODES): named "
+               "algorithms, variants and core run on one flat numacoll team";
+    return "not available with this collective";
 }
 
 /* Every name of --variants either became a variant in @p vs or is a known name that this
@@ -236,11 +252,7 @@ static int check_variants(const opts_t *o, const variant_t *vs, int nv, int mode
         }
         if (known) {
             fprintf(stderr, "numacoll-bench --mpi: variant '%s' is not measured in this run (%s)\n",
-                    name,
-                    mode != 1 && strcmp(name, "native-sm") && strncmp(name, "limit:", 6)
-                        ? "numacoll is not active on this communicator"
-                        : "not available with this MPI, collective, process count or "
-                          "oversubscription");
+                    name, unmeasured_reason(name, mode));
             continue;
         }
         bad = 1;
@@ -319,22 +331,29 @@ static void free_references(void)
     free(g_pp_all);
 }
 
+/* The MPI code of numacoll status @p rc of variant @p v; a failure's message goes to stderr
+ * (the run then ends with "some calls returned errors") */
+static int core_result(const variant_t *v, int rc)
+{
+    if (rc == NUMACOLL_OK) return MPI_SUCCESS;
+    fprintf(stderr, "numacoll-bench --mpi (rank %d): %s: %s\n", g_rank, v->name,
+            numacoll_last_error());
+    return MPI_ERR_OTHER;
+}
+
 static int run_once(int barrier, const variant_t *v, int root)
 {
     if (barrier) {
         if (v->kind == 0) return PMPI_Barrier(g_comm);
         if (v->kind == 4) return PMPI_Barrier(g_comm_sm);
         if (v->kind == 1) return MPI_Barrier(g_comm);
-        if (v->kind == 3)
-            return numacoll_barrier(g_team) == NUMACOLL_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
-        return numacoll_mpi_barrier_with(g_comm, v->alg);
+        if (v->kind == 3) return core_result(v, numacoll_barrier(g_team));
+        return core_result(v, numacoll_barrier_with(g_team, v->alg));
     }
     if (v->kind == 0) return PMPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm);
     if (v->kind == 1) return MPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm);
     if (v->kind == 4) return PMPI_Bcast(g_buf, (int)g_bytes, MPI_BYTE, root, g_comm_sm);
-    if (v->kind == 3)
-        return numacoll_bcast(g_team, g_buf, g_bytes, root) == NUMACOLL_OK ? MPI_SUCCESS
-                                                                           : MPI_ERR_OTHER;
+    if (v->kind == 3) return core_result(v, numacoll_bcast(g_team, g_buf, g_bytes, root));
     if (v->kind == 5) {
         if (g_rank == root) {
             memcpy(g_buf, g_src, g_bytes);
@@ -428,7 +447,7 @@ static int run_once(int barrier, const variant_t *v, int root)
         }
         return MPI_SUCCESS;
     }
-    return numacoll_mpi_bcast_with(g_buf, g_bytes, root, g_comm, v->alg);
+    return core_result(v, numacoll_bcast_with(g_team, g_buf, g_bytes, root, v->alg));
 }
 
 /* The root of timed broadcast call @p i of variant @p v: 0, or with --root-shift i mod np.
@@ -758,18 +777,24 @@ int main(int argc, char **argv)
     }
 #endif
     int mode = numacoll_mpi_comm_mode(g_comm);
-    if (!o.barrier && mode == 1) {
+    /* the named variants, "core" and the barrier algorithms run on the communicator's flat
+     * team; a hierarchical communicator has none, and they are skipped (check_variants and
+     * the note below say why): a node team's figures are not the communicator's */
+    g_team = mode == 1 ? numacoll_mpi_comm_team(g_comm) : NULL;
+    if (!o.barrier && g_team) {
         const char *vn;
-        for (int i = 0; (vn = numacoll_mpi_bcast_variant_name(i)) && nv < MAXV; i++)
+        for (int i = 0; (vn = numacoll_bcast_variant_name(i)) && nv < MAXV; i++)
             if (o.variants ? in_list(o.variants, vn) : 0)
                 vs[nv++] = (variant_t){.name = vn, .kind = 2, .alg = vn};
     }
-    g_team = mode == 1 ? numacoll_mpi_comm_team(g_comm) : NULL;
     /* "core": numacoll_barrier / numacoll_bcast on the communicator's team, without the
      * interposition layer (only when named: it measures the wrapper's cost) */
     if (g_team && o.variants && in_list(o.variants, "core"))
         vs[nv++] = (variant_t){.name = "core", .kind = 3};
-    if (o.barrier && mode != 0) {
+    if (o.barrier && !o.variants && mode != 0 && !g_team && g_rank == 0)
+        fprintf(stderr, "numacoll-bench --mpi: the barrier algorithms are not measured: %s\n",
+                unmeasured_reason("", mode));
+    if (o.barrier && g_team) {
         int na = 0;
         const numacoll_algorithm_info_t *al = numacoll_barrier_algorithms(&na);
         for (int i = 0; i < na && nv < MAXV; i++)
