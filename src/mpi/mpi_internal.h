@@ -21,10 +21,7 @@
 
 #include "numacoll_mpi.h"
 
-#include "../core/nc_internal.h"
-#include "../coll/barrier/barrier.h"
-#include "../coll/bcast/bcast.h"
-#include "../coll/reduce/reduce.h"
+#include "../team/team_internal.h" /* what this layer may use of libnumacoll's internals */
 
 NC_CFG_LINK(mpi); /* src/team/config_rows.c: the MPI layer's rows, in libnumacoll */
 

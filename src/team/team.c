@@ -9,10 +9,7 @@
  *   rank block r = 0..P-1 (first-touched by rank r, NUMA-local to it):
  *       control line (nc_rank_ctl_t) | barrier algorithm areas (registry order)
  */
-#include "../coll/barrier/barrier.h"
-#include "../coll/bcast/bcast.h"
-#include "../coll/reduce/reduce.h"
-#include "../core/nc_internal.h"
+#include "team_internal.h"
 #include "../topo/topo.h"
 
 #include <stdlib.h>
