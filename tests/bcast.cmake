@@ -19,3 +19,10 @@ endif()
 add_test(NAME bench_cli COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/bench_cli.sh ${CMAKE_BINARY_DIR}/bin)
 set_tests_properties(bench_cli PROPERTIES LABELS "bcast" TIMEOUT 120
   PASS_REGULAR_EXPRESSION "bench_cli: PASS")
+# test_bcast is one program of three files: its cases of members that disagree and of the
+# broadcast state live in tests/bcast/
+if(TARGET test_bcast)
+  target_sources(test_bcast PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/bcast/mismatch.c
+                                    ${CMAKE_CURRENT_SOURCE_DIR}/bcast/state.c)
+  target_include_directories(test_bcast PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+endif()
