@@ -16,9 +16,10 @@ function(nc_mpi_test name flavor np)
 endfunction()
 
 # A test program for MPI @p flavor: plain MPI (not linked with numacoll; numacoll_mpi.h
-# only for the counters' type), built into NC_MPI_TDIR after the preload and numacoll-run.
+# only for the counters' type), built into NC_MPI_TDIR after the preload and numacoll-run,
+# from @p source, any further sources after @p flavor, and mpi_test_util.c.
 function(nc_mpi_program target source flavor)
-  add_executable(${target} ${source})
+  add_executable(${target} ${source} ${ARGN} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_test_util.c)
   target_include_directories(${target} PRIVATE ${NC_MPI_${flavor}_INCS}
                              ${PROJECT_SOURCE_DIR}/src/mpi)
   target_link_libraries(${target} PRIVATE ${NC_MPI_${flavor}_LIBS} ${CMAKE_DL_LIBS}
@@ -30,7 +31,9 @@ endfunction()
 
 foreach(f ${NC_MPI_FLAVORS})
   set(t mpi_coll_test_${f})
-  nc_mpi_program(${t} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_coll_test.c ${f})
+  set(d ${CMAKE_CURRENT_SOURCE_DIR}/mpi)
+  nc_mpi_program(${t} ${d}/mpi_coll_test.c ${f} ${d}/mpi_coll_bcast.c ${d}/mpi_coll_mismatch.c
+                 ${d}/mpi_coll_lazy.c ${d}/mpi_coll_soak.c)
   set(P ${NC_MPI_TDIR}/${t})
 
   # slow launches: MPICH busy-polls, oversubscribed runs of it are kept short

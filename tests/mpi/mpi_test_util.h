@@ -14,9 +14,10 @@
 
 typedef numacoll_mpi_stats_t stats_t;
 
-static int g_rank, g_size;
-static _Atomic int g_fail; /* failed checks of this rank (threads may check at once) */
-static int (*g_stats_fn)(stats_t *);
+/* mpi_test_util.c (every program built by nc_mpi_program links it) */
+extern int g_rank, g_size;
+extern _Atomic int g_fail; /* failed checks of this rank (threads may check at once) */
+extern int (*g_stats_fn)(stats_t *);
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \

@@ -1,0 +1,8 @@
+/*
+ * The MPI test programs' shared state (mpi_test_util.h).
+ */
+#include "mpi_test_util.h"
+
+int g_rank, g_size;
+_Atomic int g_fail;
+int (*g_stats_fn)(stats_t *);
