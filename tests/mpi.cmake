@@ -192,7 +192,8 @@ foreach(f ${NC_MPI_FLAVORS})
                 --target-ms 1 --min-bytes 1K --max-bytes 1M --variants limit:pipe)
     # --root-shift (IMB's -root_shift on): the root of call i is i mod np, its content is
     # written there and every other rank checks it; limit:inline's acks then come from
-    # every rank (it hung before), and at np = 3 three roots take turns on the hot path
+    # every rank (a missing one hangs the run), and at np = 3 three roots take turns on the
+    # hot path
     nc_mpi_test(mpi_${f}_bench_bcast_root_shift ${f} 2 --count "^bcast +default +2 " 12
                 --count "^bcast +limit:inline +2 " 11 --count "^bcast +limit:signal +2 " 12
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --root-shift --reps 2

@@ -101,10 +101,11 @@ if [ $rc != 0 ] || ! grep -q "^# .*P1 entry, P2 before the read lock" <<<"$out" 
     bad "numacoll-kvbench --profile-get output: exit $rc: $out"
 fi
 
-# the broadcast's copy-mode variants: the MPI library's names, accepted by the fork-based
-# benchmark too; the old fork-only spelling is refused with the allowed names
+# the broadcast's copy-mode variants: the library's names (numacoll_bcast_variant_name),
+# accepted by the fork-based benchmark too; a name of no variant (stream:root) is refused
+# with the allowed names
 names=""
-for so in "$lib"/libnumacoll_mpi.so "$lib"/*/libnumacoll_mpi.so; do
+for so in "$lib"/libnumacoll.so "$lib"/libnumacoll_mpi.so; do
     [ -f "$so" ] && names=$(strings "$so" | grep -Ex 'copy:[a-z-]+' | sort -u | paste -sd,) && break
 done
 [ -n "$names" ] || names="copy:plain,copy:stream-root,copy:stream-recv,copy:stream"
@@ -119,7 +120,7 @@ fi
 run "$bin/numacoll-bench" bcast --variants stream:root
 [ $rc = 2 ] && grep -q "'stream:root' is not a variant of mode size; allowed: .*copy:stream-root" <<<"$out" ||
     bad "numacoll-bench bcast --variants stream:root: exit $rc: $out"
-# the trees as in numacoll-bench --mpi (tree:<name>), the bare names still accepted
+# the trees as in numacoll-bench --mpi (tree:<name>), the bare names accepted too
 run "$bin/numacoll-bench" bcast --procs 2 --sizes 1K:1K --reps 1 --iters 5 --variants tree:chain,flat
 [ $rc = 0 ] && grep -q "^tree:chain " <<<"$out" && grep -q "^tree:flat " <<<"$out" ||
     bad "numacoll-bench bcast --variants tree:chain,flat: exit $rc: $out"

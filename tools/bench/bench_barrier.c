@@ -16,13 +16,9 @@
  * Every row is timed through numacoll_barrier, with the team's default algorithm set to the
  * row's for its run (the name resolved once, outside the timing): what an application
  * running with NUMACOLL_BARRIER=<name> calls, and one code path for all rows, so that
- * "default (=dissemination)" and "dissemination" run the same instructions. Before, named
- * rows called numacoll_barrier_with, which resolves the name at every call: at 50-60 ns a
- * barrier (P = 2) that lookup alone made dissemination measure about 8 ns slower than the
- * default that is dissemination (AMD EPYC VM, P = 2, 4 runs of 41 interleaved samples:
- * medians 60-64 ns against 52-54 ns, and 52-54 ns with the default set to dissemination);
- * in 19 of the 28 make bench logs in the history of results/bench.log the default row was
- * the lower, by up to 35 %.
+ * "default (=dissemination)" and "dissemination" run the same instructions
+ * (numacoll_barrier_with resolves the name at every call, a cost that shows against a
+ * barrier of 50-60 ns at P = 2).
  *
  * Rows: every registered algorithm (or the --algorithms list), "default" (what
  * numacoll_barrier gives with the current environment), and "limit:cacheline-roundtrip":

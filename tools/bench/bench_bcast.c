@@ -532,7 +532,7 @@ int bench_bcast_main(int argc, char **argv)
         for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
              tok = strtok_r(NULL, ",", &save)) {
             char name[64];
-            /* a bare tree name (as before the tree: prefix) means that tree */
+            /* a bare tree name means that tree (tree:<name>) */
             if (nc_bcast_tree_find(tok) >= 0)
                 snprintf(name, sizeof name, "tree:%s", tok);
             else
