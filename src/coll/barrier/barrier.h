@@ -62,7 +62,7 @@ const char *nc_barrier_allowed_names(void);
 
 struct nc_hier;
 /**
- * Topology barrier tree (topo.c): the ranks whose arrival @p me waits for (the non-leader
+ * Topology barrier tree (topo_tree.c): the ranks whose arrival @p me waits for (the non-leader
  * members of every group it leads, lowest level first; P-1 entries at most) and the root.
  * @p h NULL = flat (everyone reports to rank 0). Pure; returns NUMACOLL_OK or NOMEM.
  */
