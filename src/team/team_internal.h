@@ -24,6 +24,8 @@
  *   reductions (coll/reduce/reduce.h)
  *     nc_reduce_run: numacoll_allreduce / numacoll_reduce with a registry index and the
  *       caller's name for messages, between nc_team_op_enter and nc_team_op_leave
+ *     nc_reduce_local: one element-wise fold of two local buffers (the MPI layer's step
+ *       between nodes)
  *
  * Everything else in those headers (segments, waits, trees, the model, the protocol) is
  * private to libnumacoll's lower layers; the include graph runs core <- topo <- coll <-
