@@ -113,10 +113,18 @@ static int op_allowed(int kind, numacoll_op_t op)
 }
 
 /* the predefined type @p dt stands for, times *mult for contiguous runs of it (depth-limited) */
-static const type_row_t *type_of(MPI_Datatype dt, MPI_Count *mult, int depth)
+/* the row of the predefined datatype @p dt, NULL if the table has none */
+static const type_row_t *row_of(MPI_Datatype dt)
 {
     for (int i = 0; i < g_ntypes; i++)
         if (g_types[i].mpi == dt) return &g_types[i];
+    return NULL;
+}
+
+static const type_row_t *type_of(MPI_Datatype dt, MPI_Count *mult, int depth)
+{
+    const type_row_t *predefined = row_of(dt);
+    if (predefined) return predefined;
     int ni = 0, na = 0, nd = 0, combiner = 0;
     if (depth > 8 || dt == MPI_DATATYPE_NULL ||
         PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
@@ -185,12 +193,9 @@ static pthread_once_t g_kernel_ops_once = PTHREAD_ONCE_INIT;
 static int core_of(MPI_Datatype dt, numacoll_dtype_t *core)
 {
     pthread_once(&g_types_once, build_types);
-    for (int i = 0; i < g_ntypes; i++)
-        if (g_types[i].mpi == dt) {
-            *core = g_types[i].core;
-            return 1;
-        }
-    return 0;
+    const type_row_t *row = row_of(dt);
+    if (row) *core = row->core;
+    return row != NULL;
 }
 
 static void run_kernel(numacoll_op_t op, void *in, void *inout, int *len, MPI_Datatype *dt)

@@ -19,9 +19,8 @@ int rd_wait_flag(rd_call_t *call, int member, _Atomic uint64_t *flag, uint64_t t
     return NUMACOLL_OK;
 }
 
-int rd_wait_all(rd_call_t *call, int line, uint64_t target, const char *what)
+int rd_wait_all(rd_call_t *call, int line, uint64_t target)
 {
-    (void)what;
     /* Wait: member m alone writes its flag (release, after the writes it announces); once
      * we load a value >= target (acquire), those writes of every chunk up to target are
      * visible to us */
@@ -72,7 +71,7 @@ static int wait_reuse(rd_call_t *call, uint64_t chunk)
     if (chunk <= r->slots || r->done_min >= chunk - r->slots) return NUMACOLL_OK;
     /* done_min is a lower bound of every member's done; wait for chunk - slots, or for
      * more where that costs nothing, to skip the checks of the next chunks */
-    int rc = rd_wait_all(call, RD_LINE_DONE, chunk - r->slots, call->who);
+    int rc = rd_wait_all(call, RD_LINE_DONE, chunk - r->slots);
     if (rc) return rc;
     uint64_t low = UINT64_MAX;
     for (int m = 0; m < call->nprocs; m++) {

@@ -153,7 +153,7 @@ int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk);
  * caller's comment says what the value announces */
 int rd_wait_flag(rd_call_t *call, int member, _Atomic uint64_t *flag, uint64_t target);
 /* protocol.c: wait until every member's flag @p line is >= @p target (acquire) */
-int rd_wait_all(rd_call_t *call, int line, uint64_t target, const char *what);
+int rd_wait_all(rd_call_t *call, int line, uint64_t target);
 /* protocol.c: wait until every member has posted its input of @p chunk (acquire) */
 int rd_wait_posted(rd_call_t *call, uint64_t chunk);
 /* protocol.c: fold elements [first, first + n) of @p chunk (counted from the chunk's first

@@ -58,7 +58,7 @@ int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk)
     /* Wait: member m alone writes its reduced flag, with release after its slice of the
      * chunk; reduced >= chunk (acquire) makes the slice visible, and m rewrites that result
      * slot only for chunk + slots, after our done says chunk */
-    rc = rd_wait_all(call, RD_LINE_REDUCED, chunk->number, call->who);
+    rc = rd_wait_all(call, RD_LINE_REDUCED, chunk->number);
     if (rc) return rc;
     for (int m = 0; m < call->nprocs; m++) {
         if (m == call->me) continue;
