@@ -54,8 +54,8 @@ typedef void (*rd_kernel_fn)(void *out, const void *a, const void *b, size_t n);
 int rd_kernel_get(const char *who, numacoll_dtype_t dtype, numacoll_op_t op, rd_kernel_fn *fn);
 
 enum { RD_LINE_REDUCED = 0, RD_LINE_DONE = 1, RD_LINE_PARTIAL = 2, RD_CTL_LINES = 3 };
-enum { RD_SLOT_HEADER = 16 };
-#define RD_HIER_LEVELS "numa,socket" /* the topology levels hier folds up (src/topo/) */ /* stamp and signature before an in slot's data */
+enum { RD_SLOT_HEADER = 16 }; /* stamp and signature before an in slot's data */
+#define RD_HIER_LEVELS "numa,socket" /* the topology levels hier folds up (src/topo/) */
 
 typedef struct nc_reduce_team {
     nc_seg_t seg;

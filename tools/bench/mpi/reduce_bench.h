@@ -44,6 +44,6 @@ void rb_inline_free(void);
 size_t rb_fold_share(size_t count, int size);
 /** limit:fold: fold the @p size consecutive slices of @p share doubles of @p in into
  *  @p out (share doubles), in slice order. */
-void rb_fold_run(const double *in, double *out, size_t share, int size);
+void rb_fold_run(const double *restrict in, double *restrict out, size_t share, int size);
 
 #endif

@@ -144,7 +144,13 @@ size_t rb_fold_share(size_t count, int size)
     return (count + (size_t)size - 1) / (size_t)size;
 }
 
-void rb_fold_run(const double *in, double *out, size_t share, int size)
+/* vectorized like numacoll's kernels (src/coll/reduce/ops.c: restrict loops, the dynamic
+ * cost model of src/mpi/CMakeLists.txt, an AVX2 clone where the CPU has it), so that the
+ * floor is not a scalar loop's */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void rb_fold_run(const double *restrict in, double *restrict out, size_t share, int size)
 {
     memcpy(out, in, share * sizeof(double));
     for (int j = 1; j < size; j++) {
