@@ -9,7 +9,8 @@
  *    index wins) for every pair type (the element model: test_reduce_elements.h);
  *  - sizes 0, 1, odd, around and at multiples of NUMACOLL_REDUCE_FRAGMENT, up to 3 MiB, in
  *    place (both forms) and not, every root, every algorithm and the automatic choice,
- *    2 to 16 slots, 32-byte and default padding;
+ *    2 to 16 slots, 32-byte and default padding, plain and streamed copies (and the
+ *    copy-mode choice of stream.c from given call times);
  *  - results identical on every member and from call to call (same inputs, same bytes);
  *  - bad arguments, members that disagree on the call or on NUMACOLL_REDUCE_FRAGMENT: the
  *    documented error on every member, a message that names the problem, no hang, and the
@@ -241,13 +242,24 @@ static void add_sizes(launch_t *l, int P, size_t fragment, int big)
                          .same_as = -1});
 }
 
-static void set_env(const char *fragment, const char *slots)
+/* NULL: the default of each; @p stream "on" or "off" also sets NUMACOLL_REDUCE_STREAM_MIN
+ * to 0, so that every size copies in that mode */
+static void set_env_stream(const char *fragment, const char *slots, const char *stream)
 {
     nc_test_clear_env();
     setenv("NUMACOLL_TIMEOUT", "30", 1); /* a hang becomes an error naming the culprit */
     if (fragment) setenv("NUMACOLL_REDUCE_FRAGMENT", fragment, 1);
     if (slots) setenv("NUMACOLL_REDUCE_SLOTS", slots, 1);
+    if (stream) {
+        setenv("NUMACOLL_REDUCE_STREAM", stream, 1);
+        setenv("NUMACOLL_REDUCE_STREAM_MIN", "0", 1);
+    }
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
+
+static void set_env(const char *fragment, const char *slots)
+{
+    set_env_stream(fragment, slots, NULL);
 }
 
 /* @p worker on P members: none may fail or time out, and no segment may be left */
@@ -294,9 +306,10 @@ static int run_launch(int P, launch_t *l)
 
 static launch_t the_launch;
 
-static void run_pairs_and_sizes(int P, const char *fragment, const char *slots, int big)
+static void run_pairs_and_sizes(int P, const char *fragment, const char *slots,
+                                const char *stream, int big)
 {
-    set_env(fragment, slots);
+    set_env_stream(fragment, slots, stream);
     memset(&the_launch, 0, sizeof the_launch);
     add_every_pair(&the_launch, P);
     /* the chunk size: the setting rounded up to 64 bytes (numacoll-info) */
@@ -308,35 +321,72 @@ static void run_pairs_and_sizes(int P, const char *fragment, const char *slots, 
 static void test_p1(void **state)
 {
     (void)state;
-    run_pairs_and_sizes(1, "4K", NULL, 0);
+    run_pairs_and_sizes(1, "4K", NULL, NULL, 0);
 }
 
-/* the default chunk size (64 KiB), 3 MiB messages */
+/* the default chunk size, slots and copy-mode choice (auto: its first calls of each size
+ * class alternate plain and streamed copies), 3 MiB messages */
 static void test_p2(void **state)
 {
     (void)state;
-    run_pairs_and_sizes(2, NULL, NULL, 1);
+    run_pairs_and_sizes(2, NULL, NULL, NULL, 1);
 }
 
-/* 4 KiB chunks: the 3 MiB messages run 769 chunks through 4 slots */
+/* 4 KiB chunks: the 3 MiB messages run 769 chunks through the slots; every copy others
+ * read streamed */
 static void test_p3(void **state)
 {
     (void)state;
-    run_pairs_and_sizes(3, "4K", NULL, 1);
+    run_pairs_and_sizes(3, "4K", NULL, "on", 1);
 }
 
-/* chunks of 4160 bytes (4100 rounded up), not a power of two, through 2 slots */
+/* chunks of 4160 bytes (4100 rounded up), not a power of two, through 2 slots; streamed */
 static void test_p5(void **state)
 {
     (void)state;
-    run_pairs_and_sizes(5, "4100", "2", 0);
+    run_pairs_and_sizes(5, "4100", "2", "on", 0);
 }
 
-/* oversubscribed on a small machine */
+/* oversubscribed on a small machine; plain copies */
 static void test_p8(void **state)
 {
     (void)state;
-    run_pairs_and_sizes(8, "4K", NULL, 0);
+    run_pairs_and_sizes(8, "4K", NULL, "off", 0);
+}
+
+/* The copy-mode choice (stream.c): the mode a decider keeps from its call times */
+static void test_stream_choice(void **state)
+{
+    (void)state;
+    rd_mode_times_t t;
+    memset(&t, 0, sizeof t);
+    /* no sample of a mode yet: the current best stays */
+    rd_stream_record(&t, 0, 100000, 1 << 20); /* 1 MiB in 100 us: 97 ns per KiB */
+    assert_int_equal(rd_stream_pick(&t, 0), 0);
+    assert_int_equal(rd_stream_pick(&t, 1), 1);
+    /* streamed at half the time per byte, measured on a message of another size */
+    rd_stream_record(&t, 1, 25000, 1 << 19);
+    assert_int_equal(rd_stream_pick(&t, 0), 1);
+    assert_int_equal(rd_stream_pick(&t, 1), 1);
+    /* medians: plain {97, 97, 97} against streamed {48, 9765, 9765}: plain now */
+    rd_stream_record(&t, 0, 100000, 1 << 20);
+    rd_stream_record(&t, 0, 100000, 1 << 20);
+    rd_stream_record(&t, 1, 10000000, 1 << 20);
+    rd_stream_record(&t, 1, 10000000, 1 << 20);
+    assert_int_equal(rd_stream_pick(&t, 1), 0);
+    /* within 10%: no change either way */
+    memset(&t, 0, sizeof t);
+    rd_stream_record(&t, 0, 100000, 1 << 20);
+    rd_stream_record(&t, 1, 95000, 1 << 20);
+    assert_int_equal(rd_stream_pick(&t, 0), 0);
+    assert_int_equal(rd_stream_pick(&t, 1), 1);
+    /* only the last 4 samples count: 4 fast streamed calls replace 4 slow ones */
+    for (int i = 0; i < 4; i++)
+        rd_stream_record(&t, 1, 10000000, 1 << 20);
+    assert_int_equal(rd_stream_pick(&t, 1), 0);
+    for (int i = 0; i < 4; i++)
+        rd_stream_record(&t, 1, 20000, 1 << 20);
+    assert_int_equal(rd_stream_pick(&t, 0), 1);
 }
 
 /* hier on synthetic machines, rank r on NUMA node r mod #nodes: 2 packages x 2 NUMA nodes
@@ -627,6 +677,7 @@ int main(void)
     /* NC_TEST_FILTER=test_name (cmocka's wildcards) runs only the matching tests */
     if (getenv("NC_TEST_FILTER")) cmocka_set_test_filter(getenv("NC_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stream_choice),
         cmocka_unit_test(test_types),
         cmocka_unit_test(test_p1),
         cmocka_unit_test(test_p2),

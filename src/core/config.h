@@ -78,6 +78,8 @@
     X(REDUCE_FLAT_MAX)                                                                             \
     X(REDUCE_FRAGMENT)                                                                             \
     X(REDUCE_SLOTS)                                                                                \
+    X(REDUCE_STREAM)                                                                               \
+    X(REDUCE_STREAM_MIN)                                                                           \
     /* key-value store: src/kvdb/config_rows.c */                                                  \
     X(KVDB_LOCK)                                                                                   \
     X(KVDB_MAX_READERS)                                                                            \

@@ -83,6 +83,15 @@ uint64_t nc_now_ns(void); /* CLOCK_MONOTONIC */
  *  2-CPU VM). */
 int nc_pid_gone(pid_t pid);
 
+/* ---- copies (copy.c) ---------------------------------------------------------------- */
+
+/** memcpy with non-temporal stores where the CPU has them (x86-64): the lines go to memory
+ *  instead of staying dirty in this core's cache, where a reader on another core would
+ *  have to fetch them from this core (slow when the two cores share no cache) and this
+ *  core would have to invalidate the reader's copies at its next write. Ends with a store
+ *  fence, so a release store after it publishes the data. Elsewhere: memcpy. */
+void nc_copy_stream(void *dst, const void *src, size_t n);
+
 /* ---- configuration table (config.c; config.h: the variables, rows, getters) ------- */
 
 #include "config.h"

@@ -25,38 +25,6 @@ static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
     }
 }
 
-#if defined(__x86_64__)
-/* Copy with non-temporal stores (the lines go to memory instead of staying dirty in this
- * core's cache, where a reader on another core would have to snoop them out). */
-static void copy_nt(void *dst, const void *src, size_t n)
-{
-    char *d = dst;
-    const char *s = src;
-    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
-    if (head > n) head = n;
-    memcpy(d, s, head);
-    d += head, s += head, n -= head;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
-        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
-        _mm_stream_si128((__m128i *)(d + i), a);
-        _mm_stream_si128((__m128i *)(d + i + 16), b);
-        _mm_stream_si128((__m128i *)(d + i + 32), c);
-        _mm_stream_si128((__m128i *)(d + i + 48), e);
-    }
-    memcpy(d + i, s + i, n - i);
-    _mm_sfence(); /* order the streamed stores before the release store that follows */
-}
-#else
-static void copy_nt(void *dst, const void *src, size_t n)
-{
-    memcpy(dst, src, n);
-}
-#endif
-
 /* Tell the children that op fails for want of the root's queue (forwarded down the
  * tree), ack op so that nobody waits for us, and fail. Every member of the call reaches
  * this through the first fragment of op, so all return the same error. */
@@ -153,7 +121,7 @@ int bc_run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
             size_t n = i + 1 < nfrag ? fe : n_op - i * fe;
             if (is_root) {
                 if (x->flags & NT_STREAM_ROOT)
-                    copy_nt(frag_buf(b, rot, x->me, set, op, span, fe, i), buf + off, n);
+                    nc_copy_stream(frag_buf(b, rot, x->me, set, op, span, fe, i), buf + off, n);
                 else
                     memcpy(frag_buf(b, rot, x->me, set, op, span, fe, i), buf + off, n);
                 notify(x, slot, n, op + 1);
@@ -191,7 +159,7 @@ int bc_run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
                     notify(x, slot, n, op + 1);
                     const char *from = frag_buf(b, rot, src, set, op, span, fe, i);
                     if (take && (x->flags & NT_STREAM_RECV))
-                        copy_nt(buf + off, from, take);
+                        nc_copy_stream(buf + off, from, take);
                     else if (take)
                         memcpy(buf + off, from, take);
                 }

@@ -20,25 +20,38 @@ static const nc_cfg_def_t rows[] = {
      .allowed = "auto|flat|rsag|hier",
      .doc = "reduce algorithm (numacoll_reduce, MPI_Reduce): flat = the root folds all inputs, "
             "rsag = every member folds a slice and the root gathers them, hier = group leaders "
-            "fold; auto as for NUMACOLL_ALLREDUCE"},
+            "fold; auto as for NUMACOLL_ALLREDUCE, but flat at every size with two members"},
     {.id = NC_CFG_REDUCE_FLAT_MAX,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "4K",
      .allowed = "0..1G",
      .doc = "largest message (bytes) the automatic choice reduces with flat (or hier); larger "
-            "ones use rsag"},
+            "ones use rsag, but for a reduce over two members"},
     {.id = NC_CFG_REDUCE_FRAGMENT,
      .type = NC_CFG_TYPE_SIZE,
-     .defval = "64K",
+     .defval = "32K",
      .allowed = "4K..16M",
      .doc = "chunk size (bytes, rounded up to 64) in which reductions pipeline a message; "
             "each member keeps NUMACOLL_REDUCE_SLOTS chunks of input and of result"},
     {.id = NC_CFG_REDUCE_SLOTS,
      .type = NC_CFG_TYPE_INT,
-     .defval = "4",
-     .allowed = "2..16",
+     .defval = "16",
+     .allowed = "2..64",
      .doc = "chunks in flight per member: a member may post its input of up to this many "
             "chunks before the others have read the first"},
+    {.id = NC_CFG_REDUCE_STREAM,
+     .type = NC_CFG_TYPE_ENUM,
+     .defval = "auto",
+     .allowed = "auto|on|off",
+     .doc = "how members of a reduction of at least NUMACOLL_REDUCE_STREAM_MIN bytes write what "
+            "others read: on = non-temporal (streamed) stores, off = plain stores, auto = the "
+            "faster of the two per size class, from the measured call times"},
+    {.id = NC_CFG_REDUCE_STREAM_MIN,
+     .type = NC_CFG_TYPE_SIZE,
+     .defval = "16K",
+     .allowed = "0..1G",
+     .doc = "smallest reduction (bytes) NUMACOLL_REDUCE_STREAM applies to; smaller ones use "
+            "plain stores (0 = every size)"},
 };
 
 NC_CFG_REGISTER(reduce, rows)

@@ -6,15 +6,27 @@
  * phase: the small-message algorithm, where the flags cost more than the arithmetic; a
  * chunk of up to 48 bytes travels in its stamp's cache line. Each reader reads P inputs,
  * so the memory traffic grows as P times the message.
+ *
+ * A reduce's root is the only reader: nobody reads its in slot, so it does not post its
+ * input and folds it from its own buffer instead. In place, the fold's first step
+ * out = x_0 op x_1 would overwrite the root's input before a root of rank >= 2 reads it;
+ * such a root posts and folds from its slot as the others do.
  */
 #include "reduce_internal.h"
 
 #include <string.h>
 
+/* 1 if this member folds its own input from its buffer rather than from its in slot */
+static int own_from_buffer(const rd_call_t *call)
+{
+    return call->root == call->me && (call->input != call->output || call->me <= 1);
+}
+
 void rd_post_flat(rd_call_t *call, const rd_chunk_t *chunk)
 {
-    memcpy(rd_in(call->state, call->me, chunk->number), call->input + chunk->first * call->esize,
-           chunk->n * call->esize);
+    if (own_from_buffer(call)) return; /* nobody reads the root's slot */
+    rd_copy_shared(call, rd_in(call->state, call->me, chunk->number),
+                   call->input + chunk->first * call->esize, chunk->n * call->esize);
 }
 
 int rd_step_flat(rd_call_t *call, const rd_chunk_t *chunk)
@@ -25,7 +37,7 @@ int rd_step_flat(rd_call_t *call, const rd_chunk_t *chunk)
         int rc = rd_wait_posted(call, chunk->number);
         if (rc) return rc;
     }
-    /* our own input from our slot: the output may be the input (in place) */
-    rd_fold(call, chunk, 0, chunk->n, call->output + chunk->first * call->esize, 0);
+    rd_fold(call, chunk, 0, chunk->n, call->output + chunk->first * call->esize,
+            own_from_buffer(call));
     return NUMACOLL_OK;
 }

@@ -25,7 +25,9 @@ enum { LEVEL_STRIDE = 16 }; /* partial flag = chunk * 16 + level + 1 (at most 15
 
 void rd_post_hier(rd_call_t *call, const rd_chunk_t *chunk)
 {
-    rd_post_flat(call, chunk); /* the group's leader reads our whole input */
+    /* the group's leader reads our whole input (a reduce's root's too) */
+    rd_copy_shared(call, rd_in(call->state, call->me, chunk->number),
+                   call->input + chunk->first * call->esize, chunk->n * call->esize);
 }
 
 /* our group at @p level (we are in one at every level up to the last one we lead) */

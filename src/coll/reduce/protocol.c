@@ -54,7 +54,7 @@ void rd_fold(const rd_call_t *call, const rd_chunk_t *chunk, size_t first, size_
                                      : rd_in(r, call->me, chunk->number) + off;
 #define INPUT(m) ((m) == call->me ? own : rd_in(r, (m), chunk->number) + off)
     if (call->nprocs == 1) {
-        memcpy(out, own, n * es);
+        if (out != own) memcpy(out, own, n * es);
         return;
     }
     /* ((x_0 op x_1) op x_2) ... in rank order, the one order of every algorithm */

@@ -10,6 +10,7 @@
  *   rsag.c       algorithm "rsag": reduce-scatter (each member folds its slice), allgather
  *   hier.c       algorithm "hier": group leaders fold up the topology levels
  *   registry.c   the algorithm table, the automatic choice, the public entry points
+ *   stream.c     copy modes: plain or streamed stores, chosen by measured call times
  *   config_rows.c  NUMACOLL_ALLREDUCE, NUMACOLL_REDUCE and the sizes
  *
  * Buffers: member m owns one area (NUMA-local to it, written only by m):
@@ -17,6 +18,9 @@
  *   line 1: done    (a chunk number: m has finished reading everything of it)
  *   line 2: partial (chunk * 16 + level + 1: m's partial fold of a level is in its result
  *           slot; hier)
+ *   modes:  (lines after them) 2 x RD_STREAM_CLASSES bytes: the copy mode m found best for
+ *           allreduces (as member 0) and reduces (as their root) of each size class
+ *           (stream.c)
  *   in slots:     slots x (16 + fragment) bytes, m's input of chunk c in slot c % slots:
  *                 a stamp (the chunk number, the flag that posts it), the call's signature,
  *                 then the data, so that a small chunk travels in the stamp's line
@@ -54,6 +58,17 @@ typedef void (*rd_kernel_fn)(void *out, const void *a, const void *b, size_t n);
 int rd_kernel_get(const char *who, numacoll_dtype_t dtype, numacoll_op_t op, rd_kernel_fn *fn);
 
 enum { RD_LINE_REDUCED = 0, RD_LINE_DONE = 1, RD_LINE_PARTIAL = 2, RD_CTL_LINES = 3 };
+/* NUMACOLL_REDUCE_STREAM (stream.c) */
+enum { RD_STREAM_OFF = 0, RD_STREAM_ON = 1, RD_STREAM_AUTO = 2 };
+enum { RD_STREAM_CLASSES = 16 }; /* size classes: powers of two from NUMACOLL_REDUCE_STREAM_MIN */
+
+/* stream.c: a decider's last call times of one kind and size class, per mode (0 plain, 1
+ * streamed), in nanoseconds per KiB */
+typedef struct rd_mode_times {
+    uint32_t ns_per_kib[2][4];
+    uint8_t count[2]; /* samples kept (up to 4) */
+    uint8_t next[2];  /* where the next one goes */
+} rd_mode_times_t;
 enum { RD_SLOT_HEADER = 16 }; /* stamp and signature before an in slot's data */
 #define RD_HIER_LEVELS "numa,socket" /* the topology levels hier folds up (src/topo/) */
 
@@ -72,6 +87,13 @@ typedef struct nc_reduce_team {
     int numa_nodes;       /* NUMA nodes the team spans (the automatic choice) */
     int alg_allreduce;    /* configured algorithm (-1 = auto) */
     int alg_reduce;
+    int stream;           /* NUMACOLL_REDUCE_STREAM: RD_STREAM_OFF, _ON or _AUTO */
+    size_t stream_min;    /* NUMACOLL_REDUCE_STREAM_MIN */
+    size_t modes_off;     /* offset of the modes bytes in an area */
+    /* auto: calls so far per kind (0 allreduce, 1 reduce) and size class, the same on every
+     * member; and this member's call times as the decider */
+    uint64_t class_calls[2][RD_STREAM_CLASSES];
+    rd_mode_times_t times[2][RD_STREAM_CLASSES];
     uint64_t next_chunk;  /* number of this process's next chunk (same on every member) */
     uint64_t done_min;    /* lowest done seen at the last reuse check (a lower bound) */
 } nc_reduce_team_t;
@@ -83,6 +105,11 @@ static inline char *rd_area(const nc_reduce_team_t *r, int m)
 static inline _Atomic uint64_t *rd_flag(const nc_reduce_team_t *r, int m, int line)
 {
     return (_Atomic uint64_t *)(rd_area(r, m) + (size_t)line * r->line);
+}
+/* member m's best copy mode for @p kind (0 allreduce, 1 reduce) and size class @p cls */
+static inline _Atomic uint8_t *rd_best_mode(const nc_reduce_team_t *r, int m, int kind, int cls)
+{
+    return (_Atomic uint8_t *)(rd_area(r, m) + r->modes_off) + kind * RD_STREAM_CLASSES + cls;
 }
 static inline char *rd_slot(const nc_reduce_team_t *r, int m, uint64_t chunk)
 {
@@ -119,6 +146,10 @@ typedef struct rd_call {
     int me, nprocs;
     uint64_t sig;       /* the call's signature: count, type, op, root, algorithm */
     const char *who;    /* the entry point, for messages */
+    int stream;         /* copy what others read with streamed stores (stream.c) */
+    int timed;          /* this member times the call for the copy-mode choice */
+    int kind, cls;      /* the call's kind and size class there */
+    uint64_t t0;        /* when the timed call began (ns) */
 } rd_call_t;
 
 /* One chunk: elements [first, first + n) of the message, chunk number `number` */
@@ -159,11 +190,25 @@ int rd_wait_posted(rd_call_t *call, uint64_t chunk);
 /* protocol.c: fold elements [first, first + n) of @p chunk (counted from the chunk's first
  * element) of every member's input, in rank order, into @p out. Member m's input comes from
  * its in slot, ours from our own input buffer when @p own_from_input (rsag does not post
- * the slice it folds itself). @p out must not overlap an input. */
+ * the slice it folds itself, nor does a reduce's root in flat). @p out overlaps no input,
+ * or is our own input (in place) and we are member 0 or 1, whose input the first kernel
+ * call reads element by element before it writes the same element. */
 void rd_fold(const rd_call_t *call, const rd_chunk_t *chunk, size_t first, size_t n, char *out,
              int own_from_input);
 /* protocol.c: run a call's chunks with algorithm @p alg */
 int rd_run_chunks(rd_call_t *call, int alg);
+
+/* stream.c: choose the call's copy mode (call->stream) before its first chunk */
+void rd_stream_begin(rd_call_t *call);
+/* stream.c: after a call that succeeded: the decider records its time */
+void rd_stream_end(rd_call_t *call);
+/* stream.c: copy @p n bytes that other members will read, in the call's copy mode */
+void rd_copy_shared(const rd_call_t *call, void *dst, const void *src, size_t n);
+/* stream.c: the best mode after the samples in @p t (the current one, @p best, unless the
+ * other's median is 10% lower; the current one while a mode has no sample) */
+int rd_stream_pick(const rd_mode_times_t *t, int best);
+/* stream.c: keep a call of @p ns nanoseconds and @p bytes in mode @p mode's last samples */
+void rd_stream_record(rd_mode_times_t *t, int mode, uint64_t ns, size_t bytes);
 
 /* state.c: the team's reduction state, created collectively at its first reduction */
 int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state);

@@ -46,8 +46,10 @@ int nc_reduce_alg_lookup(const char *name, int *alg)
  * The automatic choice, the same on every member (it depends only on the message size and
  * parameters every member agreed on at set-up, and the exchanged topology): up to
  * NUMACOLL_REDUCE_FLAT_MAX bytes hier when the team spans several NUMA nodes, else flat;
- * rsag above; a team of one process folds alone (flat). The measurements behind the
- * default switch size are in docs/tuning-notes.md.
+ * rsag above, but for a reduce over two members, which is flat at every size (the root
+ * reads the other's whole input either way; flat spares rsag's copies and its second
+ * exchange); a team of one process folds alone (flat). The measurements behind these
+ * choices are in docs/tuning-notes.md.
  */
 enum { ALG_FLAT = 0, ALG_RSAG = 1, ALG_HIER = 2 };
 static int auto_choice(const nc_reduce_team_t *r, int nprocs, size_t bytes, int root)
@@ -55,7 +57,7 @@ static int auto_choice(const nc_reduce_team_t *r, int nprocs, size_t bytes, int 
     int configured = root < 0 ? r->alg_allreduce : r->alg_reduce;
     if (configured >= 0) return configured;
     if (nprocs == 1) return ALG_FLAT;
-    if (bytes > r->flat_max) return ALG_RSAG;
+    if (bytes > r->flat_max) return root >= 0 && nprocs == 2 ? ALG_FLAT : ALG_RSAG;
     return r->numa_nodes > 1 && r->hier ? ALG_HIER : ALG_FLAT;
 }
 
@@ -128,7 +130,10 @@ int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t
     if (rc) return rc;
     if (alg < 0) alg = auto_choice(call.state, t->size, count * call.esize, root);
     call.sig = call_signature(count, dtype, op, root, alg);
-    return rd_run_chunks(&call, alg);
+    rd_stream_begin(&call);
+    rc = rd_run_chunks(&call, alg);
+    if (rc == NUMACOLL_OK) rd_stream_end(&call);
+    return rc;
 }
 
 int numacoll_reduce_with(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,

@@ -30,8 +30,8 @@ void rd_post_rsag(rd_call_t *call, const rd_chunk_t *chunk)
     char *slot = rd_in(call->state, call->me, chunk->number);
     const char *in = call->input + chunk->first * es;
     /* nobody but us reads our own slice: it stays in our input buffer */
-    memcpy(slot, in, lo * es);
-    memcpy(slot + hi * es, in + hi * es, (chunk->n - hi) * es);
+    rd_copy_shared(call, slot, in, lo * es);
+    rd_copy_shared(call, slot + hi * es, in + hi * es, (chunk->n - hi) * es);
 }
 
 int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk)
@@ -48,13 +48,20 @@ int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk)
     slice_of(call->me, call->nprocs, chunk->n, es, &lo, &hi);
     char *mine = rd_result(r, call->me, chunk->number) + lo * es;
     char *out = call->output ? call->output + chunk->first * es : NULL;
-    /* into our result slot, not the output: in place, the output is our input */
-    if (hi > lo) rd_fold(call, chunk, lo, hi - lo, mine, 1);
+    /* Streamed: fold into the output, then stream the slice into our result slot. Plain,
+     * without an output (a reduce's non-root), or where the output is our input (in place)
+     * and we are a member >= 2 (rd_fold): fold into the result slot, copied to the output
+     * below. */
+    int via_output = out && call->stream && (call->input != call->output || call->me <= 1);
+    if (hi > lo) {
+        rd_fold(call, chunk, lo, hi - lo, via_output ? out + lo * es : mine, 1);
+        if (via_output) nc_copy_stream(mine, out + lo * es, (hi - lo) * es);
+    }
     /* release: our slice of the chunk before the flag that announces it */
     atomic_store_explicit(rd_flag(r, call->me, RD_LINE_REDUCED), chunk->number,
                           memory_order_release);
     if (!out) return NUMACOLL_OK; /* a reduce's non-root */
-    if (hi > lo) memcpy(out + lo * es, mine, (hi - lo) * es);
+    if (hi > lo && !via_output) memcpy(out + lo * es, mine, (hi - lo) * es);
     /* Wait: member m alone writes its reduced flag, with release after its slice of the
      * chunk; reduced >= chunk (acquire) makes the slice visible, and m rewrites that result
      * slot only for chunk + slots, after our done says chunk */

@@ -13,9 +13,17 @@
 
 /* what every member must agree on */
 typedef struct rd_params {
-    uint64_t fragment, flat_max;
-    int32_t slots, alg_allreduce, alg_reduce, pad;
+    uint64_t fragment, flat_max, stream_min;
+    int32_t slots, alg_allreduce, alg_reduce, stream;
 } rd_params_t;
+
+/* NUMACOLL_REDUCE_STREAM's value as RD_STREAM_* */
+static int32_t stream_from_config(void)
+{
+    const char *v = nc_cfg_str(NC_CFG_REDUCE_STREAM);
+    return strcmp(v, "on") == 0 ? RD_STREAM_ON : strcmp(v, "off") == 0 ? RD_STREAM_OFF
+                                                                        : RD_STREAM_AUTO;
+}
 
 static int params_from_config(rd_params_t *p)
 {
@@ -23,6 +31,8 @@ static int params_from_config(rd_params_t *p)
     p->fragment = nc_round_up(nc_cfg_size(NC_CFG_REDUCE_FRAGMENT), 64);
     p->flat_max = nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX);
     p->slots = (int32_t)nc_cfg_int(NC_CFG_REDUCE_SLOTS);
+    p->stream = stream_from_config();
+    p->stream_min = nc_cfg_size(NC_CFG_REDUCE_STREAM_MIN);
     int a = -1, b = -1;
     int rc = nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_ALLREDUCE), &a);
     if (rc == NUMACOLL_OK) rc = nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_REDUCE), &b);
@@ -42,6 +52,8 @@ static int params_compare(const rd_params_t *mine, const rd_params_t *first)
         {NC_CFG_REDUCE_SLOTS, offsetof(rd_params_t, slots), sizeof(int32_t)},
         {NC_CFG_ALLREDUCE, offsetof(rd_params_t, alg_allreduce), sizeof(int32_t)},
         {NC_CFG_REDUCE, offsetof(rd_params_t, alg_reduce), sizeof(int32_t)},
+        {NC_CFG_REDUCE_STREAM, offsetof(rd_params_t, stream), sizeof(int32_t)},
+        {NC_CFG_REDUCE_STREAM_MIN, offsetof(rd_params_t, stream_min), sizeof(uint64_t)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (memcmp((const char *)mine + fields[i].off, (const char *)first + fields[i].off,
@@ -89,7 +101,10 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     r->flat_max = mine.flat_max;
     r->alg_allreduce = mine.alg_allreduce;
     r->alg_reduce = mine.alg_reduce;
-    r->in_off = RD_CTL_LINES * r->line;
+    r->stream = mine.stream;
+    r->stream_min = mine.stream_min;
+    r->modes_off = RD_CTL_LINES * r->line;
+    r->in_off = r->modes_off + nc_round_up(2 * RD_STREAM_CLASSES, r->line);
     r->in_stride = nc_round_up(RD_SLOT_HEADER + r->fragment, 64);
     r->result_off = r->in_off + r->slots * r->in_stride;
     r->area_stride = nc_round_up(r->result_off + r->slots * r->fragment, nc_page_size());
@@ -111,11 +126,12 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     if (t->rank == 0 || nc_verbose() >= 3)
         nc_log(1, t->rank, P,
                "reduce: buffers %zu bytes (%u slots of %zu bytes in and out per member), "
-               "allreduce %s, reduce %s, flat up to %zu bytes, %d NUMA node(s), %d group "
-               "level(s) for hier",
+               "allreduce %s, reduce %s, flat up to %zu bytes, streamed copies %s from %zu "
+               "bytes, %d NUMA node(s), %d group level(s) for hier",
                total, r->slots, r->fragment,
                r->alg_allreduce < 0 ? "auto" : rd_algorithms[r->alg_allreduce].name,
                r->alg_reduce < 0 ? "auto" : rd_algorithms[r->alg_reduce].name, r->flat_max,
+               nc_cfg_str(NC_CFG_REDUCE_STREAM), r->stream_min,
                r->numa_nodes, r->hier ? r->hier->nlevels : 0);
     return NUMACOLL_OK;
 }
