@@ -111,6 +111,18 @@ over=$(val bcast.msg.$((lim + 1)).path "$tmp/bl1")
 [ "$at" = inline ] && [ "$over" = queue ] ||
     failf "the inline limit $lim: $lim bytes go '$at', one more '$over' (wanted inline, queue)"
 
+# ---- the reductions' automatic choice (src/coll/reduce/registry.c) -------------------------
+# np 16 on 2 NUMA nodes of 32 cores: hier for small messages, rsag for large ones; np 2: a
+# reduce stays flat at every size; np 64 (more processes than the 32 CPUs): so does a reduce
+for want in "16 8 allreduce hier" "16 1048576 allreduce rsag" "16 1048576 reduce rsag" \
+    "2 1048576 allreduce rsag" "2 1048576 reduce flat" "64 1048576 allreduce rsag" \
+    "64 1048576 reduce flat"; do
+    read -r np bytes kind alg <<<"$want"
+    "$info" --explain --synthetic "$SYN" --np "$np" --parsable >"$tmp/r" 2>&1
+    got=$(val "reduce.$bytes.$kind" "$tmp/r")
+    [ "$got" = "$alg" ] || failf "reduce.$bytes.$kind at np $np on '$SYN' is '$got', expected $alg"
+done
+
 # ---- bad arguments: exit status 2 and a message naming what is allowed ----------------------
 bad() { # expected-message-regex args...
     local want="$1"

@@ -771,10 +771,15 @@ static void explain_reduce(explain_ctx_t *c, const explain_args_t *ex)
     fact("reduce.fragment", 1, "%zu", nc_cfg_size(NC_CFG_REDUCE_FRAGMENT));
     fact("reduce.slots", 1, "%ld", nc_cfg_int(NC_CFG_REDUCE_SLOTS));
     fact("reduce.numa_nodes", 1, "%d", nc_topo_team_numa_count(c->t));
+    fact("reduce.stream", 0, "%s", nc_cfg_str(NC_CFG_REDUCE_STREAM));
+    fact("reduce.stream_min", 1, "%zu", nc_cfg_size(NC_CFG_REDUCE_STREAM_MIN));
     hp(0, 2, "\nallreduce and reduce by message size (NUMACOLL_ALLREDUCE=%s, NUMACOLL_REDUCE=%s; "
-             "flat or hier up to %zu bytes, hier when the team spans NUMA nodes: %d here)",
+             "flat or hier up to %zu bytes, hier when the team spans NUMA nodes: %d here; rsag "
+             "above, but a reduce over 2 processes or more processes than CPUs stays flat; "
+             "copies others read: NUMACOLL_REDUCE_STREAM=%s from %zu bytes)",
        nc_cfg_str(NC_CFG_ALLREDUCE), nc_cfg_str(NC_CFG_REDUCE), nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX),
-       nc_topo_team_numa_count(c->t));
+       nc_topo_team_numa_count(c->t), nc_cfg_str(NC_CFG_REDUCE_STREAM),
+       nc_cfg_size(NC_CFG_REDUCE_STREAM_MIN));
     for (size_t i = 0; i < n; i++) {
         const char *all = nc_reduce_choice(c->t, (size_t)list[i], -1);
         const char *one = nc_reduce_choice(c->t, (size_t)list[i], 0);

@@ -20,13 +20,14 @@ static const nc_cfg_def_t rows[] = {
      .allowed = "auto|flat|rsag|hier",
      .doc = "reduce algorithm (numacoll_reduce, MPI_Reduce): flat = the root folds all inputs, "
             "rsag = every member folds a slice and the root gathers them, hier = group leaders "
-            "fold; auto as for NUMACOLL_ALLREDUCE, but flat at every size with two members"},
+            "fold; auto as for NUMACOLL_ALLREDUCE, but flat at every size with two members or "
+            "more members than CPUs"},
     {.id = NC_CFG_REDUCE_FLAT_MAX,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "4K",
      .allowed = "0..1G",
      .doc = "largest message (bytes) the automatic choice reduces with flat (or hier); larger "
-            "ones use rsag, but for a reduce over two members"},
+            "ones use rsag (a reduce over two members or more than the CPUs: flat)"},
     {.id = NC_CFG_REDUCE_FRAGMENT,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "32K",

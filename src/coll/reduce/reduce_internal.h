@@ -85,6 +85,7 @@ typedef struct nc_reduce_team {
     size_t flat_max;      /* automatic choice: flat up to this many bytes, then rsag */
     const struct nc_hier *hier; /* topology groups for hier (owned by the team; NULL: flat) */
     int numa_nodes;       /* NUMA nodes the team spans (the automatic choice) */
+    int oversubscribed;   /* the team's (agreed: from the union of the members' CPUs) */
     int alg_allreduce;    /* configured algorithm (-1 = auto) */
     int alg_reduce;
     int stream;           /* NUMACOLL_REDUCE_STREAM: RD_STREAM_OFF, _ON or _AUTO */

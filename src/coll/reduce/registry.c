@@ -46,10 +46,11 @@ int nc_reduce_alg_lookup(const char *name, int *alg)
  * The automatic choice, the same on every member (it depends only on the message size and
  * parameters every member agreed on at set-up, and the exchanged topology): up to
  * NUMACOLL_REDUCE_FLAT_MAX bytes hier when the team spans several NUMA nodes, else flat;
- * rsag above, but for a reduce over two members, which is flat at every size (the root
- * reads the other's whole input either way; flat spares rsag's copies and its second
- * exchange); a team of one process folds alone (flat). The measurements behind these
- * choices are in docs/tuning-notes.md.
+ * rsag above, but for a reduce over two members or on an oversubscribed team, which is flat
+ * at every size (over two, the root reads the other's whole input either way and flat
+ * spares rsag's copies and second exchange; oversubscribed, flat's non-roots leave after
+ * posting instead of waiting for CPU time to fold their slices); a team of one process
+ * folds alone (flat). The measurements behind these choices are in docs/tuning-notes.md.
  */
 enum { ALG_FLAT = 0, ALG_RSAG = 1, ALG_HIER = 2 };
 static int auto_choice(const nc_reduce_team_t *r, int nprocs, size_t bytes, int root)
@@ -57,7 +58,8 @@ static int auto_choice(const nc_reduce_team_t *r, int nprocs, size_t bytes, int 
     int configured = root < 0 ? r->alg_allreduce : r->alg_reduce;
     if (configured >= 0) return configured;
     if (nprocs == 1) return ALG_FLAT;
-    if (bytes > r->flat_max) return root >= 0 && nprocs == 2 ? ALG_FLAT : ALG_RSAG;
+    if (bytes > r->flat_max)
+        return root >= 0 && (nprocs == 2 || r->oversubscribed) ? ALG_FLAT : ALG_RSAG;
     return r->numa_nodes > 1 && r->hier ? ALG_HIER : ALG_FLAT;
 }
 
@@ -65,6 +67,7 @@ const char *nc_reduce_choice(numacoll_team_t *t, size_t bytes, int root)
 {
     nc_reduce_team_t probe = {.flat_max = nc_cfg_size(NC_CFG_REDUCE_FLAT_MAX),
                               .numa_nodes = t ? nc_topo_team_numa_count(t) : 1,
+                              .oversubscribed = t ? t->oversubscribed : 0,
                               .hier = t ? nc_topo_team_hier(t, RD_HIER_LEVELS) : NULL};
     if (t && t->reduce) probe = *t->reduce;
     else if (nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_ALLREDUCE), &probe.alg_allreduce) ||

@@ -111,6 +111,7 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     r->next_chunk = 1;
     r->hier = nc_topo_team_hier(t, RD_HIER_LEVELS);
     r->numa_nodes = nc_topo_team_numa_count(t);
+    r->oversubscribed = t->oversubscribed;
     size_t total = r->area_stride * (size_t)P;
     rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total, 0,
                                       (size_t)t->rank * r->area_stride, r->area_stride,
