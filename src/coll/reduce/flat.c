@@ -25,7 +25,7 @@ static int own_from_buffer(const rd_call_t *call)
 void rd_post_flat(rd_call_t *call, const rd_chunk_t *chunk)
 {
     if (own_from_buffer(call)) return; /* nobody reads the root's slot */
-    rd_copy_shared(call, rd_in(call->state, call->me, chunk->number),
+    rd_copy_shared(call, rd_in(call->state, call->me, chunk->slot),
                    call->input + chunk->first * call->esize, chunk->n * call->esize);
 }
 
@@ -34,7 +34,7 @@ int rd_step_flat(rd_call_t *call, const rd_chunk_t *chunk)
     if (!call->output) return NUMACOLL_OK; /* a reduce's non-root: its input is posted */
     if (chunk->first != 0) {
         /* the protocol waited for the first chunk's posts (to compare signatures) */
-        int rc = rd_wait_posted(call, chunk->number);
+        int rc = rd_wait_posted(call, chunk);
         if (rc) return rc;
     }
     rd_fold(call, chunk, 0, chunk->n, call->output + chunk->first * call->esize,

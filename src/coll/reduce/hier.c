@@ -26,7 +26,7 @@ enum { LEVEL_STRIDE = 16 }; /* partial flag = chunk * 16 + level + 1 (at most 15
 void rd_post_hier(rd_call_t *call, const rd_chunk_t *chunk)
 {
     /* the group's leader reads our whole input (a reduce's root's too) */
-    rd_copy_shared(call, rd_in(call->state, call->me, chunk->number),
+    rd_copy_shared(call, rd_in(call->state, call->me, chunk->slot),
                    call->input + chunk->first * call->esize, chunk->n * call->esize);
 }
 
@@ -44,21 +44,21 @@ int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk)
     const size_t es = call->esize, bytes = chunk->n * es;
     if (!h || h->nlevels <= 0 || h->nlevels >= LEVEL_STRIDE) return rd_step_flat(call, chunk);
     const uint64_t base = chunk->number * LEVEL_STRIDE;
-    char *partial = rd_result(r, call->me, chunk->number);
+    char *partial = rd_result(r, call->me, chunk->slot);
     int rc;
     for (int level = 0; level < h->nlevels; level++) {
         const nc_group_t *g = group_at(h, level, call->me);
         if (!g || g->members[0] != call->me) break; /* not this group's leader: we are done */
         if (level == 0) {
-            if (chunk->first != 0 && (rc = rd_wait_posted(call, chunk->number))) return rc;
+            if (chunk->first != 0 && (rc = rd_wait_posted(call, chunk))) return rc;
             /* our own input from our slot: in place, the output is our input */
-            memcpy(partial, rd_in(r, call->me, chunk->number), bytes);
+            memcpy(partial, rd_in(r, call->me, chunk->slot), bytes);
         }
         for (int i = 1; i < g->size; i++) {
             int m = g->members[i];
             const char *value;
             if (level == 0) {
-                value = rd_in(r, m, chunk->number); /* posted: the protocol or the wait above */
+                value = rd_in(r, m, chunk->slot); /* posted: the protocol or the wait above */
             } else {
                 /* Wait: member m alone writes its partial flag, with release after its
                  * partial of this level - 1; the flag's value (acquire) makes it visible,
@@ -66,7 +66,7 @@ int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk)
                 rc = rd_wait_flag(call, m, rd_flag(r, m, RD_LINE_PARTIAL),
                                   base + (uint64_t)level);
                 if (rc) return rc;
-                value = rd_result(r, m, chunk->number);
+                value = rd_result(r, m, chunk->slot);
             }
             call->kernel(partial, partial, value, chunk->n);
         }
@@ -81,6 +81,6 @@ int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk)
     rc = rd_wait_flag(call, holder, rd_flag(r, holder, RD_LINE_PARTIAL),
                       base + (uint64_t)h->nlevels);
     if (rc) return rc;
-    memcpy(call->output + chunk->first * es, rd_result(r, holder, chunk->number), bytes);
+    memcpy(call->output + chunk->first * es, rd_result(r, holder, chunk->slot), bytes);
     return NUMACOLL_OK;
 }

@@ -31,7 +31,7 @@ int rd_wait_all(rd_call_t *call, int line, uint64_t target)
     return NUMACOLL_OK;
 }
 
-int rd_wait_posted(rd_call_t *call, uint64_t chunk)
+int rd_wait_posted(rd_call_t *call, const rd_chunk_t *chunk)
 {
     /* Wait: member m alone writes its slot's stamp, with release after its input and
      * signature of the chunk; a stamp >= chunk (acquire) makes both visible. The stamp
@@ -39,7 +39,7 @@ int rd_wait_posted(rd_call_t *call, uint64_t chunk)
      * holds this chunk when we read it. */
     for (int m = 0; m < call->nprocs; m++) {
         if (m == call->me) continue;
-        int rc = rd_wait_flag(call, m, rd_stamp(call->state, m, chunk), chunk);
+        int rc = rd_wait_flag(call, m, rd_stamp(call->state, m, chunk->slot), chunk->number);
         if (rc) return rc;
     }
     return NUMACOLL_OK;
@@ -51,8 +51,8 @@ void rd_fold(const rd_call_t *call, const rd_chunk_t *chunk, size_t first, size_
     const nc_reduce_team_t *r = call->state;
     const size_t es = call->esize, off = first * es;
     const char *own = own_from_input ? call->input + (chunk->first + first) * es
-                                     : rd_in(r, call->me, chunk->number) + off;
-#define INPUT(m) ((m) == call->me ? own : rd_in(r, (m), chunk->number) + off)
+                                     : rd_in(r, call->me, chunk->slot) + off;
+#define INPUT(m) ((m) == call->me ? own : rd_in(r, (m), chunk->slot) + off)
     if (call->nprocs == 1) {
         if (out != own) memcpy(out, own, n * es);
         return;
@@ -85,13 +85,13 @@ static int wait_reuse(rd_call_t *call, uint64_t chunk)
 }
 
 /* Step 3 on the call's first chunk: every member's signature of it equals ours */
-static int check_signatures(rd_call_t *call, uint64_t chunk)
+static int check_signatures(rd_call_t *call, const rd_chunk_t *chunk)
 {
     const nc_reduce_team_t *r = call->state;
     for (int m = 0; m < call->nprocs; m++) {
         /* relaxed: ordered by rd_wait_posted's acquire of m's stamp, and m rewrites the
          * signature only for chunk + slots, after our done says chunk */
-        uint64_t theirs = atomic_load_explicit(rd_sig(r, m, chunk), memory_order_relaxed);
+        uint64_t theirs = atomic_load_explicit(rd_sig(r, m, chunk->slot), memory_order_relaxed);
         if (theirs != call->sig)
             return nc_error(NUMACOLL_ERR_ARG,
                             "%s: rank %d passed other arguments than rank %d (count, datatype, "
@@ -104,7 +104,9 @@ static int check_signatures(rd_call_t *call, uint64_t chunk)
 int rd_run_chunks(rd_call_t *call, int alg)
 {
     nc_reduce_team_t *r = call->state;
-    const size_t per_chunk = r->fragment / call->esize;
+    /* elements per chunk; a message of one chunk needs no division */
+    const size_t per_chunk =
+        call->count * call->esize <= r->fragment ? call->count : r->fragment / call->esize;
     const rd_algorithm_t *algorithm = &rd_algorithms[alg];
     size_t first = 0;
     int rc = NUMACOLL_OK;
@@ -115,26 +117,29 @@ int rd_run_chunks(rd_call_t *call, int alg)
      * counts stay alike (every member of a mismatched call stops after its first chunk),
      * and this member's next calls work. */
     const int leave_after_post = call->root >= 0 && call->me != call->root &&
-                                 algorithm->step == rd_step_flat && call->count <= per_chunk;
+                                 algorithm->step == rd_step_flat &&
+                                 call->count * call->esize <= r->fragment;
     /* a call of 0 elements runs one empty chunk: the signatures are still compared */
     do {
         rd_chunk_t chunk = {.number = r->next_chunk,
                             .first = first,
                             .n = call->count - first < per_chunk ? call->count - first
-                                                                  : per_chunk};
+                                                                  : per_chunk,
+                            .slot = r->next_slot};
         rc = wait_reuse(call, chunk.number);
         if (rc) return rc; /* a dead member or a timeout: the team is broken */
         if (chunk.n) algorithm->post(call, &chunk); /* a call of 0 elements posts no data */
-        atomic_store_explicit(rd_sig(r, call->me, chunk.number), call->sig, memory_order_relaxed);
+        atomic_store_explicit(rd_sig(r, call->me, chunk.slot), call->sig, memory_order_relaxed);
         /* release: our input and signature of the chunk before the stamp that posts them */
-        atomic_store_explicit(rd_stamp(r, call->me, chunk.number), chunk.number,
+        atomic_store_explicit(rd_stamp(r, call->me, chunk.slot), chunk.number,
                               memory_order_release);
         r->next_chunk++;
+        r->next_slot = r->next_slot + 1 == r->slots ? 0 : r->next_slot + 1;
         int mismatch = NUMACOLL_OK;
         if (first == 0 && !leave_after_post) {
-            rc = rd_wait_posted(call, chunk.number);
+            rc = rd_wait_posted(call, &chunk);
             if (rc) return rc;
-            mismatch = check_signatures(call, chunk.number);
+            mismatch = check_signatures(call, &chunk);
         }
         /* every member sees a mismatch if there is one (each compares all signatures with
          * its own), so all leave after this chunk and keep counting chunks alike */

@@ -96,6 +96,7 @@ typedef struct nc_reduce_team {
     uint64_t class_calls[2][RD_STREAM_CLASSES];
     rd_mode_times_t times[2][RD_STREAM_CLASSES];
     uint64_t next_chunk;  /* number of this process's next chunk (same on every member) */
+    unsigned next_slot;   /* its slot: next_chunk % slots */
     uint64_t done_min;    /* lowest done seen at the last reuse check (a lower bound) */
 } nc_reduce_team_t;
 
@@ -112,26 +113,27 @@ static inline _Atomic uint8_t *rd_best_mode(const nc_reduce_team_t *r, int m, in
 {
     return (_Atomic uint8_t *)(rd_area(r, m) + r->modes_off) + kind * RD_STREAM_CLASSES + cls;
 }
-static inline char *rd_slot(const nc_reduce_team_t *r, int m, uint64_t chunk)
+/* Member m's in slot @p slot (a chunk c goes through slot c % slots: rd_chunk_t.slot) */
+static inline char *rd_slot(const nc_reduce_team_t *r, int m, unsigned slot)
 {
-    return rd_area(r, m) + r->in_off + (size_t)(chunk % r->slots) * r->in_stride;
+    return rd_area(r, m) + r->in_off + (size_t)slot * r->in_stride;
 }
-/* the stamp that posts member m's input of @p chunk (its slot's first word) */
-static inline _Atomic uint64_t *rd_stamp(const nc_reduce_team_t *r, int m, uint64_t chunk)
+/* the stamp that posts member m's input of the chunk in @p slot (its first word) */
+static inline _Atomic uint64_t *rd_stamp(const nc_reduce_team_t *r, int m, unsigned slot)
 {
-    return (_Atomic uint64_t *)rd_slot(r, m, chunk);
+    return (_Atomic uint64_t *)rd_slot(r, m, slot);
 }
-static inline _Atomic uint64_t *rd_sig(const nc_reduce_team_t *r, int m, uint64_t chunk)
+static inline _Atomic uint64_t *rd_sig(const nc_reduce_team_t *r, int m, unsigned slot)
 {
-    return (_Atomic uint64_t *)rd_slot(r, m, chunk) + 1;
+    return (_Atomic uint64_t *)rd_slot(r, m, slot) + 1;
 }
-static inline char *rd_in(const nc_reduce_team_t *r, int m, uint64_t chunk)
+static inline char *rd_in(const nc_reduce_team_t *r, int m, unsigned slot)
 {
-    return rd_slot(r, m, chunk) + RD_SLOT_HEADER;
+    return rd_slot(r, m, slot) + RD_SLOT_HEADER;
 }
-static inline char *rd_result(const nc_reduce_team_t *r, int m, uint64_t chunk)
+static inline char *rd_result(const nc_reduce_team_t *r, int m, unsigned slot)
 {
-    return rd_area(r, m) + r->result_off + (size_t)(chunk % r->slots) * r->fragment;
+    return rd_area(r, m) + r->result_off + (size_t)slot * r->fragment;
 }
 
 /* One call, as the algorithms see it. */
@@ -153,10 +155,12 @@ typedef struct rd_call {
     uint64_t t0;        /* when the timed call began (ns) */
 } rd_call_t;
 
-/* One chunk: elements [first, first + n) of the message, chunk number `number` */
+/* One chunk: elements [first, first + n) of the message, chunk number `number`, in slot
+ * number % slots (kept by the caller: no division on the small-message path) */
 typedef struct rd_chunk {
     uint64_t number;
     size_t first, n;
+    unsigned slot;
 } rd_chunk_t;
 
 /* An algorithm's step 2: copy into our in slot what the others read of our input of the
@@ -187,7 +191,7 @@ int rd_wait_flag(rd_call_t *call, int member, _Atomic uint64_t *flag, uint64_t t
 /* protocol.c: wait until every member's flag @p line is >= @p target (acquire) */
 int rd_wait_all(rd_call_t *call, int line, uint64_t target);
 /* protocol.c: wait until every member has posted its input of @p chunk (acquire) */
-int rd_wait_posted(rd_call_t *call, uint64_t chunk);
+int rd_wait_posted(rd_call_t *call, const rd_chunk_t *chunk);
 /* protocol.c: fold elements [first, first + n) of @p chunk (counted from the chunk's first
  * element) of every member's input, in rank order, into @p out. Member m's input comes from
  * its in slot, ours from our own input buffer when @p own_from_input (rsag does not post

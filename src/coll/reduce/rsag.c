@@ -27,7 +27,7 @@ void rd_post_rsag(rd_call_t *call, const rd_chunk_t *chunk)
     const size_t es = call->esize;
     size_t lo, hi;
     slice_of(call->me, call->nprocs, chunk->n, es, &lo, &hi);
-    char *slot = rd_in(call->state, call->me, chunk->number);
+    char *slot = rd_in(call->state, call->me, chunk->slot);
     const char *in = call->input + chunk->first * es;
     /* nobody but us reads our own slice: it stays in our input buffer */
     rd_copy_shared(call, slot, in, lo * es);
@@ -41,12 +41,12 @@ int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk)
     int rc;
     if (chunk->first != 0) {
         /* the protocol waited for the first chunk's posts (to compare signatures) */
-        rc = rd_wait_posted(call, chunk->number);
+        rc = rd_wait_posted(call, chunk);
         if (rc) return rc;
     }
     size_t lo, hi;
     slice_of(call->me, call->nprocs, chunk->n, es, &lo, &hi);
-    char *mine = rd_result(r, call->me, chunk->number) + lo * es;
+    char *mine = rd_result(r, call->me, chunk->slot) + lo * es;
     char *out = call->output ? call->output + chunk->first * es : NULL;
     /* Streamed: fold into the output, then stream the slice into our result slot. Plain,
      * without an output (a reduce's non-root), or where the output is our input (in place)
@@ -71,7 +71,7 @@ int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk)
         if (m == call->me) continue;
         slice_of(m, call->nprocs, chunk->n, es, &lo, &hi);
         if (hi > lo)
-            memcpy(out + lo * es, rd_result(r, m, chunk->number) + lo * es, (hi - lo) * es);
+            memcpy(out + lo * es, rd_result(r, m, chunk->slot) + lo * es, (hi - lo) * es);
     }
     return NUMACOLL_OK;
 }

@@ -109,6 +109,7 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     r->result_off = r->in_off + r->slots * r->in_stride;
     r->area_stride = nc_round_up(r->result_off + r->slots * r->fragment, nc_page_size());
     r->next_chunk = 1;
+    r->next_slot = 1 % r->slots;
     r->hier = nc_topo_team_hier(t, RD_HIER_LEVELS);
     r->numa_nodes = nc_topo_team_numa_count(t);
     r->oversubscribed = t->oversubscribed;
