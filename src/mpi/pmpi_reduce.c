@@ -33,8 +33,9 @@ static void say_native(const char *name, const char *why)
             why);
 }
 
-static int native(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt,
-                  MPI_Op op, int root, MPI_Comm comm)
+/* the MPI library's own reduction of the arguments as they are */
+static int mpi_own(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt,
+                   MPI_Op op, int root, MPI_Comm comm)
 {
 #if MPI_VERSION >= 4
     if (count > INT_MAX)
@@ -43,6 +44,46 @@ static int native(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 #endif
     return root < 0 ? PMPI_Allreduce(sendbuf, recvbuf, (int)count, dt, op, comm)
                     : PMPI_Reduce(sendbuf, recvbuf, (int)count, dt, op, root, comm);
+}
+
+#if defined(MPICH_VERSION) || defined(MPICH)
+/* MPICH 4.0's MPI_Reduce with MPI_IN_PLACE at a root other than 0 crashes above a few KiB
+ * (reproduced without numacoll). Its root passes a copy of its input instead: the same
+ * reduction. The copy spans the buffer's true extent, so derived types work too. NULL (and
+ * the call goes as it came) where this rank is not the root or there is no memory; the
+ * caller frees *@p copy. */
+static const void *in_place_copy(void *recvbuf, MPI_Count count, MPI_Datatype dt, int root,
+                                 MPI_Comm comm, void **copy)
+{
+    int rank = -1;
+    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    *copy = NULL;
+    if (count <= 0 || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != root ||
+        PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(dt, &true_lb, &true_extent) != MPI_SUCCESS || extent < 0)
+        return NULL;
+    size_t span = (size_t)(count - 1) * (size_t)extent + (size_t)true_extent;
+    if (!(*copy = malloc(span ? span : 1))) return NULL;
+    memcpy(*copy, (char *)recvbuf + true_lb, span);
+    return (char *)*copy - true_lb;
+}
+#endif
+
+/* The MPI library's reduction of a call numacoll does not take (or of its steps between
+ * nodes) */
+static int native(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt,
+                  MPI_Op op, int root, MPI_Comm comm)
+{
+#if defined(MPICH_VERSION) || defined(MPICH)
+    if (sendbuf == MPI_IN_PLACE && root > 0) {
+        void *copy;
+        const void *send = in_place_copy(recvbuf, count, dt, root, comm, &copy);
+        int rc = mpi_own(send ? send : sendbuf, recvbuf, count, dt, op, root, comm);
+        free(copy);
+        return rc;
+    }
+#endif
+    return mpi_own(sendbuf, recvbuf, count, dt, op, root, comm);
 }
 
 /* native() of a call numacoll does not take, counted: in the communicator's single-writer
@@ -124,14 +165,8 @@ static int hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numaco
         } else if (s->node_of[root] != s->my_node) {
             mrc = native(acc, NULL, cnt, base, op, s->node_of[root], s->leaders);
         } else {
-            /* the root's leader sends a copy, not MPI_IN_PLACE: MPICH 4.0's MPI_Reduce
-             * crashes on MPI_IN_PLACE at a root other than 0 above a few KiB (without the
-             * memory for the copy, MPI_IN_PLACE: the other leaders are already in the call).
-             * Leaders are ranked by node index (comm.c). */
-            void *copy = malloc(bytes ? bytes : 1);
-            if (copy) memcpy(copy, acc, bytes);
-            mrc = native(copy ? copy : MPI_IN_PLACE, acc, cnt, base, op, s->my_node, s->leaders);
-            free(copy);
+            /* leaders are ranked by node index (comm.c); native() passes MPICH a copy */
+            mrc = native(MPI_IN_PLACE, acc, cnt, base, op, s->my_node, s->leaders);
         }
         if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
     }

@@ -381,6 +381,27 @@ static void test_native(void)
           "user op: calls %llu -> %llu, numacoll's %llu -> %llu (the MPI's own expected)",
           (unsigned long long)s0.allreduce_calls, (unsigned long long)s1.allreduce_calls,
           (unsigned long long)s0.allreduce_numacoll, (unsigned long long)s1.allreduce_numacoll);
+    /* in place at the last rank, 64 KiB: the MPI library's own MPI_Reduce (a user op);
+     * MPICH 4.0.2's crashes on MPI_IN_PLACE at a root other than 0 unless numacoll passes
+     * it a copy (pmpi_reduce.c) */
+    enum { NBIG = 8192 };
+    long long *big = malloc(NBIG * sizeof *big), *bigout = malloc(NBIG * sizeof *bigout);
+    CHECK(big && bigout, "out of memory");
+    const int last = g_size - 1;
+    for (int i = 0; i < NBIG; i++)
+        big[i] = bigout[i] = (long long)(g_rank + 1) * (i + 1);
+    s0 = get_stats();
+    rc = MPI_Reduce(g_rank == last ? MPI_IN_PLACE : big, g_rank == last ? bigout : NULL, NBIG,
+                    MPI_LONG_LONG, mysum, last, MPI_COMM_WORLD);
+    s1 = get_stats();
+    bad = 0;
+    for (int i = 0; g_rank == last && i < NBIG; i++)
+        bad += bigout[i] != tri * (i + 1);
+    CHECK(rc == MPI_SUCCESS && bad == 0, "user op in place at root %d: rc %d, %d wrong", last,
+          rc, bad);
+    CHECK(s1.reduce_numacoll == s0.reduce_numacoll, "user op in place: numacoll ran it");
+    free(big);
+    free(bigout);
     MPI_Op_free(&mysum);
 
     /* every other double: a vector type. The MPI library's own reduction: Open MPI 4.1 and
@@ -423,7 +444,9 @@ static void test_native(void)
         bad += in[i] != tri * (i + 1);
     CHECK(rc == MPI_SUCCESS && bad == 0, "MPI_SUM after them: rc %d, %d wrong", rc, bad);
     CHECK(s1.allreduce_numacoll == s0.allreduce_numacoll + 1, "MPI_SUM after them: not numacoll's");
-    if (g_rank == 0) printf("native: a user op and a vector type right, not numacoll's\n");
+    if (g_rank == 0)
+        printf("native: a user op (also in place at the last rank) and a vector type right, "
+               "not numacoll's\n");
 }
 
 /* members that pass different counts: every member gets MPI_ERR_ARG (flat), the next call works */

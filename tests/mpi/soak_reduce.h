@@ -39,10 +39,10 @@ static int soak_reduce_step(MPI_Comm cm, const int *members, int r, int p, int s
     const size_t n = bytes / sizeof(int64_t);
     const int op = (int)(rnd % 3), all = (int)((rnd >> 8) & 1);
     const int root = (int)((rnd >> 16) % (uint64_t)p), gets = all || r == root;
-    /* a reduce in place only to root 0: MPICH 4.0.2's own MPI_Reduce (which runs the calls of
-     * a communicator numacoll has not set up yet) crashes on MPI_IN_PLACE at another root
-     * above a few KiB (reproduced without numacoll) */
-    const int in_place = (int)((rnd >> 9) & 1) && (all || root == 0);
+    /* in place at any root: where numacoll leaves a call to MPICH 4.0.2's own MPI_Reduce (a
+     * communicator it has not set up yet), it passes a copy, as that crashes on MPI_IN_PLACE
+     * at a root other than 0 (pmpi_reduce.c) */
+    const int in_place = (int)((rnd >> 9) & 1);
     int64_t *send = (int64_t *)buf, *recv = (int64_t *)(buf + n * sizeof(int64_t));
     int64_t *in = in_place && gets ? recv : send;
     for (size_t i = 0; i < n; i++)
