@@ -39,7 +39,9 @@ int rd_wait_posted(rd_call_t *call, const rd_chunk_t *chunk)
      * holds this chunk when we read it. */
     for (int m = 0; m < call->nprocs; m++) {
         if (m == call->me) continue;
-        int rc = rd_wait_flag(call, m, rd_stamp(call->state, m, chunk->slot), chunk->number);
+        _Atomic uint64_t *stamp = rd_stamp(call->state, m, chunk->slot);
+        if (atomic_load_explicit(stamp, memory_order_acquire) >= chunk->number) continue;
+        int rc = rd_wait_flag(call, m, stamp, chunk->number);
         if (rc) return rc;
     }
     return NUMACOLL_OK;

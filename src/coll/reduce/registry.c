@@ -104,7 +104,10 @@ int nc_reduce_local(numacoll_dtype_t dtype, numacoll_op_t op, const void *in, vo
 int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                   numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who)
 {
-    rd_call_t call = {.team = t, .count = count, .root = root, .who = who};
+    /* every field is set below or by rd_stream_begin: no zeroing of the whole struct (its
+     * rep stos is a noticeable part of a small reduction) */
+    rd_call_t call;
+    call.team = t, call.count = count, call.root = root, call.who = who;
     int rc = rd_kernel_get(who, dtype, op, &call.kernel);
     if (rc) return rc;
     call.esize = numacoll_dtype_size(dtype);

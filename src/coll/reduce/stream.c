@@ -72,6 +72,8 @@ void rd_stream_begin(rd_call_t *call)
     size_t bytes = call->count * call->esize;
     call->stream = 0;
     call->timed = 0;
+    call->kind = call->cls = 0;
+    call->t0 = 0;
     if (r->stream == RD_STREAM_OFF || bytes < r->stream_min || call->nprocs == 1) return;
     if (r->stream == RD_STREAM_ON) {
         call->stream = 1;
@@ -108,6 +110,20 @@ void rd_stream_end(rd_call_t *call)
 
 void rd_copy_shared(const rd_call_t *call, void *dst, const void *src, size_t n)
 {
-    if (call->stream) nc_copy_stream(dst, src, n);
-    else memcpy(dst, src, n);
+    if (call->stream) {
+        nc_copy_stream(dst, src, n);
+    } else if (n <= 64) { /* a small chunk: no call into the C library */
+        unsigned char *d = dst;
+        const unsigned char *s = src;
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) { /* 8-byte words (memcpy of a constant 8: one move) */
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            memcpy(d + i, &w, 8);
+        }
+        for (; i < n; i++)
+            d[i] = s[i];
+    } else {
+        memcpy(dst, src, n);
+    }
 }
