@@ -8,9 +8,11 @@
  * so the memory traffic grows as P times the message.
  *
  * A reduce's root is the only reader: nobody reads its in slot, so it does not post its
- * input and folds it from its own buffer instead. In place, the fold's first step
- * out = x_0 op x_1 would overwrite the root's input before a root of rank >= 2 reads it;
- * such a root posts and folds from its slot as the others do.
+ * input and folds it from its own buffer instead, where that is safe: the output must not
+ * overlap the input, or be the input itself (in place) at a root of rank 0 or 1. Otherwise
+ * the fold's first step out = x_0 op x_1 would overwrite input the root has yet to read
+ * (in place at a rank >= 2, or buffers that overlap in part, which MPI forbids but some
+ * programs pass); such a root posts and folds from its slot as the others do.
  */
 #include "reduce_internal.h"
 
@@ -19,7 +21,7 @@
 /* 1 if this member folds its own input from its buffer rather than from its in slot */
 static int own_from_buffer(const rd_call_t *call)
 {
-    return call->root == call->me && (call->input != call->output || call->me <= 1);
+    return call->root == call->me && rd_fold_from_input_ok(call);
 }
 
 void rd_post_flat(rd_call_t *call, const rd_chunk_t *chunk)

@@ -163,6 +163,18 @@ typedef struct rd_chunk {
     unsigned slot;
 } rd_chunk_t;
 
+/* 1 if a fold may read our own input from our buffer while it writes the output: the two
+ * do not overlap, or are the same buffer (in place) and we are member 0 or 1, whose input
+ * the first kernel call reads element by element before writing the same element (rd_fold).
+ * Buffers that overlap in part (MPI forbids them, some programs pass them) never. */
+static inline int rd_fold_from_input_ok(const rd_call_t *call)
+{
+    if (call->input == call->output) return call->me <= 1;
+    uintptr_t in = (uintptr_t)call->input, out = (uintptr_t)call->output;
+    size_t bytes = call->count * call->esize;
+    return in + bytes <= out || out + bytes <= in;
+}
+
 /* An algorithm's step 2: copy into our in slot what the others read of our input of the
  * chunk (no flag) */
 typedef void (*rd_post_fn)(rd_call_t *call, const rd_chunk_t *chunk);

@@ -49,10 +49,10 @@ int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk)
     char *mine = rd_result(r, call->me, chunk->slot) + lo * es;
     char *out = call->output ? call->output + chunk->first * es : NULL;
     /* Streamed: fold into the output, then stream the slice into our result slot. Plain,
-     * without an output (a reduce's non-root), or where the output is our input (in place)
-     * and we are a member >= 2 (rd_fold): fold into the result slot, copied to the output
-     * below. */
-    int via_output = out && call->stream && (call->input != call->output || call->me <= 1);
+     * without an output (a reduce's non-root), or where the fold could overwrite input it
+     * has yet to read (rd_fold_from_input_ok): fold into the result slot, copied to the
+     * output below. */
+    int via_output = out && call->stream && rd_fold_from_input_ok(call);
     if (hi > lo) {
         rd_fold(call, chunk, lo, hi - lo, via_output ? out + lo * es : mine, 1);
         if (via_output) nc_copy_stream(mine, out + lo * es, (hi - lo) * es);
