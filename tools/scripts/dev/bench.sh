@@ -537,10 +537,14 @@ summary() { # numacoll-plot: summary.md (with run.md as its "This run" section) 
 }
 
 # headline: numacoll's default against the best native (Open MPI: its default or coll/sm) of
-# the same run, from mpi_barrier.csv and mpi_bcast.csv (a few sizes)
+# the same run, from mpi_barrier.csv, mpi_bcast.csv, mpi_allreduce.csv and mpi_reduce.csv (a
+# few sizes)
 headline() {
     local files=() f
-    for f in "$OUT/mpi_barrier.csv" "$OUT/mpi_bcast.csv"; do [ -s "$f" ] && files+=("$f"); done
+    for f in "$OUT/mpi_barrier.csv" "$OUT/mpi_bcast.csv" "$OUT/mpi_allreduce.csv" \
+        "$OUT/mpi_reduce.csv"; do
+        [ -s "$f" ] && files+=("$f")
+    done
     [ ${#files[@]} -gt 0 ] || return 0
     echo
     echo "headline: numacoll's default against the best native of the same run (< 1: numacoll faster)"
@@ -560,6 +564,8 @@ headline() {
                 if (!(k in d) || !(k in n) || n[k] <= 0) continue
                 b = p[4] + 0
                 if (p[1] == "bcast" && b != 1 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
+                    continue
+                if (p[1] ~ /reduce$/ && b != 8 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
                     continue
                 sz = p[1] == "barrier" ? "-" : b >= 1048576 ? b / 1048576 "M" : b >= 1024 ? b / 1024 "K" : b
                 mpi = p[2] == "openmpi" ? "Open MPI" : p[2] == "mpich" ? "MPICH" : p[2]
