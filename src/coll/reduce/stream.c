@@ -18,7 +18,9 @@
  *     line; the others read it there. The best changes when the other mode's median is 10%
  *     lower.
  * The mode only says how a member writes its own buffers; readers read the same way
- * either way. A member that sees a stale best mode is slower for a call, never wrong.
+ * either way. A member that sees a stale best mode is slower for a call, never wrong; so
+ * are members whose counts drift apart after a call they disagreed on (a mismatch error
+ * with different sizes): they then try the other mode in different calls.
  */
 #include "reduce_internal.h"
 
