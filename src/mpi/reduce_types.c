@@ -112,7 +112,6 @@ static int op_allowed(int kind, numacoll_op_t op)
     }
 }
 
-/* the predefined type @p dt stands for, times *mult for contiguous runs of it (depth-limited) */
 /* the row of the predefined datatype @p dt, NULL if the table has none */
 static const type_row_t *row_of(MPI_Datatype dt)
 {
@@ -121,6 +120,7 @@ static const type_row_t *row_of(MPI_Datatype dt)
     return NULL;
 }
 
+/* the predefined type @p dt stands for, times *mult for contiguous runs of it (depth-limited) */
 static const type_row_t *type_of(MPI_Datatype dt, MPI_Count *mult, int depth)
 {
     const type_row_t *predefined = row_of(dt);

@@ -4,6 +4,78 @@
 ! "fortran N" with N > 0, and how many allreduces and reduces numacoll ran) and give correct
 ! results.
 
+! The Fortran types numacoll maps beyond the basic ones, through `use mpi`: MPI_INTEGER8
+! (sums past 32 bits), MPI_LOGICAL (LAND, LOR, LXOR), MPI_2REAL and MPI_2INTEGER (MINLOC and
+! MAXLOC, ties to the smaller index), MPI_2DOUBLE_PRECISION (MAXLOC to the last rank):
+! 7 allreduces, 1 reduce; bad counts wrong values
+subroutine reductions_kinds(bad)
+  use mpi
+  implicit none
+  integer, intent(inout) :: bad
+  integer :: ierr, rank, nprocs, i
+  integer(kind=8) :: i8(5), big
+  logical :: l(4)
+  real :: r2(2, 3)
+  integer :: i2(2, 2)
+  double precision :: d2(2, 2)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
+  big = 2_8**40
+  do i = 1, 5
+    i8(i) = big * i + rank
+  end do
+  call MPI_Allreduce(MPI_IN_PLACE, i8, 5, MPI_INTEGER8, MPI_SUM, MPI_COMM_WORLD, ierr)
+  do i = 1, 5
+    if (i8(i) /= big * i * nprocs + nprocs * (nprocs - 1) / 2) bad = bad + 1
+  end do
+  ! l(1) true on rank 0 only; l(2) true everywhere; l(3) false everywhere; l(4) on odd ranks
+  l = (/ rank == 0, .true., .false., mod(rank, 2) == 1 /)
+  call MPI_Allreduce(MPI_IN_PLACE, l, 4, MPI_LOGICAL, MPI_LAND, MPI_COMM_WORLD, ierr)
+  if ((l(1) .neqv. (nprocs == 1)) .or. .not. l(2) .or. l(3) .or. l(4)) bad = bad + 1
+  l = (/ rank == 0, .true., .false., mod(rank, 2) == 1 /)
+  call MPI_Allreduce(MPI_IN_PLACE, l, 4, MPI_LOGICAL, MPI_LOR, MPI_COMM_WORLD, ierr)
+  if (.not. l(1) .or. .not. l(2) .or. l(3) .or. (l(4) .neqv. (nprocs > 1))) bad = bad + 1
+  l = (/ rank == 0, .true., .false., mod(rank, 2) == 1 /)
+  call MPI_Allreduce(MPI_IN_PLACE, l, 4, MPI_LOGICAL, MPI_LXOR, MPI_COMM_WORLD, ierr)
+  if (.not. l(1) .or. (l(2) .neqv. (mod(nprocs, 2) == 1)) .or. l(3) .or. &
+      (l(4) .neqv. (mod(nprocs / 2, 2) == 1))) bad = bad + 1
+  ! (value, index) pairs: value rank mod 2 (ties), the rank's own index, and one pair whose
+  ! value is the rank
+  do i = 1, 3
+    r2(1, i) = real(mod(rank + i, 2))
+    r2(2, i) = real(rank)
+  end do
+  call MPI_Allreduce(MPI_IN_PLACE, r2, 3, MPI_2REAL, MPI_MINLOC, MPI_COMM_WORLD, ierr)
+  do i = 1, 3 ! the smallest value is 0, first held by rank mod(i, 2) (ties: smaller index)
+    if (r2(1, i) /= 0.0 .or. r2(2, i) /= real(mod(i, 2))) bad = bad + 1
+  end do
+  do i = 1, 3
+    r2(1, i) = real(mod(rank + i, 2))
+    r2(2, i) = real(rank)
+  end do
+  call MPI_Allreduce(MPI_IN_PLACE, r2, 3, MPI_2REAL, MPI_MAXLOC, MPI_COMM_WORLD, ierr)
+  do i = 1, 3 ! the largest is 1 where some rank has it, first held by rank mod(i + 1, 2)
+    if (nprocs > 1 .and. (r2(1, i) /= 1.0 .or. r2(2, i) /= real(mod(i + 1, 2)))) bad = bad + 1
+  end do
+  i2(:, 1) = (/ 7, rank /)      ! all tie: index 0
+  i2(:, 2) = (/ -rank, rank /)  ! smallest on the last rank
+  call MPI_Allreduce(MPI_IN_PLACE, i2, 2, MPI_2INTEGER, MPI_MINLOC, MPI_COMM_WORLD, ierr)
+  if (any(i2(:, 1) /= (/ 7, 0 /)) .or. any(i2(:, 2) /= (/ 1 - nprocs, nprocs - 1 /))) &
+    bad = bad + 1
+  d2(:, 1) = (/ 10.5d0 * rank, dble(rank) /) ! the largest on the last rank
+  d2(:, 2) = (/ -1.0d0, dble(rank) /)         ! all tie: index 0
+  if (rank == nprocs - 1) then
+    call MPI_Reduce(MPI_IN_PLACE, d2, 2, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, nprocs - 1, &
+                    MPI_COMM_WORLD, ierr)
+    if (any(d2(:, 1) /= (/ 10.5d0 * (nprocs - 1), dble(nprocs - 1) /)) .or. &
+        any(d2(:, 2) /= (/ -1.0d0, 0.0d0 /))) bad = bad + 1
+  else
+    call MPI_Reduce(d2, d2, 2, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, nprocs - 1, &
+                    MPI_COMM_WORLD, ierr)
+  end if
+  if (ierr /= MPI_SUCCESS) bad = bad + 1
+end subroutine reductions_kinds
+
 ! MPI_ALLREDUCE / MPI_REDUCE through `use mpi`: 4 allreduces, 2 reduces; bad counts wrong values
 subroutine reductions_usempi(bad)
   use mpi
@@ -127,6 +199,7 @@ program fortran_test
     call MPI_Reduce(dbuf, dbuf, 17, MPI_DOUBLE_PRECISION, MPI_PROD, 0, MPI_COMM_WORLD, ierr)
   end if
   call reductions_usempi(bad)
+  call reductions_kinds(bad)
   call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, sub, ierr)
   do it = 1, 20
     call MPI_Barrier(sub, ierr)
