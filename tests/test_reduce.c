@@ -7,7 +7,7 @@
  *    floating point bitwise (inputs of mixed magnitudes, signed zeros and NaNs, where the
  *    order shows), long double on its value bytes, MINLOC/MAXLOC with ties (the smaller
  *    index wins) for every pair type (the element model: test_reduce_elements.h);
- *  - sizes 0, 1, odd, around and at multiples of NUMACOLL_REDUCE_FRAGMENT, up to 3 MiB, in
+ *  - sizes 0, 1, odd, around and at multiples of NUMACOLL_REDUCE_FRAGMENT, up to 64 MiB, in
  *    place (both forms) and not, every root, every algorithm and the automatic choice,
  *    2 to 16 slots, 32-byte and default padding, plain and streamed copies (and the
  *    copy-mode choice of stream.c from given call times);
@@ -217,7 +217,8 @@ static void add_every_pair(launch_t *l, int P)
 }
 
 /* sizes around the chunk size (@p fragment bytes) for element sizes 1, 8 and 32, each as
- * an allreduce and a reduce; @p big adds 3 MiB + 24 bytes of doubles */
+ * an allreduce and a reduce; @p big adds 3 MiB + 24 bytes of doubles, big == 2 also an
+ * allreduce of 64 MiB + 8 bytes */
 static void add_sizes(launch_t *l, int P, size_t fragment, int big)
 {
     const type_info_t *szt[] = {type_of(NUMACOLL_INT8), type_of(NUMACOLL_DOUBLE),
@@ -240,6 +241,10 @@ static void add_sizes(launch_t *l, int P, size_t fragment, int big)
         add(l, (rcase_t){.ti = szt[1], .op = NUMACOLL_OP_SUM, .count = (3u << 20) / 8 + 3,
                          .root = a == 1 ? P - 1 : -1, .alg = algs[1 + a], .in_place = a,
                          .same_as = -1});
+    /* the largest size the issue names: 64 MiB and one element, the automatic choice */
+    if (big == 2)
+        add(l, (rcase_t){.ti = szt[1], .op = NUMACOLL_OP_SUM, .count = (64u << 20) / 8 + 1,
+                         .root = -1, .alg = algs[4], .in_place = 0, .same_as = -1});
 }
 
 /* NULL: the default of each; @p stream "on" or "off" also sets NUMACOLL_REDUCE_STREAM_MIN
@@ -325,11 +330,11 @@ static void test_p1(void **state)
 }
 
 /* the default chunk size, slots and copy-mode choice (auto: its first calls of each size
- * class alternate plain and streamed copies), 3 MiB messages */
+ * class alternate plain and streamed copies), 3 MiB messages and one of 64 MiB */
 static void test_p2(void **state)
 {
     (void)state;
-    run_pairs_and_sizes(2, NULL, NULL, NULL, 1);
+    run_pairs_and_sizes(2, NULL, NULL, NULL, 2);
 }
 
 /* 4 KiB chunks: the 3 MiB messages run 769 chunks through the slots; every copy others
