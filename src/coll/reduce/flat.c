@@ -27,8 +27,7 @@ static int own_from_buffer(const rd_call_t *call)
 void rd_post_flat(rd_call_t *call, const rd_chunk_t *chunk)
 {
     if (own_from_buffer(call)) return; /* nobody reads the root's slot */
-    rd_copy_shared(call, rd_in(call->state, call->me, chunk->slot),
-                   call->input + chunk->first * call->esize, chunk->n * call->esize);
+    rd_post_whole(call, chunk);
 }
 
 int rd_step_flat(rd_call_t *call, const rd_chunk_t *chunk)

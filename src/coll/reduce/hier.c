@@ -7,7 +7,9 @@
  * partial flag, chunk * 16 + level + 1. The last level's leader then holds the result, and
  * every member that wants it copies it from there. A reader on another NUMA node fetches
  * one partial per group instead of one input per member: the small-message algorithm of
- * teams that span NUMA nodes. A team without usable levels folds as flat does.
+ * teams that span NUMA nodes. Every member, a reduce's root too, posts its whole input
+ * (rd_post_whole): its group's leader reads it. A team without usable levels folds as flat
+ * does.
  *
  * Order of the fold: inside each group in rank order, then the groups' partials in order of
  * their leaders' ranks (leaders are their groups' lowest ranks), level by level: with groups
@@ -22,13 +24,6 @@
 #include <string.h>
 
 enum { LEVEL_STRIDE = 16 }; /* partial flag = chunk * 16 + level + 1 (at most 15 levels) */
-
-void rd_post_hier(rd_call_t *call, const rd_chunk_t *chunk)
-{
-    /* the group's leader reads our whole input (a reduce's root's too) */
-    rd_copy_shared(call, rd_in(call->state, call->me, chunk->slot),
-                   call->input + chunk->first * call->esize, chunk->n * call->esize);
-}
 
 /* our group at @p level (we are in one at every level up to the last one we lead) */
 static const nc_group_t *group_at(const nc_hier_t *h, int level, int me)

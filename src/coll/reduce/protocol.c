@@ -66,6 +66,12 @@ void rd_fold(const rd_call_t *call, const rd_chunk_t *chunk, size_t first, size_
 #undef INPUT
 }
 
+void rd_post_whole(rd_call_t *call, const rd_chunk_t *chunk)
+{
+    rd_copy_shared(call, rd_in(call->state, call->me, chunk->slot),
+                   call->input + chunk->first * call->esize, chunk->n * call->esize);
+}
+
 /* Step 1: wait until every member is done with the chunk that used this slot before */
 static int wait_reuse(rd_call_t *call, uint64_t chunk)
 {

@@ -194,7 +194,6 @@ void rd_post_flat(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_flat(rd_call_t *call, const rd_chunk_t *chunk);
 void rd_post_rsag(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk);
-void rd_post_hier(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk);
 
 /* protocol.c: wait until *@p flag, written by @p member, is >= @p target (acquire); the
@@ -212,6 +211,9 @@ int rd_wait_posted(rd_call_t *call, const rd_chunk_t *chunk);
  * call reads element by element before it writes the same element. */
 void rd_fold(const rd_call_t *call, const rd_chunk_t *chunk, size_t first, size_t n, char *out,
              int own_from_input);
+/* protocol.c: post our whole input of @p chunk in our in slot (rd_copy_shared; hier's post,
+ * flat's but for a reduce's root) */
+void rd_post_whole(rd_call_t *call, const rd_chunk_t *chunk);
 /* protocol.c: run a call's chunks with algorithm @p alg */
 int rd_run_chunks(rd_call_t *call, int alg);
 

@@ -14,7 +14,7 @@ const rd_algorithm_t rd_algorithms[] = {
     {"rsag", "reduce-scatter (each member folds its slice) then allgather of the slices",
      rd_post_rsag, rd_step_rsag},
     {"hier", "leaders of the NUMA and socket groups fold their groups', level by level",
-     rd_post_hier, rd_step_hier},
+     rd_post_whole, rd_step_hier}, /* a group's leader reads its members' whole inputs */
 };
 const int rd_algorithm_count = (int)(sizeof rd_algorithms / sizeof rd_algorithms[0]);
 
