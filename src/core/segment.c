@@ -238,9 +238,12 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
         memcpy(msg.name, name, sizeof msg.name - 1);
         char doing[96];
         snprintf(doing, sizeof doing, "creating %s", what);
-        rc = nc_oob_allgather(allgather, &msg, all, sizeof msg, ctx, doing);
-        if (rc != NUMACOLL_OK) {
+        /* the exchange's own status apart from rank 0's creation status (msg.status):
+         * rank 0 must not take a successful exchange for a successful creation */
+        int orc = nc_oob_allgather(allgather, &msg, all, sizeof msg, ctx, doing);
+        if (orc != NUMACOLL_OK) {
             free(all);
+            rc = orc;
             goto out_unlink;
         }
         int st0 = all[0].status;
@@ -248,8 +251,10 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
         name[sizeof all[0].name - 1] = 0;
         free(all);
         if (st0 != NUMACOLL_OK) {
-            if (rank != 0)
-                rc = nc_error(st0, "rank 0 could not create the shared segment for %s", what);
+            /* every member leaves this attempt here alike; rank 0 keeps its own error */
+            rc = rank == 0 ? st0
+                           : nc_error(st0, "rank 0 could not create the shared segment for %s",
+                                      what);
             if (attempt < last && use_memfd) goto retry;
             goto out_unlink;
         }

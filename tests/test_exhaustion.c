@@ -1,0 +1,193 @@
+/*
+ * Resources running out at one member: file descriptors (RLIMIT_NOFILE lowered to the
+ * descriptors it holds) or address space (RLIMIT_AS lowered to what it maps). The creation
+ * of a team, of the broadcast queues and of the reduction buffers must then fail on EVERY
+ * member with the same status (agreed; nobody goes on with a missing segment, nobody
+ * crashes or hangs), and once the limit is lifted the same team sets them up and moves the
+ * right bytes. The victim is rank 0 (it creates each segment) or rank 1 (it attaches).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/nc_internal.h"
+#include "forkrun.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+enum { P = 3, LIMIT_FDS = 1, LIMIT_AS = 2 };
+enum { BCAST_BYTES = 100000, REDUCE_COUNT = 5000 };
+
+typedef struct ex_case {
+    int victim;
+    int limit; /* LIMIT_FDS or LIMIT_AS */
+} ex_case_t;
+
+/* the status each rank saw at each step, for the parent's cross-member comparison */
+typedef struct ex_report {
+    int create_rc, bcast_rc, reduce_rc;
+} ex_report_t;
+
+/* Lower this process's soft limit so that the next descriptor or the next mapping of more
+ * than a few pages fails; *@p saved gets the old limit back. */
+static int squeeze(int limit, struct rlimit *saved)
+{
+    int res = limit == LIMIT_FDS ? RLIMIT_NOFILE : RLIMIT_AS;
+    if (getrlimit(res, saved) != 0) return -1;
+    struct rlimit lim = *saved;
+    if (limit == LIMIT_FDS) {
+        int lowest_free = dup(0); /* the next descriptor the kernel would hand out */
+        if (lowest_free < 0) return -1;
+        close(lowest_free);
+        lim.rlim_cur = (rlim_t)lowest_free;
+    } else {
+        /* VmSize (kB) of /proc/self/status, plus 256 KiB for the agreement's heap needs */
+        FILE *f = fopen("/proc/self/status", "r");
+        char line[256];
+        long kb = -1;
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "VmSize: %ld kB", &kb) == 1) break;
+        if (f) fclose(f);
+        if (kb <= 0) return -1;
+        lim.rlim_cur = (rlim_t)kb * 1024 + (256u << 10);
+    }
+    return setrlimit(res, &lim);
+}
+
+static int lift(int limit, const struct rlimit *saved)
+{
+    return setrlimit(limit == LIMIT_FDS ? RLIMIT_NOFILE : RLIMIT_AS, saved);
+}
+
+static int ex_child(nc_forkctx_t *c)
+{
+    const ex_case_t *ec = c->arg;
+    ex_report_t *rep = (ex_report_t *)c->shared + c->rank;
+    int victim = c->rank == ec->victim;
+    struct rlimit saved;
+    numacoll_team_params_t p = {.rank = c->rank,
+                                .size = c->size,
+                                .allgather = numacoll_fork_oob_allgather,
+                                .oob_ctx = c->oob};
+    numacoll_team_t *t = NULL;
+
+    /* 1. the team itself (rank 0's address space is not squeezed here: the team's own
+     * segment is a few pages and the heap already has them) */
+    if (victim && squeeze(ec->limit, &saved) != 0) return 90;
+    rep->create_rc = numacoll_team_create(&p, &t);
+    if (victim && lift(ec->limit, &saved) != 0) return 91;
+    if (rep->create_rc == NUMACOLL_OK) numacoll_team_destroy(t);
+    t = NULL;
+    if (numacoll_team_create(&p, &t) != NUMACOLL_OK) return 92;
+
+    /* 2. the broadcast queues, at the first broadcast */
+    unsigned char *buf = malloc(BCAST_BYTES);
+    double *x = malloc(REDUCE_COUNT * sizeof *x);
+    if (!buf || !x) return 93;
+    memset(buf, c->rank == 1 ? 0x5a : 0, BCAST_BYTES);
+    if (victim && squeeze(ec->limit, &saved) != 0) return 94;
+    rep->bcast_rc = numacoll_bcast(t, buf, BCAST_BYTES, 1);
+    if (rep->bcast_rc != NUMACOLL_OK && c->rank == ec->victim)
+        fprintf(stderr, "rank %d: the broadcast's set-up failed as it should: %s\n", c->rank,
+                numacoll_last_error());
+    /* 3. the reduction buffers, at the first allreduce */
+    for (int i = 0; i < REDUCE_COUNT; i++)
+        x[i] = c->rank + i;
+    rep->reduce_rc = numacoll_allreduce(t, NUMACOLL_IN_PLACE, x, REDUCE_COUNT, NUMACOLL_DOUBLE,
+                                        NUMACOLL_OP_SUM);
+    if (victim && lift(ec->limit, &saved) != 0) return 95;
+
+    /* 4. the same team, limit lifted: everything works and moves the right bytes */
+    if (numacoll_barrier(t) != NUMACOLL_OK) return 96;
+    memset(buf, c->rank == 1 ? 0x5a : 0, BCAST_BYTES);
+    if (numacoll_bcast(t, buf, BCAST_BYTES, 1) != NUMACOLL_OK) return 97;
+    for (int i = 0; i < BCAST_BYTES; i++)
+        if (buf[i] != 0x5a) return 98;
+    for (int i = 0; i < REDUCE_COUNT; i++)
+        x[i] = c->rank + i;
+    if (numacoll_allreduce(t, NUMACOLL_IN_PLACE, x, REDUCE_COUNT, NUMACOLL_DOUBLE,
+                           NUMACOLL_OP_SUM) != NUMACOLL_OK)
+        return 99;
+    for (int i = 0; i < REDUCE_COUNT; i++)
+        if (x[i] != (double)(P * i + P * (P - 1) / 2)) return 100;
+    free(buf), free(x);
+    numacoll_team_destroy(t);
+    return 0;
+}
+
+/* ex_child, then the comparison of every member's statuses (the reports live in the
+ * harness's shared block, gone when nc_forkrun returns, so the children compare them) */
+static int ex_agree_child(nc_forkctx_t *c)
+{
+    int rc = ex_child(c);
+    if (rc) return rc;
+    const ex_case_t *ec = c->arg;
+    ex_report_t *reps = c->shared;
+    /* everyone is past step 4's collectives, so every report is written */
+    for (int r = 0; r < c->size; r++) {
+        const ex_report_t *a = &reps[r], *b = &reps[0];
+        if (a->create_rc != b->create_rc || a->bcast_rc != b->bcast_rc ||
+            a->reduce_rc != b->reduce_rc) {
+            fprintf(stderr,
+                    "victim %d: ranks 0 and %d disagree: create %d/%d, bcast %d/%d, reduce "
+                    "%d/%d\n",
+                    ec->victim, r, b->create_rc, a->create_rc, b->bcast_rc, a->bcast_rc,
+                    b->reduce_rc, a->reduce_rc);
+            return 110;
+        }
+    }
+    /* the squeeze must have made the set-ups fail (else the test tests nothing) */
+    if (reps[0].bcast_rc == NUMACOLL_OK || reps[0].reduce_rc == NUMACOLL_OK) {
+        fprintf(stderr, "victim %d, limit %d: set-up did not fail (bcast %d, reduce %d)\n",
+                ec->victim, ec->limit, reps[0].bcast_rc, reps[0].reduce_rc);
+        return 111;
+    }
+    if (ec->limit == LIMIT_FDS && reps[0].create_rc == NUMACOLL_OK) return 112;
+    return 0;
+}
+
+static void run_case(int victim, int limit)
+{
+    ex_case_t ec = {.victim = victim, .limit = limit};
+    nc_forkresult_t res;
+    int base = nc_shm_baseline();
+    int failed =
+        nc_forkrun(P, NC_FORK_NO_TEAM, ex_agree_child, &ec, sizeof(ex_report_t) * P, 60, &res);
+    for (int r = 0; r < P; r++)
+        if (res.exit_code[r])
+            fprintf(stderr, "victim %d, %s: rank %d exited %d\n", victim,
+                    limit == LIMIT_FDS ? "descriptors" : "address space", r, res.exit_code[r]);
+    assert_int_equal(failed, 0);
+    assert_int_equal(nc_shm_settle(base), base);
+}
+
+static void test_descriptors_exhausted(void **state)
+{
+    (void)state;
+    for (int victim = 0; victim < 2; victim++)
+        run_case(victim, LIMIT_FDS);
+}
+
+static void test_address_space_exhausted(void **state)
+{
+    (void)state;
+    for (int victim = 0; victim < 2; victim++)
+        run_case(victim, LIMIT_AS);
+}
+
+int main(void)
+{
+    nc_test_clear_env();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_descriptors_exhausted),
+        cmocka_unit_test(test_address_space_exhausted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
