@@ -133,6 +133,10 @@ int nc_seg_populate(void *addr, size_t len, const char *what);
 /** Tests only: make the @p n-th call of nc_seg_populate from now in this process fail
  *  (once; 0 = none). */
 __attribute__((visibility("hidden"))) void nc_seg_debug_fail_populate(int n);
+/** Tests only: the dead-member check pauses @p ns between its first look at a member's
+ *  completion count and the look at its process (0: no pause), so that a member can
+ *  complete and exit in between. */
+__attribute__((visibility("hidden"))) void nc_wait_debug_peer_check_pause(uint64_t ns);
 
 /**
  * Check with move_pages() on which NUMA node the pages of [addr, addr+len) are.

@@ -19,6 +19,31 @@
 
 #define PEER_CHECK_NS 20000000ull /* look for dead members every 20 ms of slow waiting */
 
+static _Atomic uint64_t peer_check_pause_ns; /* tests: see nc_wait_debug_peer_check_pause */
+
+void nc_wait_debug_peer_check_pause(uint64_t ns)
+{
+    atomic_store_explicit(&peer_check_pause_ns, ns, memory_order_relaxed);
+}
+
+/* Has member @p c exited before completing collective @p seq? Its done_seq is read twice:
+ * before the liveness check (a member that completed needs no /proc look-up) and after
+ * it: a member can complete the call and exit between the first read and the check, and
+ * then its process is gone though its part is done. Its last store to done_seq precedes
+ * its exit, so once the process is seen gone the second read (acquire, pairing with
+ * nc_team_op_leave's release) shows whether it completed. */
+static int exited_before_done(nc_rank_ctl_t *c, uint64_t seq)
+{
+    if (atomic_load_explicit(&c->done_seq, memory_order_acquire) >= seq) return 0;
+    uint64_t pause = atomic_load_explicit(&peer_check_pause_ns, memory_order_relaxed);
+    if (pause) {
+        struct timespec ts = {(time_t)(pause / 1000000000ull), (long)(pause % 1000000000ull)};
+        nanosleep(&ts, NULL);
+    }
+    if (!nc_pid_gone(atomic_load_explicit(&c->pid, memory_order_relaxed))) return 0;
+    return atomic_load_explicit(&c->done_seq, memory_order_acquire) < seq;
+}
+
 /* 1 if /proc/<pid>/stat shows state Z (zombie: exited, not yet reaped by its parent) or X
  * (being reaped). The state is the field after the last ')': the command name before it is
  * in parentheses and may itself contain ')' and spaces. 0 when the file cannot be read or
@@ -100,12 +125,8 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
     for (int r = 0; r < t->size; r++) {
         if (r == t->rank) continue;
         nc_rank_ctl_t *c = nc_team_ctl(t, r);
-        /* acquire pairs with nc_team_op_leave's release */
         uint64_t arrived = atomic_load_explicit(&c->arrive_seq, memory_order_relaxed);
-        uint64_t done = atomic_load_explicit(&c->done_seq, memory_order_acquire);
-        int dead = 0;
-        if (t->check_peers && done < t->seq)
-            dead = nc_pid_gone(atomic_load_explicit(&c->pid, memory_order_relaxed));
+        int dead = t->check_peers && exited_before_done(c, t->seq);
         if (dead_only ? !dead : (arrived >= t->seq && !dead)) continue;
         ndead += dead;
         list_add(list, sizeof list, &o, &nmissing, r, dead);
