@@ -33,7 +33,7 @@ foreach(f ${NC_MPI_FLAVORS})
   set(t mpi_coll_test_${f})
   set(d ${CMAKE_CURRENT_SOURCE_DIR}/mpi)
   nc_mpi_program(${t} ${d}/mpi_coll_test.c ${f} ${d}/mpi_coll_bcast.c ${d}/mpi_coll_mismatch.c
-                 ${d}/mpi_coll_lazy.c ${d}/mpi_coll_soak.c)
+                 ${d}/mpi_coll_lazy.c ${d}/mpi_coll_soak.c ${d}/mpi_coll_cost.c)
   set(P ${NC_MPI_TDIR}/${t})
 
   # slow launches: MPICH busy-polls, oversubscribed runs of it are kept short
@@ -156,6 +156,20 @@ foreach(f ${NC_MPI_FLAVORS})
     nc_mpi_test(mpi_${f}_bcastc_deferred ${f} 2 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=300
                 --expect "bcastc: PASS" -- ${P} bcastc)
   endif()
+  # a rank out of file descriptors or address space (its soft limits lowered after
+  # MPI_Init): team, queue and buffer set-ups fail on every member alike, the calls succeed
+  # through the native collectives, one verbose line says why (no idle teams: each case
+  # must set up its own)
+  nc_mpi_test(mpi_${f}_exhaust ${f} 2 --env NUMACOLL_VERBOSE=1 --env NUMACOLL_MPI_TEAM_CACHE=0
+              --expect "using the native MPI collectives there"
+              --expect "exhaust: 4 squeezed rounds passed" -- ${P} exhaust)
+  # a communicator used for small messages only costs little shared memory (its reduction
+  # buffers get the rest of their pages at the first large reduction), and
+  # NUMACOLL_SHM_MAX bounds what a process holds: past it, set-ups run natively
+  nc_mpi_test(mpi_${f}_commcost ${f} 2 --expect "commcost: PASS" -- ${P} commcost 20 320)
+  nc_mpi_test(mpi_${f}_shmmax ${f} 2 --env NUMACOLL_MPI_TEAM_CACHE=0 --env NUMACOLL_SHM_MAX=16M
+              --env NUMACOLL_VERBOSE=1 --expect "past NUMACOLL_SHM_MAX"
+              --expect "shmmax: numacoll ran" -- ${P} shmmax 12)
   # a broadcast queue that cannot get its memory (/dev/shm filled, in a private mount
   # namespace with its own small tmpfs; root only, skipped otherwise): the call and the
   # communicator's later ones go to the MPI's own broadcast, with the right data

@@ -168,6 +168,67 @@ static void run_case(int victim, int limit)
     assert_int_equal(nc_shm_settle(base), base);
 }
 
+/* The reduction buffers get the pages of larger chunks at the first call that needs them
+ * (NUMACOLL_REDUCE_EAGER): a member that cannot get them fails that call, and so does every
+ * other member (NUMACOLL_ERR_UNSUPPORTED), before any output is written; the next call
+ * gets them and reduces right. An allreduce, and a reduce whose non-roots would otherwise
+ * leave right after posting, each with the root and a non-root as the victim. */
+typedef struct lazy_case {
+    int victim, root; /* root -1: allreduce */
+    size_t count;     /* doubles */
+} lazy_case_t;
+
+static int lazy_child(nc_forkctx_t *c)
+{
+    const lazy_case_t *lc = c->arg;
+    size_t n = lc->count;
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    if (!x || !y) return 80;
+    double one = c->rank;
+    if (numacoll_allreduce(c->team, NUMACOLL_IN_PLACE, &one, 1, NUMACOLL_DOUBLE,
+                           NUMACOLL_OP_SUM) != NUMACOLL_OK)
+        return 81; /* the set-up: eager pages only */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (attempt == 0 && c->rank == lc->victim) nc_seg_debug_fail_populate(1);
+        for (size_t i = 0; i < n; i++)
+            x[i] = c->rank + (double)i, y[i] = -1;
+        int rc = lc->root < 0 ? numacoll_allreduce(c->team, x, y, n, NUMACOLL_DOUBLE,
+                                                   NUMACOLL_OP_SUM)
+                              : numacoll_reduce(c->team, x, y, n, NUMACOLL_DOUBLE,
+                                                NUMACOLL_OP_SUM, lc->root);
+        int gets = lc->root < 0 || lc->root == c->rank;
+        if (attempt == 0) {
+            if (rc != NUMACOLL_ERR_UNSUPPORTED) {
+                fprintf(stderr, "rank %d (victim %d): first large call gave %s: %s\n", c->rank,
+                        lc->victim, numacoll_status_name(rc), numacoll_last_error());
+                return 82;
+            }
+            for (size_t i = 0; i < n; i++)
+                if (y[i] != -1) return 83; /* nothing written */
+            continue;
+        }
+        if (rc != NUMACOLL_OK) return 84;
+        for (size_t i = 0; gets && i < n; i++)
+            if (y[i] != (double)c->size * i + c->size * (c->size - 1) / 2) return 85;
+    }
+    free(x), free(y);
+    return 0;
+}
+
+static void test_large_chunk_pages_fail(void **state)
+{
+    (void)state;
+    const lazy_case_t cases[] = {{0, -1, 8192}, {2, -1, 8192}, {0, 0, 1024}, {1, 0, 1024}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        nc_forkresult_t res;
+        int failed = nc_forkrun(P, 0, lazy_child, (void *)&cases[k], 0, 60, &res);
+        for (int r = 0; r < P; r++)
+            if (res.exit_code[r])
+                fprintf(stderr, "case %zu: rank %d exited %d\n", k, r, res.exit_code[r]);
+        assert_int_equal(failed, 0);
+    }
+}
+
 static void test_descriptors_exhausted(void **state)
 {
     (void)state;
@@ -188,6 +249,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_descriptors_exhausted),
         cmocka_unit_test(test_address_space_exhausted),
+        cmocka_unit_test(test_large_chunk_pages_fail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

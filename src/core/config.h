@@ -40,6 +40,7 @@
     X(NUMA_BIND)                                                                                   \
     X(SHM_BACKEND)                                                                                 \
     X(SHM_HUGEPAGES)                                                                               \
+    X(SHM_MAX)                                                                                     \
     /* topology: src/topo/config_rows.c */                                                         \
     X(TOPO_SYNTHETIC)                                                                              \
     X(TOPO_MAP_BY)                                                                                 \
@@ -80,6 +81,7 @@
     X(REDUCE_SLOTS)                                                                                \
     X(REDUCE_STREAM)                                                                               \
     X(REDUCE_STREAM_MIN)                                                                           \
+    X(REDUCE_EAGER)                                                                                \
     /* key-value store: src/kvdb/config_rows.c */                                                  \
     X(KVDB_LOCK)                                                                                   \
     X(KVDB_MAX_READERS)                                                                            \

@@ -71,6 +71,13 @@ static const nc_cfg_def_t rows[] = {
      .doc = "transparent huge pages in the shared segments of teams and broadcast queues: off = "
             "none (MADV_NOHUGEPAGE), so each process's block gets base-size pages on its own "
             "node whatever the kernel's shmem_enabled; system = the kernel's policy"},
+    {.id = NC_CFG_SHM_MAX,
+     .type = NC_CFG_TYPE_SIZE,
+     .defval = "0",
+     .allowed = "0..1024G",
+     .doc = "most shared memory one process may hold in numacoll's segments (its share of each: "
+            "size / members); a set-up past it fails on every member (MPI: native collectives "
+            "there); 0 = a quarter of the machine's memory divided by its CPUs"},
 };
 
 NC_CFG_REGISTER(core, rows)

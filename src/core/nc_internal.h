@@ -101,8 +101,14 @@ void nc_copy_stream(void *dst, const void *src, size_t n);
 typedef struct nc_seg {
     void *base;
     size_t size;
+    size_t share; /* this process's share of it (size / members), in nc_seg_held() */
     char name[64];
 } nc_seg_t;
+
+/** This process's share of its live segments (bytes; bounded by NUMACOLL_SHM_MAX). */
+size_t nc_seg_held(void);
+/** NUMACOLL_SHM_MAX in bytes, its "0" resolved. */
+size_t nc_seg_allowance(void);
 
 /**
  * Collective creation of a segment of @p size bytes over the members described by

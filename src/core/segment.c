@@ -112,6 +112,38 @@ size_t nc_shm_free_bytes(void)
 
 static int populate(void *addr, size_t len, const char *what, int test_hook);
 
+/* Bytes this process holds in live segments: the sum of their shares (size / members).
+ * Relaxed: a budget, read and updated by threads creating or destroying different teams;
+ * two concurrent creations may both pass a check that only one of them would have. */
+static _Atomic size_t g_seg_held;
+
+size_t nc_seg_held(void)
+{
+    return atomic_load_explicit(&g_seg_held, memory_order_relaxed);
+}
+
+size_t nc_seg_allowance(void)
+{
+    size_t max = nc_cfg_size(NC_CFG_SHM_MAX);
+    if (max) return max;
+    long pages = sysconf(_SC_PHYS_PAGES), cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (pages <= 0 || cpus <= 0) return SIZE_MAX;
+    return (size_t)pages / 4 * nc_page_size() / (size_t)cpus;
+}
+
+/* NUMACOLL_ERR_NOMEM when a share of @p share more bytes would pass NUMACOLL_SHM_MAX */
+static int check_allowance(size_t share, const char *what)
+{
+    size_t held = nc_seg_held(), max = nc_seg_allowance();
+    if (share <= max && held <= max - share) return NUMACOLL_OK;
+    return nc_error(NUMACOLL_ERR_NOMEM,
+                    "%s would take this process's shared memory in numacoll segments to %zu "
+                    "bytes, past NUMACOLL_SHM_MAX (%zu bytes%s); set it higher, or use fewer "
+                    "communicators/teams at a time",
+                    what, held + share, max,
+                    nc_cfg_size(NC_CFG_SHM_MAX) ? "" : ": a quarter of memory per CPU");
+}
+
 static int reserve(int fd, size_t off, size_t len, const char *what)
 {
     if (len == 0) return NUMACOLL_OK;
@@ -209,15 +241,18 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
     const char *backend = nc_cfg_str(NC_CFG_SHM_BACKEND);
     int first = strcmp(backend, "posix") == 0 ? 1 : 0;
     int last = strcmp(backend, "memfd") == 0 ? 0 : 1;
+    const size_t share = (size + (size_t)nprocs - 1) / (size_t)nprocs;
     for (int attempt = first; attempt <= last; attempt++) {
         int use_memfd = attempt == 0;
-        rc = NUMACOLL_OK;
+        /* any member past NUMACOLL_SHM_MAX: it creates or attaches nothing, and the
+         * agreement below fails the segment on every member */
+        rc = check_allowance(share, what);
         name[0] = 0;
         fd = -1;
         base = MAP_FAILED;
 
         /* 1. rank 0 creates and reserves the global part */
-        if (rank == 0) {
+        if (rank == 0 && rc == NUMACOLL_OK) {
             fd = create_fd(use_memfd, name, sizeof name, what);
             if (fd < 0)
                 rc = fd;
@@ -255,11 +290,12 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
             rc = rank == 0 ? st0
                            : nc_error(st0, "rank 0 could not create the shared segment for %s",
                                       what);
-            if (attempt < last && use_memfd) goto retry;
+            /* the other backend cannot help a lack of memory */
+            if (attempt < last && use_memfd && st0 != NUMACOLL_ERR_NOMEM) goto retry;
             goto out_unlink;
         }
 
-        if (rank != 0) {
+        if (rank != 0 && rc == NUMACOLL_OK) {
             fd = attach_fd(name, what);
             if (fd < 0) rc = fd;
         }
@@ -279,7 +315,7 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
         rc = nc_agree(rank, nprocs, allgather, ctx, rc);
         if (rank == 0 && !use_memfd) shm_unlink(name);
         if (rc == NUMACOLL_OK) break;
-        if (attempt < last) {
+        if (attempt < last && rc != NUMACOLL_ERR_NOMEM) {
             nc_log(1, rank, nprocs, "memfd segment for %s not usable (%s); using POSIX shm", what,
                    numacoll_last_error());
             goto retry;
@@ -318,6 +354,8 @@ int nc_seg_create_collective(int rank, int nprocs, numacoll_oob_allgather_fn all
     close(fd);
     seg->base = base;
     seg->size = size;
+    seg->share = share;
+    atomic_fetch_add_explicit(&g_seg_held, share, memory_order_relaxed);
     snprintf(seg->name, sizeof seg->name, "%s", name);
     return NUMACOLL_OK;
 
@@ -399,6 +437,7 @@ void nc_seg_destroy(nc_seg_t *seg)
 {
     if (seg && seg->base) {
         munmap(seg->base, seg->size);
+        atomic_fetch_sub_explicit(&g_seg_held, seg->share, memory_order_relaxed);
         seg->base = NULL;
     }
 }

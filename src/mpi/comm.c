@@ -169,7 +169,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     if (!all) return s; /* cannot happen in practice; the others would hang: abort-free */
     numacoll_team_t *cand[REUSE_CANDIDATES];
     int ncand = sig && g_active ? idle_reserve(sig, cand) : 0;
-    agree_rec_t me = {.key = g_node_key,
+    agree_rec_t me = {.key = node_key_now(),
                       .ncand = ncand,
                       .active = g_active,
                       .fake = g_fake_nodes,
@@ -191,10 +191,11 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     int bcast_all = 0, mine = -1; /* the shared candidate: its index in this member's list */
     reuse_choice(all, s->size, s->rank, &mine, &bcast_all);
     int distinct = 1, fake = all[0].fake, forced = 0;
-    int inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0, differ_reduce = 0;
+    int unknown_node = 0, inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0, differ_reduce = 0;
     uint64_t most = 0;
     for (int r = 0; r < s->size; r++) {
         inactive += !all[r].active;
+        unknown_node += all[r].key == 0;
         differ_fake |= all[r].fake != fake;
         differ_bcast |= all[r].bcast_on != all[0].bcast_on;
         differ_reduce |= all[r].reduce_on != all[0].reduce_on;
@@ -207,7 +208,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         if (!seen && r > 0) distinct++;
     }
     free(all);
-    int agreed = !inactive && !differ_fake && !differ_bcast && !differ_check && !differ_reduce;
+    int agreed = !unknown_node && !inactive && !differ_fake && !differ_bcast && !differ_check && !differ_reduce;
     /* reuse a reserved team only if every member reserved that very team */
     int reuse = mine >= 0 && agreed && distinct == 1 && fake <= 1;
     idle_release(cand, ncand, reuse ? mine : -1, sig);
@@ -216,7 +217,12 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
          * members that run numacoll, unless every member is inactive (numacoll off) */
         if (g_active) {
             char why[200];
-            if (inactive)
+            if (unknown_node)
+                snprintf(why, sizeof why,
+                         "%d of %d members could not tell their node (the kernel's boot id "
+                         "unreadable: out of file descriptors?)",
+                         unknown_node, s->size);
+            else if (inactive)
                 snprintf(why, sizeof why,
                          "%d of %d members run with NUMACOLL_DISABLE=1 or an invalid numacoll "
                          "setting",

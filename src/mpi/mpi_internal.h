@@ -112,7 +112,9 @@ extern int g_verbose;
 extern int g_cache_max;        /* NUMACOLL_MPI_TEAM_CACHE */
 extern size_t g_idle_qmax;     /* NUMACOLL_MPI_TEAM_CACHE_QUEUE */
 extern uint64_t g_setup_after; /* NUMACOLL_MPI_SETUP_AFTER (units) */
-extern uint64_t g_node_key;
+/* equal for the processes of one machine (host name, boot id); 0 while the boot id cannot be
+ * read (retried at each call) */
+uint64_t node_key_now(void);
 
 extern pthread_mutex_t g_lock; /* keyvals, the list of states, the idle-team cache */
 extern int g_keyval;

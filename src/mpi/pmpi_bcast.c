@@ -5,6 +5,18 @@
  */
 #include "mpi_internal.h"
 
+/* The team's first broadcast: its broadcast state is set up (collective over the node team,
+ * agreed). A failure of any resource on any member (memory, descriptors, /dev/shm, a
+ * setting) gives every member the same status, so all switch the communicator's node part
+ * to the native MPI_Bcast for good, this call included; 1 then, else 0. */
+static __attribute__((noinline)) int bcast_setup_failed(nc_comm_t *s)
+{
+    if (nc_bcast_setup(s->team) == NUMACOLL_OK) return 0;
+    s->bcast_native = 1;
+    warn_fallback(s, "the shared-memory broadcast's set-up", numacoll_last_error());
+    return 1;
+}
+
 /* Broadcast on the node part: the team's core broadcast (arguments already validated by
  * the callers, so straight into the core's default call; @p mark: a marked one, the large
  * path's header), or PMPI_Bcast in bytes when the node has no team or the core cannot
@@ -12,7 +24,8 @@
 __attribute__((always_inline)) static inline int node_bcast(nc_comm_t *s, void *p, size_t bytes,
                                                              int root, int mark)
 {
-    if (s->team && !s->bcast_native) {
+    if (s->team && !s->bcast_native &&
+        (NC_LIKELY(s->team->bcast != NULL) || s->team->size == 1 || !bcast_setup_failed(s))) {
         numacoll_team_t *t = s->team;
         if (NC_UNLIKELY(!p && bytes)) return numacoll_bcast(t, p, bytes, root); /* its error */
         nc_team_op_enter(t, "bcast");

@@ -113,19 +113,45 @@ static int result(nc_comm_t *s, MPI_Comm comm, const char *name, int rc)
     return raise_error(comm, name, rc);
 }
 
+/* The team's first reduction: its reduction buffers are set up (collective over the team,
+ * agreed). Any member's failure (memory, descriptors, /dev/shm, a setting) gives every
+ * member the same status: all then reduce natively on the team's communicator (flat: the
+ * whole communicator; hierarchical: the node step) for good, this call included. 1 when
+ * the team can reduce. */
+static inline int reduce_ready(nc_comm_t *s)
+{
+    if (NC_LIKELY(s->team->reduce != NULL)) return 1;
+    if (s->reduce_native) return 0;
+    if (nc_reduce_setup(s->team) == NUMACOLL_OK) return 1;
+    s->reduce_native = 1;
+    warn_fallback(s, "the shared-memory reductions' set-up", numacoll_last_error());
+    return 0;
+}
+
+/* A reduction the core could not run for want of memory for larger chunks (every member
+ * got NUMACOLL_ERR_UNSUPPORTED in the same call, before any data moved): the team's
+ * reductions go to the MPI library for good, this call included */
+static void reduce_gave_up(nc_comm_t *s)
+{
+    s->reduce_native = 1;
+    warn_fallback(s, "the shared-memory reductions' buffers", numacoll_last_error());
+}
+
 /* the node step of a reduce to the node's rank 0 (hierarchical mode): numacoll's, or the
  * MPI's on the node communicator when the node has no team (@p n elements of the
  * predefined type @p base) */
 static int node_reduce(nc_comm_t *s, const void *input, void *out, size_t n,
                        numacoll_dtype_t ct, numacoll_op_t co, MPI_Datatype base, MPI_Op op)
 {
-    if (s->team) {
+    if (s->team && reduce_ready(s)) {
         nc_team_op_enter(s->team, "reduce");
         int rc = nc_reduce_run(s->team, s->node_rank == 0 && input == out ? NUMACOLL_IN_PLACE
                                                                           : input,
                                out, n, ct, co, 0, -1, "MPI_Allreduce/MPI_Reduce (node step)");
         if (rc == NUMACOLL_OK) nc_team_op_leave(s->team);
-        return rc;
+        if (rc != NUMACOLL_ERR_UNSUPPORTED) return rc;
+        nc_team_op_leave(s->team); /* nothing moved: the node's MPI takes the step */
+        reduce_gave_up(s);
     }
     if (s->node_size == 1) {
         if (out != input) memcpy(out, input, n * numacoll_dtype_size(ct));
@@ -206,8 +232,8 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
     /* the same units on every member (the same count and type): see defer_step */
     nc_comm_t *s = comm_get(comm, bcast_units((MPI_Count)n, (MPI_Count)esize), 0);
-    if (!s || s->mode == MODE_PASS || s->mode == MODE_DEFER || s->reduce_native ||
-        root >= s->size || (s->mode == MODE_FLAT && !s->team))
+    if (!s || s->mode == MODE_PASS || s->mode == MODE_DEFER || root >= s->size ||
+        (s->mode == MODE_FLAT && (!s->team || s->reduce_native)))
         return counted_native(s, sendbuf, recvbuf, count, dt, op, root, comm);
     if (root < 0) BUMP(s->st_allreduce_calls);
     else BUMP(s->st_reduce_calls);
@@ -216,21 +242,24 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
         return native(sendbuf, recvbuf, count, dt, op, root, comm); /* counted above */
     const void *input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     int rc;
+    if (s->mode == MODE_FLAT && !reduce_ready(s)) /* counted above, not as numacoll's */
+        return native(sendbuf, recvbuf, count, dt, op, root, comm);
     if (s->mode == MODE_FLAT) {
         nc_team_op_enter(s->team, root < 0 ? "allreduce" : "reduce");
         rc = nc_reduce_run(s->team, sendbuf == MPI_IN_PLACE ? NUMACOLL_IN_PLACE : sendbuf,
                            gets_result ? recvbuf : NULL, n, ct, co, root, -1, name);
         if (rc == NUMACOLL_OK) nc_team_op_leave(s->team);
+        if (rc == NUMACOLL_ERR_UNSUPPORTED) { /* every member alike, nothing moved */
+            nc_team_op_leave(s->team);
+            reduce_gave_up(s);
+            return native(sendbuf, recvbuf, count, dt, op, root, comm);
+        }
     } else {
         rc = hier(s, input, recvbuf, n, ct, co, base, op, root);
     }
-    if (rc == NUMACOLL_ERR_CONFIG || rc == NUMACOLL_ERR_NOMEM || rc == NUMACOLL_ERR_UNSUPPORTED) {
-        /* the set-up of the reduction buffers failed, on every member alike (agreed) */
-        s->reduce_native = 1;
-        warn_fallback(s, "the shared-memory reductions' set-up", numacoll_last_error());
-        return native(sendbuf, recvbuf, count, dt, op, root, comm);
-    }
-    if (rc == NUMACOLL_OK) {
+    /* numacoll's when it ran the node part (hierarchical: a node of one member has none) */
+    if (rc == NUMACOLL_OK &&
+        (s->mode == MODE_FLAT || s->node_size == 1 || (s->team && !s->reduce_native))) {
         if (root < 0) BUMP(s->st_allreduce_numacoll);
         else BUMP(s->st_reduce_numacoll);
     }

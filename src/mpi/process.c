@@ -24,7 +24,7 @@ int g_stats_print; /* NUMACOLL_MPI_STATS */
 int g_verbose;
 int g_cache_max;        /* NUMACOLL_MPI_TEAM_CACHE */
 uint64_t g_setup_after; /* NUMACOLL_MPI_SETUP_AFTER (units) */
-uint64_t g_node_key;
+static _Atomic uint64_t g_node_key; /* node_key(), once known; 0 = not yet */
 
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* keyvals + list */
 int g_keyval = MPI_KEYVAL_INVALID;
@@ -48,19 +48,32 @@ __thread __attribute__((tls_model("initial-exec"))) nc_last_comm_t tl_last;
 nc_mpi_counters_t g_st;
 
 
-/* A key that is equal for processes of one machine: host name and kernel boot id. */
+/* A key that is equal for processes of one machine: host name and kernel boot id; 0 when
+ * the boot id cannot be read (no descriptor left, /proc not mounted): without it two
+ * machines of one host name would look like one. */
 static uint64_t node_key(void)
 {
     char buf[256] = {0};
     uint64_t h = NC_FNV_BASIS;
     if (gethostname(buf, sizeof buf - 1) == 0) h = nc_fnv1a(h, buf, strlen(buf));
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f) {
-        memset(buf, 0, sizeof buf);
-        if (fgets(buf, sizeof buf, f)) h = nc_fnv1a(h, buf, strlen(buf));
-        fclose(f);
-    }
-    return h;
+    if (!f) return 0;
+    memset(buf, 0, sizeof buf);
+    int ok = fgets(buf, sizeof buf, f) != NULL;
+    fclose(f);
+    if (!ok) return 0;
+    h = nc_fnv1a(h, buf, strlen(buf));
+    return h ? h : 1;
+}
+
+uint64_t node_key_now(void)
+{
+    /* relaxed: every thread computes the same value; a racing second store is harmless */
+    uint64_t k = atomic_load_explicit(&g_node_key, memory_order_relaxed);
+    if (k) return k;
+    k = node_key();
+    atomic_store_explicit(&g_node_key, k, memory_order_relaxed);
+    return k;
 }
 
 void init_once(void)
@@ -82,7 +95,7 @@ void init_once(void)
     g_cache_max = (int)nc_cfg_int(NC_CFG_MPI_TEAM_CACHE);
     g_idle_qmax = nc_cfg_size(NC_CFG_MPI_TEAM_CACHE_QUEUE);
     g_setup_after = (uint64_t)nc_cfg_int(NC_CFG_MPI_SETUP_AFTER);
-    g_node_key = node_key();
+    node_key_now();
     /* release: pairs with the acquire in ensure_init(); a thread that sees 1 sees the above */
     atomic_store_explicit(&g_inited, 1, memory_order_release);
 }

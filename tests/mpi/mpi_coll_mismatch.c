@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -328,3 +329,132 @@ void test_nospace(void)
     if (g_rank == 0) printf("nospace: %lld bytes were left free; the broadcasts fell back\n", left);
 }
 
+
+/* ---- exhaust: a resource runs out at one rank after MPI_Init ---------------------------- */
+
+/* Lower this process's soft limit: RLIMIT_NOFILE to the descriptors it holds (the next
+ * open fails with EMFILE) or RLIMIT_AS to what it maps plus @p slack bytes; *@p saved gets
+ * the old limit. 0 on success. */
+static int squeeze_limit(int resource, size_t slack, struct rlimit *saved)
+{
+    if (getrlimit(resource, saved) != 0) return -1;
+    struct rlimit lim = *saved;
+    if (resource == RLIMIT_NOFILE) {
+        int lowest_free = dup(0);
+        if (lowest_free < 0) return -1;
+        close(lowest_free);
+        lim.rlim_cur = (rlim_t)lowest_free;
+    } else {
+        FILE *f = fopen("/proc/self/status", "r");
+        char line[256];
+        long kb = -1;
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "VmSize: %ld kB", &kb) == 1) break;
+        if (f) fclose(f);
+        if (kb <= 0) return -1;
+        lim.rlim_cur = (rlim_t)kb * 1024 + slack;
+    }
+    return setrlimit(resource, &lim);
+}
+
+/* One round of calls on @p c while @p victim is squeezed (see test_exhaust): a broadcast
+ * of @p bytes from root 1, an allreduce and a reduce of @p count doubles; every call must
+ * succeed with the right result. */
+static void exhaust_round(MPI_Comm c, const char *what, size_t bytes, int count)
+{
+    unsigned char *b = malloc(bytes);
+    double *x = malloc((size_t)count * sizeof *x), *y = malloc((size_t)count * sizeof *y);
+    CHECK(b && x && y, "%s: no memory for the buffers", what);
+    if (!b || !x || !y) goto out;
+    int me, size;
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &size);
+    int root = 1 % size;
+    fill_for(b, bytes, 0x77, me == root);
+    int rc = MPI_Bcast(b, (int)bytes, MPI_BYTE, root, c);
+    CHECK(rc == MPI_SUCCESS && wrong_bytes(b, bytes, 0x77) == 0,
+          "%s: MPI_Bcast of %zu bytes: rc %d, %zu bytes wrong", what, bytes, rc,
+          wrong_bytes(b, bytes, 0x77));
+    for (int i = 0; i < count; i++)
+        x[i] = me + i;
+    rc = MPI_Allreduce(x, y, count, MPI_DOUBLE, MPI_SUM, c);
+    int bad = 0;
+    for (int i = 0; i < count; i++)
+        bad += y[i] != (double)size * i + (double)size * (size - 1) / 2;
+    CHECK(rc == MPI_SUCCESS && bad == 0, "%s: MPI_Allreduce of %d doubles: rc %d, %d wrong",
+          what, count, rc, bad);
+    rc = MPI_Reduce(x, y, count, MPI_DOUBLE, MPI_SUM, root, c);
+    bad = 0;
+    for (int i = 0; me == root && i < count; i++)
+        bad += y[i] != (double)size * i + (double)size * (size - 1) / 2;
+    CHECK(rc == MPI_SUCCESS && bad == 0, "%s: MPI_Reduce of %d doubles: rc %d, %d wrong", what,
+          count, rc, bad);
+out:
+    free(b), free(x), free(y);
+}
+
+/* A rank runs out of file descriptors (before its communicator's team exists) or of
+ * address space (before the broadcast queues and reduction buffers exist): every call
+ * still succeeds with the right data on every rank, through the native collectives where
+ * a set-up failed; with the limit lifted, a new communicator gets numacoll's again.
+ * NUMACOLL_MPI_SETUP_AFTER=0 (run_mpi.sh): the team is made at a communicator's first
+ * call. Errors return (MPI_ERRORS_RETURN), so a failure is a CHECK, not an abort. */
+void test_exhaust(void)
+{
+    const struct {
+        int resource, victim;
+        const char *what;
+    } cases[] = {{RLIMIT_NOFILE, 0, "rank 0 out of descriptors"},
+                 {RLIMIT_NOFILE, 1, "rank 1 out of descriptors"},
+                 {RLIMIT_AS, 0, "rank 0 out of address space"},
+                 {RLIMIT_AS, 1, "rank 1 out of address space"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+        int victim = cases[k].victim % g_size;
+        if (cases[k].resource == RLIMIT_AS) MPI_Barrier(c); /* the team, not its buffers */
+        stats_t s0 = get_stats();
+        struct rlimit saved;
+        /* address space: 1.5 MiB more than mapped, enough for the native calls' own
+         * buffers, not for the queues or the reduction buffers of any team size */
+        if (g_rank == victim)
+            CHECK(squeeze_limit(cases[k].resource, 3u << 19, &saved) == 0,
+                  "%s: cannot lower the limit: %s", cases[k].what, strerror(errno));
+        exhaust_round(c, cases[k].what, 300000, 4000);
+        exhaust_round(c, cases[k].what, 8, 1);
+        if (g_rank == victim) setrlimit(cases[k].resource, &saved);
+        stats_t s1 = get_stats();
+        if (expect_numacoll() && g_size > 1) {
+            uint64_t nc = (s1.bcast_numacoll - s0.bcast_numacoll) +
+                          (s1.allreduce_numacoll - s0.allreduce_numacoll) +
+                          (s1.reduce_numacoll - s0.reduce_numacoll);
+            CHECK(nc == 0,
+                  "%s: numacoll ran %llu/%llu/%llu of the 2 bcasts/allreduces/reduces; none "
+                  "could have its resources",
+                  cases[k].what, (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll),
+                  (unsigned long long)(s1.allreduce_numacoll - s0.allreduce_numacoll),
+                  (unsigned long long)(s1.reduce_numacoll - s0.reduce_numacoll));
+        }
+        MPI_Comm_free(&c);
+    }
+    /* the limits lifted: a new communicator of other members runs numacoll's collectives */
+    MPI_Comm c;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, g_size - g_rank, &c);
+    stats_t s0 = get_stats();
+    exhaust_round(c, "after the limits", 300000, 4000);
+    stats_t s1 = get_stats();
+    if (expect_numacoll() && g_size > 1)
+        CHECK(s1.bcast_numacoll - s0.bcast_numacoll == 1 &&
+                  s1.allreduce_numacoll - s0.allreduce_numacoll == 1 &&
+                  s1.reduce_numacoll - s0.reduce_numacoll == 1,
+              "after the limits: numacoll ran %llu/%llu/%llu of the bcast/allreduce/reduce",
+              (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll),
+              (unsigned long long)(s1.allreduce_numacoll - s0.allreduce_numacoll),
+              (unsigned long long)(s1.reduce_numacoll - s0.reduce_numacoll));
+    MPI_Comm_free(&c);
+    int fails = total_failures(MPI_COMM_WORLD);
+    if (g_rank == 0 && fails == 0)
+        printf("exhaust: %zu squeezed rounds passed, the native collectives took over\n",
+               sizeof cases / sizeof cases[0]);
+}

@@ -24,10 +24,18 @@
  *                                   pairs), allreduces and reduces on six overlapping
  *                                   communicators, one re-created now and then; every byte
  *                                   and a canary checked
+ *   mpi_coll_test commcost [n] [kib] memory and set-up time per communicator (n dups used
+ *                                   for small, then 256 KiB messages); small-message
+ *                                   communicators must cost at most kib shared per member
+ *   mpi_coll_test shmmax [n]        n communicators under a small NUMACOLL_SHM_MAX: set-ups
+ *                                   past it run natively, freed ones give memory back
+ *   mpi_coll_test exhaust           a rank out of descriptors or address space after
+ *                                   MPI_Init: every call succeeds, natively where a
+ *                                   set-up failed
  *   mpi_coll_test nospace           a queue that cannot get memory: the native MPI_Bcast
  *                                   takes over (run by tests/mpi/small_shm.sh)
  *
- * One program of five files (mpi_coll_test.h says which mode lives where).
+ * One program of six files (mpi_coll_test.h says which mode lives where).
  *
  * Environment: NC_EXPECT=numacoll (default) | native: whether the counters must show
  * numacoll executing the calls (native: NUMACOLL_DISABLE=1 or no preload).
@@ -573,6 +581,12 @@ int main(int argc, char **argv)
         test_bcastc();
     else if (!strcmp(mode, "bcastbig"))
         test_bcastbig();
+    else if (!strcmp(mode, "shmmax"))
+        test_shmmax(arg);
+    else if (!strcmp(mode, "commcost"))
+        test_commcost(arg, argc > 3 ? atoi(argv[3]) : 0);
+    else if (!strcmp(mode, "exhaust"))
+        test_exhaust();
     else if (!strcmp(mode, "nospace"))
         test_nospace();
     else if (!strcmp(mode, "lazy"))

@@ -3,7 +3,8 @@
  * per launch), the helpers below and the modes barrier, noop, churn, errors, threads and
  * sessions; mpi_coll_bcast.c the broadcasts' data and the message patterns;
  * mpi_coll_mismatch.c members that disagree and a lack of memory; mpi_coll_lazy.c the
- * deferred set-up and per-process settings; mpi_coll_soak.c the soak.
+ * deferred set-up and per-process settings; mpi_coll_cost.c the memory and time a
+ * communicator costs; mpi_coll_soak.c the soak.
  */
 #ifndef NC_MPI_COLL_TEST_H
 #define NC_MPI_COLL_TEST_H
@@ -54,11 +55,17 @@ void test_bcastbig(void);
 void test_truncate(void);
 void test_check(void);
 void test_nospace(void);
+void test_exhaust(void);
 
 /* ---- mpi_coll_lazy.c ---- */
 
 void test_lazy(void);
 void test_bcast_env(const char *mode);
+
+/* ---- mpi_coll_cost.c ---- */
+
+void test_commcost(int n, int limit_kib);
+void test_shmmax(int n);
 
 /* ---- mpi_coll_soak.c ---- */
 

@@ -22,6 +22,11 @@ int nc_bcast_run(numacoll_team_t *t, void *buf, size_t bytes, int root);
 /** Free the team's broadcast state (local). The next broadcast re-creates it (collectively)
  *  from the current configuration. */
 void nc_bcast_team_fini(numacoll_team_t *t);
+/** Create the team's broadcast state (queues, model, trees) if it has none: collective (every
+ *  member calls it at the same point), and every member gets the same status, so a caller
+ *  that takes a failure as "broadcast natively" decides alike everywhere. A team of one
+ *  process needs none. */
+int nc_bcast_setup(numacoll_team_t *t);
 /** Bytes of queue memory this member's broadcast state holds (the sets of its own queue
  *  that got their memory, all of them when populated at creation); 0 without a broadcast
  *  state or with only its control block. */

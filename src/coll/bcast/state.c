@@ -235,6 +235,12 @@ int bc_state_create(numacoll_team_t *t)
     return NUMACOLL_OK;
 }
 
+int nc_bcast_setup(numacoll_team_t *t)
+{
+    if (t->size == 1 || t->bcast) return NUMACOLL_OK;
+    return bc_state_create(t);
+}
+
 void nc_bcast_team_fini(numacoll_team_t *t)
 {
     bcast_t *b = t ? t->bcast : NULL;

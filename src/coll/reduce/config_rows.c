@@ -53,6 +53,13 @@ static const nc_cfg_def_t rows[] = {
      .allowed = "0..1G",
      .doc = "smallest reduction (bytes) NUMACOLL_REDUCE_STREAM applies to; smaller ones use "
             "plain stores (0 = every size)"},
+    {.id = NC_CFG_REDUCE_EAGER,
+     .type = NC_CFG_TYPE_SIZE,
+     .defval = "4K",
+     .allowed = "0..16M",
+     .doc = "bytes of each chunk slot a member's reduction buffers get at set-up; the rest of "
+            "the slots gets memory at the first reduction of a larger message (a team that "
+            "reduces only small messages keeps little memory)"},
 };
 
 NC_CFG_REGISTER(reduce, rows)

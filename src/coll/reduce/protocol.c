@@ -92,20 +92,33 @@ static int wait_reuse(rd_call_t *call, uint64_t chunk)
     return NUMACOLL_OK;
 }
 
-/* Step 3 on the call's first chunk: every member's signature of it equals ours */
+/* Step 3 on the call's first chunk: every member's signature of it equals ours. A member
+ * without the pages of its slots posted RD_SIG_NOMEM instead: then every member fails the
+ * call with NUMACOLL_ERR_UNSUPPORTED (that member keeps rd_state_ready's message), before
+ * any data moved, and a caller may run it another way on every member alike. */
 static int check_signatures(rd_call_t *call, const rd_chunk_t *chunk)
 {
     const nc_reduce_team_t *r = call->state;
+    int mismatch = -1;
     for (int m = 0; m < call->nprocs; m++) {
         /* relaxed: ordered by rd_wait_posted's acquire of m's stamp, and m rewrites the
          * signature only for chunk + slots, after our done says chunk */
         uint64_t theirs = atomic_load_explicit(rd_sig(r, m, chunk->slot), memory_order_relaxed);
-        if (theirs != call->sig)
-            return nc_error(NUMACOLL_ERR_ARG,
-                            "%s: rank %d passed other arguments than rank %d (count, datatype, "
-                            "op%s or algorithm differ); every member must pass the same",
-                            call->who, m, call->me, call->root >= 0 ? ", root" : "");
+        if (theirs == RD_SIG_NOMEM) {
+            if (m == call->me) return NUMACOLL_ERR_UNSUPPORTED; /* message already set */
+            return nc_error(NUMACOLL_ERR_UNSUPPORTED,
+                            "%s: rank %d could not get the memory of its reduction buffers for "
+                            "chunks of more than %zu bytes; this reduction did not happen on "
+                            "any member",
+                            call->who, m, r->eager);
+        }
+        if (theirs != call->sig && mismatch < 0) mismatch = m;
     }
+    if (mismatch >= 0)
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "%s: rank %d passed other arguments than rank %d (count, datatype, "
+                        "op%s or algorithm differ); every member must pass the same",
+                        call->who, mismatch, call->me, call->root >= 0 ? ", root" : "");
     return NUMACOLL_OK;
 }
 
@@ -124,9 +137,14 @@ int rd_run_chunks(rd_call_t *call, int alg)
      * longer calls still compare every signature, so a mismatch fails there, the chunk
      * counts stay alike (every member of a mismatched call stops after its first chunk),
      * and this member's next calls work. */
+    /* It waits like the others while a member may still lack the pages its chunks need
+     * (RD_SIG_NOMEM is seen by those who wait): its chunk within every member's eager
+     * pages, or every member's slots complete. */
+    const size_t bytes = call->count * call->esize;
     const int leave_after_post = call->root >= 0 && call->me != call->root &&
-                                 algorithm->step == rd_step_flat &&
-                                 call->count * call->esize <= r->fragment;
+                                 algorithm->step == rd_step_flat && bytes <= r->fragment &&
+                                 (bytes <= r->eager || r->all_ready);
+    const int nomem = call->sig == RD_SIG_NOMEM;
     /* a call of 0 elements runs one empty chunk: the signatures are still compared */
     do {
         rd_chunk_t chunk = {.number = r->next_chunk,
@@ -136,7 +154,7 @@ int rd_run_chunks(rd_call_t *call, int alg)
                             .slot = r->next_slot};
         rc = wait_reuse(call, chunk.number);
         if (rc) return rc; /* a dead member or a timeout: the team is broken */
-        if (chunk.n) algorithm->post(call, &chunk); /* a call of 0 elements posts no data */
+        if (chunk.n && !nomem) algorithm->post(call, &chunk); /* 0 elements: no data */
         atomic_store_explicit(rd_sig(r, call->me, chunk.slot), call->sig, memory_order_relaxed);
         /* release: our input and signature of the chunk before the stamp that posts them */
         atomic_store_explicit(rd_stamp(r, call->me, chunk.slot), chunk.number,
@@ -148,6 +166,8 @@ int rd_run_chunks(rd_call_t *call, int alg)
             rc = rd_wait_posted(call, &chunk);
             if (rc) return rc;
             mismatch = check_signatures(call, &chunk);
+            /* every member posted the call's signature, so every one got its pages */
+            if (mismatch == NUMACOLL_OK && bytes > r->eager) r->all_ready = 1;
         }
         /* every member sees a mismatch if there is one (each compares all signatures with
          * its own), so all leave after this chunk and keep counting chunks alike */

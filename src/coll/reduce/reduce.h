@@ -33,6 +33,11 @@ int nc_reduce_alg_lookup(const char *name, int *alg);
  *  process's configuration; "?" for an invalid configuration. */
 const char *nc_reduce_choice(numacoll_team_t *t, size_t bytes, int root);
 
+/** Create the team's reduction buffers if it has none: collective (every member calls it at
+ *  the same point) with an agreed status, so that a caller taking a failure as "reduce
+ *  natively" decides alike on every member. nc_reduce_run sets them up itself otherwise. */
+int nc_reduce_setup(numacoll_team_t *t);
+
 /** Release the team's reduction state (team destruction). */
 void nc_reduce_team_fini(numacoll_team_t *t);
 

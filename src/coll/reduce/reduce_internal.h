@@ -98,7 +98,15 @@ typedef struct nc_reduce_team {
     uint64_t next_chunk;  /* number of this process's next chunk (same on every member) */
     unsigned next_slot;   /* its slot: next_chunk % slots */
     uint64_t done_min;    /* lowest done seen at the last reuse check (a lower bound) */
+    size_t eager;         /* bytes of each slot with pages from set-up (NUMACOLL_REDUCE_EAGER) */
+    size_t ready;         /* bytes of each of this member's slots with pages: eager, fragment */
+    int all_ready;        /* every member's slots have all their pages (a call of chunks
+                             larger than eager passed its first-chunk check here) */
 } nc_reduce_team_t;
+
+/* A first chunk's signature from a member that could not get the pages of its slots
+ * (rd_state_ready failed): even, so never a call's signature (call_signature sets bit 0) */
+#define RD_SIG_NOMEM 2u
 
 static inline char *rd_area(const nc_reduce_team_t *r, int m)
 {
@@ -231,5 +239,8 @@ void rd_stream_record(rd_mode_times_t *t, int mode, uint64_t ns, size_t bytes);
 
 /* state.c: the team's reduction state, created collectively at its first reduction */
 int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state);
+/* state.c: give member @p me's whole area its pages (once; NUMACOLL_ERR_NOMEM naming the
+ * cause when they cannot be had). Local: the call's first chunk tells the others. */
+int rd_state_ready(nc_reduce_team_t *r, int me);
 
 #endif

@@ -136,6 +136,12 @@ int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t
     if (rc) return rc;
     if (alg < 0) alg = auto_choice(call.state, t->size, count * call.esize, root);
     call.sig = call_signature(count, dtype, op, root, alg);
+    /* chunks beyond the pages the slots got at set-up: the rest of them now, or tell the
+     * others in the first chunk (protocol.c) */
+    if (NC_UNLIKELY(count * call.esize > call.state->ready) &&
+        call.state->ready < call.state->fragment &&
+        rd_state_ready(call.state, t->rank) != NUMACOLL_OK)
+        call.sig = RD_SIG_NOMEM;
     rd_stream_begin(&call);
     rc = rd_run_chunks(&call, alg);
     if (rc == NUMACOLL_OK) rd_stream_end(&call);

@@ -3,6 +3,13 @@
  * team's first reduction: every member's area is NUMA-local to it (bound to its node and
  * first-touched by it), and the parameters that shape the buffers or the choice of
  * algorithm must be the same on every member.
+ *
+ * Memory in two steps. At set-up a member's area gets pages for its control lines and for
+ * the first NUMACOLL_REDUCE_EAGER bytes of each slot (a chunk of at most that many bytes
+ * stays inside them), agreed like the segment itself. The first call whose chunks are
+ * larger gives the member's whole area its pages (rd_state_ready); a member that cannot
+ * get them says so in that call's first chunk (protocol.c), so that every member of the
+ * call fails alike and nothing is written where no page could be had (no SIGBUS).
  */
 #include "reduce_internal.h"
 
@@ -13,7 +20,7 @@
 
 /* what every member must agree on */
 typedef struct rd_params {
-    uint64_t fragment, flat_max, stream_min;
+    uint64_t fragment, flat_max, stream_min, eager;
     int32_t slots, alg_allreduce, alg_reduce, stream;
 } rd_params_t;
 
@@ -33,6 +40,7 @@ static int params_from_config(rd_params_t *p)
     p->slots = (int32_t)nc_cfg_int(NC_CFG_REDUCE_SLOTS);
     p->stream = stream_from_config();
     p->stream_min = nc_cfg_size(NC_CFG_REDUCE_STREAM_MIN);
+    p->eager = nc_cfg_size(NC_CFG_REDUCE_EAGER);
     int a = -1, b = -1;
     int rc = nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_ALLREDUCE), &a);
     if (rc == NUMACOLL_OK) rc = nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_REDUCE), &b);
@@ -54,6 +62,7 @@ static int params_compare(const rd_params_t *mine, const rd_params_t *first)
         {NC_CFG_REDUCE, offsetof(rd_params_t, alg_reduce), sizeof(int32_t)},
         {NC_CFG_REDUCE_STREAM, offsetof(rd_params_t, stream), sizeof(int32_t)},
         {NC_CFG_REDUCE_STREAM_MIN, offsetof(rd_params_t, stream_min), sizeof(uint64_t)},
+        {NC_CFG_REDUCE_EAGER, offsetof(rd_params_t, eager), sizeof(uint64_t)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (memcmp((const char *)mine + fields[i].off, (const char *)first + fields[i].off,
@@ -63,6 +72,30 @@ static int params_compare(const rd_params_t *mine, const rd_params_t *first)
                             "same value on every member of a team",
                             nc_cfg_name(fields[i].id), nc_cfg_str(fields[i].id));
     return NUMACOLL_OK;
+}
+
+/* Pages for member @p me's control lines and the first r->eager bytes of each of its in
+ * and result slots (set-up) */
+static int populate_eager(nc_reduce_team_t *r, int me)
+{
+    const char *what = "the reduction buffers (control lines and small chunks)";
+    int rc = nc_seg_populate(rd_area(r, me), r->in_off, what);
+    for (unsigned s = 0; s < r->slots && rc == NUMACOLL_OK; s++) {
+        rc = nc_seg_populate(rd_slot(r, me, s), RD_SLOT_HEADER + r->eager, what);
+        if (rc == NUMACOLL_OK && r->eager) rc = nc_seg_populate(rd_result(r, me, s), r->eager, what);
+    }
+    if (rc == NUMACOLL_OK) r->ready = r->eager;
+    return rc;
+}
+
+int rd_state_ready(nc_reduce_team_t *r, int me)
+{
+    if (r->ready >= r->fragment) return NUMACOLL_OK;
+    size_t from = r->in_off; /* everything after the control lines: the slots */
+    int rc = nc_seg_populate(rd_area(r, me) + from, r->area_stride - from,
+                             "the reduction buffers (large chunks)");
+    if (rc == NUMACOLL_OK) r->ready = r->fragment;
+    return rc;
 }
 
 int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
@@ -106,36 +139,57 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     r->modes_off = RD_CTL_LINES * r->line;
     r->in_off = r->modes_off + nc_round_up(2 * RD_STREAM_CLASSES, r->line);
     r->in_stride = nc_round_up(RD_SLOT_HEADER + r->fragment, 64);
-    r->result_off = r->in_off + r->slots * r->in_stride;
+    /* page-aligned result slots: a slot's first NUMACOLL_REDUCE_EAGER bytes take as few
+     * pages as they can */
+    r->result_off = nc_round_up(r->in_off + r->slots * r->in_stride, nc_page_size());
     r->area_stride = nc_round_up(r->result_off + r->slots * r->fragment, nc_page_size());
+    r->eager = mine.eager < r->fragment ? mine.eager : r->fragment;
     r->next_chunk = 1;
     r->next_slot = 1 % r->slots;
     r->hier = nc_topo_team_hier(t, RD_HIER_LEVELS);
     r->numa_nodes = nc_topo_team_numa_count(t);
     r->oversubscribed = t->oversubscribed;
     size_t total = r->area_stride * (size_t)P;
+    /* the segment reserves nothing of our area: populate_eager gives it its first pages;
+     * a kernel that cannot populate a range (before 5.14) gets the whole area at set-up */
+    int lazy = nc_seg_populate_supported();
     rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total, 0,
-                                      (size_t)t->rank * r->area_stride, r->area_stride,
-                                      r->area_stride, t->numa_node, "the reduction buffers",
-                                      &r->seg);
+                                  (size_t)t->rank * r->area_stride, r->area_stride,
+                                  lazy ? 0 : r->area_stride, t->numa_node,
+                                  "the reduction buffers", &r->seg);
     if (rc != NUMACOLL_OK) {
         free(r);
         return rc;
     }
     r->areas = r->seg.base;
+    if (!lazy) r->ready = r->fragment;
+    rc = nc_agree(t->rank, P, t->allgather, t->oob_ctx,
+                  lazy ? populate_eager(r, t->rank) : NUMACOLL_OK);
+    if (rc != NUMACOLL_OK) {
+        nc_seg_destroy(&r->seg);
+        free(r);
+        return rc;
+    }
     t->reduce = r;
     *state = r;
     if (t->rank == 0 || nc_verbose() >= 3)
         nc_log(1, t->rank, P,
-               "reduce: buffers %zu bytes (%u slots of %zu bytes in and out per member), "
+               "reduce: buffers %zu bytes (%u slots of %zu bytes in and out per member; %zu "
+               "bytes of each at set-up, the rest at the first larger chunk), "
                "allreduce %s, reduce %s, flat up to %zu bytes, streamed copies %s from %zu "
                "bytes, %d NUMA node(s), %d group level(s) for hier",
-               total, r->slots, r->fragment,
+               total, r->slots, r->fragment, r->eager,
                r->alg_allreduce < 0 ? "auto" : rd_algorithms[r->alg_allreduce].name,
                r->alg_reduce < 0 ? "auto" : rd_algorithms[r->alg_reduce].name, r->flat_max,
                nc_cfg_str(NC_CFG_REDUCE_STREAM), r->stream_min,
                r->numa_nodes, r->hier ? r->hier->nlevels : 0);
     return NUMACOLL_OK;
+}
+
+int nc_reduce_setup(numacoll_team_t *t)
+{
+    nc_reduce_team_t *r;
+    return rd_state_get(t, &r);
 }
 
 void nc_reduce_team_fini(numacoll_team_t *t)
