@@ -14,6 +14,7 @@
 
 #include "core/nc_internal.h"
 #include "forkrun.h"
+#include "squeeze.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,29 +37,10 @@ typedef struct ex_report {
 } ex_report_t;
 
 /* Lower this process's soft limit so that the next descriptor or the next mapping of more
- * than a few pages fails; *@p saved gets the old limit back. */
+ * than a few pages fails (256 KiB of address space left for the agreement's heap needs) */
 static int squeeze(int limit, struct rlimit *saved)
 {
-    int res = limit == LIMIT_FDS ? RLIMIT_NOFILE : RLIMIT_AS;
-    if (getrlimit(res, saved) != 0) return -1;
-    struct rlimit lim = *saved;
-    if (limit == LIMIT_FDS) {
-        int lowest_free = dup(0); /* the next descriptor the kernel would hand out */
-        if (lowest_free < 0) return -1;
-        close(lowest_free);
-        lim.rlim_cur = (rlim_t)lowest_free;
-    } else {
-        /* VmSize (kB) of /proc/self/status, plus 256 KiB for the agreement's heap needs */
-        FILE *f = fopen("/proc/self/status", "r");
-        char line[256];
-        long kb = -1;
-        while (f && fgets(line, sizeof line, f))
-            if (sscanf(line, "VmSize: %ld kB", &kb) == 1) break;
-        if (f) fclose(f);
-        if (kb <= 0) return -1;
-        lim.rlim_cur = (rlim_t)kb * 1024 + (256u << 10);
-    }
-    return setrlimit(res, &lim);
+    return nc_test_squeeze(limit == LIMIT_FDS ? RLIMIT_NOFILE : RLIMIT_AS, 256u << 10, saved);
 }
 
 static int lift(int limit, const struct rlimit *saved)
@@ -78,8 +60,8 @@ static int ex_child(nc_forkctx_t *c)
                                 .oob_ctx = c->oob};
     numacoll_team_t *t = NULL;
 
-    /* 1. the team itself (rank 0's address space is not squeezed here: the team's own
-     * segment is a few pages and the heap already has them) */
+    /* 1. the team itself (out of descriptors it fails; the address space left holds its
+     * few pages, so there it may succeed) */
     if (victim && squeeze(ec->limit, &saved) != 0) return 90;
     rep->create_rc = numacoll_team_create(&p, &t);
     if (victim && lift(ec->limit, &saved) != 0) return 91;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "mpi_coll_test.h"
+#include "../common/squeeze.h"
 
 /* One broadcast of sizes[rank] bytes from rank 0 (the root sends sizes[0]) on @p c, then
  * two matching ones. A rank whose size differs from the root's must get MPI_ERR_TRUNCATE
@@ -332,31 +333,6 @@ void test_nospace(void)
 
 /* ---- exhaust: a resource runs out at one rank after MPI_Init ---------------------------- */
 
-/* Lower this process's soft limit: RLIMIT_NOFILE to the descriptors it holds (the next
- * open fails with EMFILE) or RLIMIT_AS to what it maps plus @p slack bytes; *@p saved gets
- * the old limit. 0 on success. */
-static int squeeze_limit(int resource, size_t slack, struct rlimit *saved)
-{
-    if (getrlimit(resource, saved) != 0) return -1;
-    struct rlimit lim = *saved;
-    if (resource == RLIMIT_NOFILE) {
-        int lowest_free = dup(0);
-        if (lowest_free < 0) return -1;
-        close(lowest_free);
-        lim.rlim_cur = (rlim_t)lowest_free;
-    } else {
-        FILE *f = fopen("/proc/self/status", "r");
-        char line[256];
-        long kb = -1;
-        while (f && fgets(line, sizeof line, f))
-            if (sscanf(line, "VmSize: %ld kB", &kb) == 1) break;
-        if (f) fclose(f);
-        if (kb <= 0) return -1;
-        lim.rlim_cur = (rlim_t)kb * 1024 + slack;
-    }
-    return setrlimit(resource, &lim);
-}
-
 /* One round of calls on @p c while @p victim is squeezed (see test_exhaust): a broadcast
  * of @p bytes from root 1, an allreduce and a reduce of @p count doubles; every call must
  * succeed with the right result. */
@@ -419,7 +395,7 @@ void test_exhaust(void)
         /* address space: 1.5 MiB more than mapped, enough for the native calls' own
          * buffers, not for the queues or the reduction buffers of any team size */
         if (g_rank == victim)
-            CHECK(squeeze_limit(cases[k].resource, 3u << 19, &saved) == 0,
+            CHECK(nc_test_squeeze(cases[k].resource, 3u << 19, &saved) == 0,
                   "%s: cannot lower the limit: %s", cases[k].what, strerror(errno));
         exhaust_round(c, cases[k].what, 300000, 4000);
         exhaust_round(c, cases[k].what, 8, 1);
