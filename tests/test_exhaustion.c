@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "coll/reduce/reduce_internal.h"
 #include "core/nc_internal.h"
 #include "forkrun.h"
 #include "squeeze.h"
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -211,6 +213,82 @@ static void test_large_chunk_pages_fail(void **state)
     }
 }
 
+/* Pages of this member's reduction area that are in memory (mincore on the shared file) */
+static size_t area_pages_in_memory(numacoll_team_t *t)
+{
+    nc_reduce_team_t *r = t->reduce;
+    size_t ps = nc_page_size(), n = r->area_stride / ps, in = 0;
+    unsigned char *vec = malloc(n);
+    if (!vec || mincore(rd_area(r, t->rank), r->area_stride, vec) != 0) {
+        free(vec);
+        return (size_t)-1;
+    }
+    for (size_t i = 0; i < n; i++)
+        in += vec[i] & 1;
+    free(vec);
+    return in;
+}
+
+/* allreduce of @p n doubles with a check of every element; 0 when right */
+static int checked_allreduce(nc_forkctx_t *c, double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = c->rank + (double)i;
+    if (numacoll_allreduce(c->team, NUMACOLL_IN_PLACE, x, n, NUMACOLL_DOUBLE,
+                           NUMACOLL_OP_SUM) != NUMACOLL_OK)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != (double)c->size * i + c->size * (c->size - 1) / 2) return 2;
+    return 0;
+}
+
+/* NUMACOLL_REDUCE_GIVE_BACK=16 (the test sets it): after a large allreduce, 16 small ones
+ * keep the area's pages, the 17th gives back those beyond the eager bytes; a large one
+ * then gets them again and reduces right; a large call in between restarts the count. */
+static int give_back_child(nc_forkctx_t *c)
+{
+    enum { LARGE = 32768, SMALL = 8 };
+    double *x = malloc(LARGE * sizeof *x);
+    if (!x || checked_allreduce(c, x, LARGE)) return 70;
+    size_t full = area_pages_in_memory(c->team);
+    for (int i = 0; i < 16; i++)
+        if (checked_allreduce(c, x, SMALL)) return 71;
+    if (area_pages_in_memory(c->team) != full) return 72; /* not yet */
+    if (checked_allreduce(c, x, SMALL)) return 73;
+    size_t eager = area_pages_in_memory(c->team);
+    /* the control page, two pages per in slot, one per result slot (4 KiB pages) */
+    size_t expect_max = 1 + 3 * (size_t)c->team->reduce->slots;
+    if (eager > expect_max || eager >= full / 2) {
+        fprintf(stderr, "rank %d: %zu of %zu pages in memory after the give-back (at most %zu "
+                        "expected)\n", c->rank, eager, full, expect_max);
+        return 74;
+    }
+    if (checked_allreduce(c, x, LARGE)) return 75;
+    if (area_pages_in_memory(c->team) != full) return 76;
+    for (int round = 0; round < 3; round++) { /* 10 small, 1 large: never given back */
+        for (int i = 0; i < 10; i++)
+            if (checked_allreduce(c, x, SMALL)) return 77;
+        if (checked_allreduce(c, x, LARGE)) return 78;
+    }
+    if (area_pages_in_memory(c->team) != full) return 79;
+    free(x);
+    return 0;
+}
+
+static void test_large_pages_given_back(void **state)
+{
+    (void)state;
+    setenv("NUMACOLL_REDUCE_GIVE_BACK", "16", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    nc_forkresult_t res;
+    int failed = nc_forkrun(2, 0, give_back_child, NULL, 0, 60, &res);
+    unsetenv("NUMACOLL_REDUCE_GIVE_BACK");
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    for (int r = 0; r < 2; r++)
+        if (res.exit_code[r]) fprintf(stderr, "rank %d exited %d\n", r, res.exit_code[r]);
+    assert_int_equal(failed, 0);
+}
+
 static void test_descriptors_exhausted(void **state)
 {
     (void)state;
@@ -232,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_descriptors_exhausted),
         cmocka_unit_test(test_address_space_exhausted),
         cmocka_unit_test(test_large_chunk_pages_fail),
+        cmocka_unit_test(test_large_pages_given_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

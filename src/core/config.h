@@ -82,6 +82,7 @@
     X(REDUCE_STREAM)                                                                               \
     X(REDUCE_STREAM_MIN)                                                                           \
     X(REDUCE_EAGER)                                                                                \
+    X(REDUCE_GIVE_BACK)                                                                            \
     /* key-value store: src/kvdb/config_rows.c */                                                  \
     X(KVDB_LOCK)                                                                                   \
     X(KVDB_MAX_READERS)                                                                            \

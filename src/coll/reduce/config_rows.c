@@ -60,6 +60,13 @@ static const nc_cfg_def_t rows[] = {
      .doc = "bytes of each chunk slot a member's reduction buffers get at set-up; the rest of "
             "the slots gets memory at the first reduction of a larger message (a team that "
             "reduces only small messages keeps little memory)"},
+    {.id = NC_CFG_REDUCE_GIVE_BACK,
+     .type = NC_CFG_TYPE_INT,
+     .defval = "65536",
+     .allowed = "0..1073741824",
+     .doc = "after this many reductions in a row that fit NUMACOLL_REDUCE_EAGER, each member "
+            "returns the memory of its slots beyond it (the next larger one gets it again); 0 "
+            "= never; values below NUMACOLL_REDUCE_SLOTS count as that"},
 };
 
 NC_CFG_REGISTER(reduce, rows)

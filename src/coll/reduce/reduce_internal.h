@@ -102,6 +102,8 @@ typedef struct nc_reduce_team {
     size_t ready;         /* bytes of each of this member's slots with pages: eager, fragment */
     int all_ready;        /* every member's slots have all their pages (a call of chunks
                              larger than eager passed its first-chunk check here) */
+    uint64_t give_back;   /* NUMACOLL_REDUCE_GIVE_BACK (>= slots, or 0) */
+    uint64_t small_run;   /* calls in a row within eager since the slots got all pages */
 } nc_reduce_team_t;
 
 /* A first chunk's signature from a member that could not get the pages of its slots
@@ -242,5 +244,12 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state);
 /* state.c: give member @p me's whole area its pages (once; NUMACOLL_ERR_NOMEM naming the
  * cause when they cannot be had). Local: the call's first chunk tells the others. */
 int rd_state_ready(nc_reduce_team_t *r, int me);
+/* state.c: return the pages of member @p me's slots beyond their eager bytes. Called at
+ * the start of a call after more than give_back (>= slots) calls in a row within eager:
+ * each of them waited, before reusing a slot, until every member was done with that
+ * slot's chunk of slots chunks before, so nobody reads the returned pages any more. Every
+ * member counts the same calls (all_ready was set on all or none), so all reset
+ * all_ready at the same call. */
+void rd_state_give_back(nc_reduce_team_t *r, int me);
 
 #endif

@@ -136,6 +136,15 @@ int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t
     if (rc) return rc;
     if (alg < 0) alg = auto_choice(call.state, t->size, count * call.esize, root);
     call.sig = call_signature(count, dtype, op, root, alg);
+    /* calls within the set-up pages: after give_back of them in a row, the rest of the
+     * pages go back (state.c) */
+    nc_reduce_team_t *r = call.state;
+    if (count * call.esize <= r->eager) {
+        if (NC_UNLIKELY(r->ready > r->eager) && r->give_back && ++r->small_run > r->give_back)
+            rd_state_give_back(r, t->rank);
+    } else {
+        r->small_run = 0;
+    }
     /* chunks beyond the pages the slots got at set-up: the rest of them now, or tell the
      * others in the first chunk (protocol.c) */
     if (NC_UNLIKELY(count * call.esize > call.state->ready) &&

@@ -15,12 +15,14 @@
 
 #include "../../topo/topo.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* what every member must agree on */
 typedef struct rd_params {
-    uint64_t fragment, flat_max, stream_min, eager;
+    uint64_t fragment, flat_max, stream_min, eager, give_back;
     int32_t slots, alg_allreduce, alg_reduce, stream;
 } rd_params_t;
 
@@ -41,6 +43,7 @@ static int params_from_config(rd_params_t *p)
     p->stream = stream_from_config();
     p->stream_min = nc_cfg_size(NC_CFG_REDUCE_STREAM_MIN);
     p->eager = nc_cfg_size(NC_CFG_REDUCE_EAGER);
+    p->give_back = (uint64_t)nc_cfg_int(NC_CFG_REDUCE_GIVE_BACK);
     int a = -1, b = -1;
     int rc = nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_ALLREDUCE), &a);
     if (rc == NUMACOLL_OK) rc = nc_reduce_alg_lookup(nc_cfg_str(NC_CFG_REDUCE), &b);
@@ -63,6 +66,7 @@ static int params_compare(const rd_params_t *mine, const rd_params_t *first)
         {NC_CFG_REDUCE_STREAM, offsetof(rd_params_t, stream), sizeof(int32_t)},
         {NC_CFG_REDUCE_STREAM_MIN, offsetof(rd_params_t, stream_min), sizeof(uint64_t)},
         {NC_CFG_REDUCE_EAGER, offsetof(rd_params_t, eager), sizeof(uint64_t)},
+        {NC_CFG_REDUCE_GIVE_BACK, offsetof(rd_params_t, give_back), sizeof(uint64_t)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (memcmp((const char *)mine + fields[i].off, (const char *)first + fields[i].off,
@@ -96,6 +100,29 @@ int rd_state_ready(nc_reduce_team_t *r, int me)
                              "the reduction buffers (large chunks)");
     if (rc == NUMACOLL_OK) r->ready = r->fragment;
     return rc;
+}
+
+/* Punch out of the file the whole pages of [@p from, @p to): their memory goes back to the
+ * system (a shared mapping of tmpfs); nothing if the range holds no whole page */
+static void punch(char *from, char *to)
+{
+    size_t ps = nc_page_size();
+    uintptr_t a = nc_round_up((uintptr_t)from, ps), b = (uintptr_t)to / ps * ps;
+    if (a < b) (void)madvise((void *)a, b - a, MADV_REMOVE); /* EINVAL: kept, harmless */
+}
+
+void rd_state_give_back(nc_reduce_team_t *r, int me)
+{
+    for (unsigned s = 0; s < r->slots; s++) {
+        /* an in slot past its eager bytes up to the next slot's first page (kept: it holds
+         * that slot's header), or up to the result slots */
+        char *next = s + 1 < r->slots ? rd_slot(r, me, s + 1) : rd_area(r, me) + r->result_off;
+        punch(rd_in(r, me, s) + r->eager, next);
+        punch(rd_result(r, me, s) + r->eager, rd_result(r, me, s) + r->fragment);
+    }
+    r->ready = r->eager;
+    r->all_ready = 0;
+    r->small_run = 0;
 }
 
 int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
@@ -144,6 +171,7 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     r->result_off = nc_round_up(r->in_off + r->slots * r->in_stride, nc_page_size());
     r->area_stride = nc_round_up(r->result_off + r->slots * r->fragment, nc_page_size());
     r->eager = mine.eager < r->fragment ? mine.eager : r->fragment;
+    r->give_back = mine.give_back && mine.give_back < r->slots ? r->slots : mine.give_back;
     r->next_chunk = 1;
     r->next_slot = 1 % r->slots;
     r->hier = nc_topo_team_hier(t, RD_HIER_LEVELS);
