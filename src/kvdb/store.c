@@ -37,9 +37,11 @@ static inline int reader_sync(numacoll_kvdb_t *db)
 /* ---- creation, attach, close ---------------------------------------------------------- */
 
 /* Timeout and spin policy of this process's waits (config; few spins when the readers
- * plus the server outnumber our CPUs, since then the process we wait for may need ours). */
+ * plus the server outnumber our CPUs, since then the process we wait for may need ours),
+ * and the pid its lock words hold. */
 static void lock_policy(nc_kvlock_t *l)
 {
+    l->self = (uint32_t)getpid();
     l->timeout_ns = (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9);
     long spin = nc_cfg_int(NC_CFG_WAIT_SPIN);
     cpu_set_t set;
@@ -242,8 +244,8 @@ int numacoll_kvdb_close(numacoll_kvdb_t *db)
         /* release: our last read section is over before the slot can be taken again */
         atomic_store_explicit(&s->pid, 0, memory_order_release);
     }
-    /* The server does not destroy the shared mutexes (ops->fini): readers may still be
-     * attached and even hold them; the memory goes away with the last mapping. */
+    /* The server does not tear down the shared lock area (ops->fini): readers may still be
+     * attached and even hold their locks; the memory goes away with the last mapping. */
     kv_segments_release(db);
     for (size_t i = 0; i < db->nstaged; i++)
         free(db->staged[i].buf);

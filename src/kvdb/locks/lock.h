@@ -12,27 +12,27 @@
  * must be redone (NC_KVLOCK_RETRY). Everything a reader reads inside an optimistic section
  * must be bounds-checked against the mapping before use, since it may be garbage.
  *
- * Robustness: every mutex is PTHREAD_PROCESS_SHARED + PTHREAD_MUTEX_ROBUST; EOWNERDEAD is
- * repaired with pthread_mutex_consistent (nc_kvlock_mutex_lock). Waits that are not in a
- * mutex go through nc_kvlock_wait_step (the core wait policy + a check that the process
- * we wait for is still alive).
+ * Robustness: the mutexes of the 1n-mutex, 2n-mutex and n-mutex-signal schemes are pid lock
+ * words (nc_pidlock_t, pidlock.c): 0 or the holder's pid, waited on with futexes in
+ * bounded slices, taken over by CAS when the holder is dead (nc_pid_gone) or the word
+ * holds no pid at all. Waits that are not on a lock word go through nc_kvwait_step (the
+ * core wait policy + a check that the process we wait for is still alive).
  *
  * Trust: the area is in the lock segment, which every reader maps writable. The writer
  * keeps a private copy of whatever state of its own it would otherwise read back
- * (wstate), so a reader that overwrites a lock word cannot change what the writer stores.
- * Such a reader can still stall the others and the writer (NUMACOLL_TIMEOUT bounds the
- * waits) or let readers copy data while it changes (their bounds checks keep that from
- * crashing them), and with the robust-mutex schemes (1n-mutex, 2n-mutex, n-mutex-signal) it can
- * crash the writer: glibc's unlock of a robust mutex follows the list links stored in the
- * mutex itself. The seqlock, reader-flags and rwlock schemes keep no pointer in shared
- * memory.
+ * (wstate, and the pid it writes into lock words), and no scheme keeps a pointer in
+ * shared memory, so a reader that overwrites lock words cannot change what the writer
+ * stores or make any process follow what it wrote. Such a reader can stall the others and
+ * the writer (NUMACOLL_TIMEOUT bounds the waits; a lock word holding a dead pid or no pid
+ * at all is recovered, one holding a live process's pid is waited for), let two sections
+ * overlap (its scribble frees a held lock, or lets readers copy data while it changes:
+ * their bounds checks keep that from crashing them), or make a write fail with
+ * NUMACOLL_ERR_TIMEOUT; it cannot crash the writer (test_kvdb_hostile, every scheme).
  */
 #ifndef NC_KVDB_LOCK_H
 #define NC_KVDB_LOCK_H
 
 #include "../../core/nc_internal.h"
-
-#include <pthread.h>
 
 #define NC_KVLOCK_RETRY 1 /* rd_unlock of an optimistic scheme: the read must be redone */
 
@@ -50,6 +50,7 @@ typedef struct nc_kvlock {
     char *slots;         /* nc_kv_slot_t lines, stride line */
     int slot;            /* this process's reader slot, -1 on the server */
     pid_t server_pid;    /* readers check it while waiting */
+    uint32_t self;       /* getpid() of the process using the handle: its lock words' value */
     uint64_t timeout_ns; /* NUMACOLL_TIMEOUT (0 = none) */
     uint32_t spin_limit; /* pause spins before yielding (small when oversubscribed) */
     uint64_t recovered;  /* locks/flags recovered from dead owners by this process */
@@ -90,16 +91,54 @@ static inline nc_kv_slot_t *nc_kvlock_slot(const nc_kvlock_t *l, int i)
 /** True if slot @p i has an owner that no longer exists. */
 int nc_kvlock_slot_dead(const nc_kvlock_t *l, int i);
 
-/** Initialise a process-shared robust mutex. */
-int nc_kvlock_mutex_init(pthread_mutex_t *m, const char *what);
+/* ---- pid lock words (pidlock.c) ------------------------------------------------------ */
 
+/* A lock word, alone on its line: 0 = free, else the holder's pid (1..NC_PIDLOCK_PID_MAX),
+ * with NC_PIDLOCK_WAITERS set once somebody sleeps on it (FUTEX_WAIT). Any other value
+ * (bit 31 set, a pid above the limit) was written by no holder and is recovered at once. */
+typedef struct nc_pidlock {
+    _Atomic uint32_t v;
+} nc_pidlock_t;
+
+#define NC_PIDLOCK_WAITERS 0x40000000u /* a process sleeps on the word: unlock must wake */
+#define NC_PIDLOCK_PID 0x3fffffffu     /* the holder's pid */
+#define NC_PIDLOCK_PID_MAX 4194304u    /* Linux's PID_MAX_LIMIT: no pid is larger */
+
+static inline void nc_pidlock_init(nc_pidlock_t *w)
+{
+    atomic_store_explicit(&w->v, 0, memory_order_relaxed); /* before any reader attaches */
+}
+
+int nc_pidlock_lock_slow(nc_kvlock_t *l, nc_pidlock_t *w, const char *what);
 /**
- * Lock a robust mutex: EOWNERDEAD (its holder died) is repaired with
- * pthread_mutex_consistent and counted in l->recovered. With NUMACOLL_TIMEOUT set, a
- * mutex held longer than that gives NUMACOLL_ERR_TIMEOUT.
- * @p owner_died receives 1 if the previous holder had died (may be NULL).
+ * Lock word @p w as this process (l->self). A holder that died, or a word holding no pid,
+ * is recovered and counted in l->recovered. Errors: NUMACOLL_ERR_TIMEOUT (held by a live
+ * process longer than NUMACOLL_TIMEOUT), NUMACOLL_ERR_PEER_DEAD (a reader whose server has
+ * exited). @p what names the lock in messages.
  */
-int nc_kvlock_mutex_lock(nc_kvlock_t *l, pthread_mutex_t *m, int *owner_died, const char *what);
+static inline int nc_pidlock_lock(nc_kvlock_t *l, nc_pidlock_t *w, const char *what)
+{
+    uint32_t v = 0;
+    /* acquire: pairs with the previous holder's release in nc_pidlock_unlock */
+    if (NC_LIKELY(atomic_compare_exchange_strong_explicit(&w->v, &v, l->self,
+                                                          memory_order_acquire,
+                                                          memory_order_relaxed)))
+        return NUMACOLL_OK;
+    return nc_pidlock_lock_slow(l, w, what);
+}
+
+void nc_pidlock_unlock_slow(nc_kvlock_t *l, nc_pidlock_t *w, uint32_t v, const char *what);
+/** Unlock word @p w held by this process; wakes sleepers. A word overwritten while we held
+ *  it is left alone (logged at NUMACOLL_VERBOSE=1). */
+static inline void nc_pidlock_unlock(nc_kvlock_t *l, nc_pidlock_t *w, const char *what)
+{
+    uint32_t v = l->self;
+    /* release: our section happens before the next holder's acquire */
+    if (NC_LIKELY(atomic_compare_exchange_strong_explicit(&w->v, &v, 0, memory_order_release,
+                                                          memory_order_relaxed)))
+        return;
+    nc_pidlock_unlock_slow(l, w, v, what);
+}
 
 /** Wait state for waits on plain flags (spin -> yield -> nap, timeout, dead peer). */
 typedef struct nc_kvwait {

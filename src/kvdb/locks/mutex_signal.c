@@ -1,6 +1,7 @@
 /*
  * n-mutex-signal: the paper's N(mutex+signal). Per reader slot x a plain signal variable
- * VS[x] (written only by the writer) and a robust mutex LP[x], each alone on its line.
+ * VS[x] (written only by the writer) and a mutex LP[x] (a pid lock word, pidlock.c), each
+ * alone on its line.
  *   writer: for i: VS[i] = 1; for i: lock LP[i]; ... write ...;
  *           for i: unlock LP[i]; for i: VS[i] = 0
  *   reader x: while VS[x] == 1: wait; lock LP[x]; ... read ...; unlock LP[x]
@@ -10,9 +11,14 @@
  * A reader that read VS[x] == 0 just before the writer set it simply gets LP[x] first and
  * the writer waits for that one section. Cost: the reader's lock is one load of a line it
  * only reads (it changes only when the writer writes) plus one mutex lock/unlock: one RMW
- * fewer than 2n-mutex. The writer does N plain stores plus N lock/unlock pairs.
+ * fewer than 2n-mutex. The writer does N plain stores plus N lock/unlock pairs, and never
+ * reads VS back. The signal is a plain flag, not a condition variable: a reader that sees
+ * it set polls it with the wait policy (spin, yield, nap) and sleeps in the kernel only on
+ * LP[x], whose futex the writer's unlock wakes.
  */
 #include "lock.h"
+
+#define WHAT "n-mutex-signal mutex"
 
 typedef struct ms_signal {
     _Atomic uint32_t vs; /* written by the writer only */
@@ -20,15 +26,15 @@ typedef struct ms_signal {
 
 static size_t stride(size_t line)
 {
-    return nc_round_up(sizeof(pthread_mutex_t), line) + line;
+    return 2 * line;
 }
 static ms_signal_t *vs(nc_kvlock_t *l, int i)
 {
     return (ms_signal_t *)(l->area + (size_t)i * stride(l->line));
 }
-static pthread_mutex_t *lp(nc_kvlock_t *l, int i)
+static nc_pidlock_t *lp(nc_kvlock_t *l, int i)
 {
-    return (pthread_mutex_t *)(l->area + (size_t)i * stride(l->line) + l->line);
+    return (nc_pidlock_t *)(l->area + (size_t)i * stride(l->line) + l->line);
 }
 
 static size_t ms_bytes(int nslots, size_t line)
@@ -38,17 +44,9 @@ static size_t ms_bytes(int nslots, size_t line)
 
 static int ms_init(nc_kvlock_t *l)
 {
-    for (int i = 0; i < l->nslots; i++) {
-        int rc = nc_kvlock_mutex_init(lp(l, i), "n-mutex-signal mutex");
-        if (rc) return rc;
-    }
-    return NUMACOLL_OK;
-}
-
-static void ms_fini(nc_kvlock_t *l)
-{
     for (int i = 0; i < l->nslots; i++)
-        pthread_mutex_destroy(lp(l, i));
+        nc_pidlock_init(lp(l, i));
+    return NUMACOLL_OK;
 }
 
 static int ms_rd_lock(nc_kvlock_t *l, uint64_t *token)
@@ -60,18 +58,21 @@ static int ms_rd_lock(nc_kvlock_t *l, uint64_t *token)
     if (NC_UNLIKELY(atomic_load_explicit(&vs(l, x)->vs, memory_order_relaxed))) {
         nc_kvwait_t kw;
         nc_kvwait_init(&kw, l, l->server_pid, "kvdb n-mutex-signal read (waiting for VS)");
+        /* Wait loop: VS[x] is written by the writer (1 before it collects the mutexes, 0
+         * after it released them). Seeing 0 (relaxed) promises nothing about the store:
+         * it only says that now is a good time to take LP[x], which orders us. */
         while (atomic_load_explicit(&vs(l, x)->vs, memory_order_relaxed)) {
             int rc = nc_kvwait_step(&kw);
             if (rc) return rc;
         }
     }
-    return nc_kvlock_mutex_lock(l, lp(l, x), NULL, "n-mutex-signal mutex");
+    return nc_pidlock_lock(l, lp(l, x), WHAT);
 }
 
 static int ms_rd_unlock(nc_kvlock_t *l, uint64_t token)
 {
     (void)token;
-    pthread_mutex_unlock(lp(l, l->slot));
+    nc_pidlock_unlock(l, lp(l, l->slot), WHAT);
     return NUMACOLL_OK;
 }
 
@@ -80,10 +81,10 @@ static int ms_wr_lock(nc_kvlock_t *l)
     for (int i = 0; i < l->nslots; i++)
         atomic_store_explicit(&vs(l, i)->vs, 1, memory_order_relaxed);
     for (int i = 0; i < l->nslots; i++) {
-        int rc = nc_kvlock_mutex_lock(l, lp(l, i), NULL, "n-mutex-signal mutex");
+        int rc = nc_pidlock_lock(l, lp(l, i), WHAT);
         if (rc) {
             while (--i >= 0)
-                pthread_mutex_unlock(lp(l, i));
+                nc_pidlock_unlock(l, lp(l, i), WHAT);
             for (int j = 0; j < l->nslots; j++)
                 atomic_store_explicit(&vs(l, j)->vs, 0, memory_order_relaxed);
             return rc;
@@ -95,7 +96,7 @@ static int ms_wr_lock(nc_kvlock_t *l)
 static int ms_wr_unlock(nc_kvlock_t *l)
 {
     for (int i = 0; i < l->nslots; i++)
-        pthread_mutex_unlock(lp(l, i));
+        nc_pidlock_unlock(l, lp(l, i), WHAT);
     for (int i = 0; i < l->nslots; i++)
         atomic_store_explicit(&vs(l, i)->vs, 0, memory_order_relaxed);
     return NUMACOLL_OK;
@@ -104,10 +105,9 @@ static int ms_wr_unlock(nc_kvlock_t *l)
 const nc_kvlock_ops_t nc_kvlock_n_mutex_signal = {
     .name = "n-mutex-signal",
     .description = "the paper's N(mutex+signal): per reader a plain signal variable and a "
-                   "robust mutex; the writer sets all signals, then locks all mutexes",
+                   "mutex (pid lock word); the writer sets all signals, then locks all mutexes",
     .area_bytes = ms_bytes,
     .init = ms_init,
-    .fini = ms_fini,
     .rd_lock = ms_rd_lock,
     .rd_unlock = ms_rd_unlock,
     .wr_lock = ms_wr_lock,

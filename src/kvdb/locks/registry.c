@@ -1,12 +1,11 @@
 /* The lock-scheme registry of the key-value store (one row per scheme, each in its own
- * file) and the helpers the schemes share (robust mutexes, waits on plain flags). */
+ * file) and the helpers the schemes share (dead slots, waits on plain flags; the pid lock
+ * words are in pidlock.c). */
 #include "lock.h"
 
 #include <numacoll/kvdb.h>
 
-#include <errno.h>
 #include <string.h>
-#include <time.h>
 
 extern const nc_kvlock_ops_t nc_kvlock_rwlock;
 extern const nc_kvlock_ops_t nc_kvlock_1n_mutex;
@@ -57,59 +56,6 @@ int nc_kvlock_slot_dead(const nc_kvlock_t *l, int i)
     /* relaxed: a pid is either ours to see or stale; kill() decides */
     pid_t pid = atomic_load_explicit(&nc_kvlock_slot(l, i)->pid, memory_order_relaxed);
     return nc_pid_gone(pid);
-}
-
-int nc_kvlock_mutex_init(pthread_mutex_t *m, const char *what)
-{
-    pthread_mutexattr_t a;
-    int rc = pthread_mutexattr_init(&a);
-    if (!rc) rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-    if (!rc) rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-    if (!rc) rc = pthread_mutex_init(m, &a);
-    pthread_mutexattr_destroy(&a);
-    if (rc)
-        return nc_error(NUMACOLL_ERR_SYS, "cannot create the process-shared robust mutex %s: %s",
-                        what, strerror(rc));
-    return NUMACOLL_OK;
-}
-
-int nc_kvlock_mutex_lock(nc_kvlock_t *l, pthread_mutex_t *m, int *owner_died, const char *what)
-{
-    int rc;
-    if (owner_died) *owner_died = 0;
-    if (NC_LIKELY(l->timeout_ns == 0)) {
-        rc = pthread_mutex_lock(m);
-    } else {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t ns = (uint64_t)ts.tv_nsec + l->timeout_ns;
-        ts.tv_sec += (time_t)(ns / 1000000000ull);
-        ts.tv_nsec = (long)(ns % 1000000000ull);
-        rc = pthread_mutex_timedlock(m, &ts);
-    }
-    if (NC_LIKELY(rc == 0)) return NUMACOLL_OK;
-    if (rc == EOWNERDEAD) {
-        /* The holder died inside its critical section. Readers never modify the store, so
-         * a dead reader leaves nothing to repair: mark the mutex usable again. */
-        pthread_mutex_consistent(m);
-        if (l->slot >= 0 && nc_pid_gone(l->server_pid)) {
-            /* we are a reader and the dead holder was the server, possibly in the middle of
-             * a write: the store may be inconsistent and nobody will ever write it again */
-            pthread_mutex_unlock(m);
-            return nc_error(NUMACOLL_ERR_PEER_DEAD,
-                            "kvdb: the server (pid %d) died while holding %s", (int)l->server_pid,
-                            what);
-        }
-        l->recovered++;
-        if (owner_died) *owner_died = 1;
-        nc_log(1, l->slot, l->nslots, "kvdb: recovered %s from a dead holder", what);
-        return NUMACOLL_OK;
-    }
-    if (rc == ETIMEDOUT)
-        return nc_error(NUMACOLL_ERR_TIMEOUT,
-                        "kvdb: %s still held after %.3f s (NUMACOLL_TIMEOUT) by a live process",
-                        what, (double)l->timeout_ns / 1e9);
-    return nc_error(NUMACOLL_ERR_SYS, "kvdb: locking %s failed: %s", what, strerror(rc));
 }
 
 void nc_kvwait_init(nc_kvwait_t *kw, const nc_kvlock_t *l, pid_t peer, const char *op)
