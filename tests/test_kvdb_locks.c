@@ -1,7 +1,7 @@
 /* Key-value store lock schemes: mutual exclusion under stress (1..8 reader processes,
  * oversubscribed), torn-read checks, recovery after kill -9 of a reader holding its lock
- * or waiting for it, a server dying inside a write, slot reuse across many attach/detach. Every
- * scheme. */
+ * or waiting for it, or exiting while holding it (a zombie until reaped), a server dying
+ * inside a write, slot reuse across many attach/detach. Every scheme. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -218,6 +218,49 @@ static void test_robust(void **state)
     assert_int_equal(st.recovered, rec + (rw ? 1 : 0)); /* else repaired by the reader */
     assert_int_equal(nc_kvdb_slot_attaches(srv, 0), 4);
     assert_int_equal(nc_kvdb_slot_pid(srv, 0), 0);
+    alarm(0);
+    munmap(sh, sizeof *sh);
+    numacoll_kvdb_close(srv);
+}
+
+/* ---- a reader that exits holding its lock, left a zombie ------------------------------ */
+
+static int zombie_holder(void *argp)
+{
+    shared_t *sh = argp;
+    numacoll_kvdb_t *db;
+    if (numacoll_kvdb_attach(sh->handle, &db)) return 10;
+    uint64_t tok;
+    if (nc_kvdb_rdlock(db, &tok)) return 11;
+    atomic_store(&sh->holding, 1);
+    _exit(0); /* holding the read lock: its pid stays in the lock word */
+}
+
+/* The holder has exited but is not reaped (its parent, the test, is busy): a zombie, whose
+ * pid kill(pid, 0) still finds. The writer must take the lock over (the zombie runs no
+ * more code) without NUMACOLL_TIMEOUT, and a new reader takes over the slot. */
+static void test_zombie_holder(void **state)
+{
+    const char *lock = *state;
+    shared_t *sh;
+    numacoll_kvdb_t *srv = start_server(lock, 1, "v0", &sh);
+    int optimistic = nc_kvdb_lock_ops(srv)->optimistic;
+    alarm(60); /* a hang is a failure */
+    pid_t p = kvt_spawn(zombie_holder, sh);
+    while (!atomic_load(&sh->holding))
+        sched_yield();
+    while (!nc_pid_gone(p)) /* exited; not reaped until below */
+        sched_yield();
+    numacoll_kvdb_stats_t st;
+    numacoll_kvdb_stats(srv, &st);
+    uint64_t before = st.recovered;
+    assert_int_equal(numacoll_kvdb_put(srv, "ns", 0, "k", "v1", 2), NUMACOLL_OK);
+    assert_int_equal(numacoll_kvdb_commit(srv), NUMACOLL_OK); /* takes the write lock */
+    numacoll_kvdb_stats(srv, &st);
+    if (!optimistic) assert_int_equal(st.recovered, before + 1);
+    assert_int_equal(kvt_reap(p, 10), 0);
+    hold_arg_t a = {sh, 0};
+    assert_int_equal(kvt_reap(kvt_spawn(taker, &a), 20), 0);
     alarm(0);
     munmap(sh, sizeof *sh);
     numacoll_kvdb_close(srv);
@@ -517,13 +560,14 @@ static int setup(void **state)
                                                  (void *)name),                                    \
         cmocka_unit_test_prestate_setup_teardown(test_reader_dies_waiting, setup, NULL,            \
                                                  (void *)name),                                    \
-        cmocka_unit_test_prestate_setup_teardown(test_slot_reuse, setup, NULL, (void *)name)
+        cmocka_unit_test_prestate_setup_teardown(test_slot_reuse, setup, NULL, (void *)name),      \
+        cmocka_unit_test_prestate_setup_teardown(test_zombie_holder, setup, NULL, (void *)name)
 
 int main(int argc, char **argv)
 {
     /* optional argument: run one scheme only (ctest registers one run per scheme) */
     const char *only = argc > 1 ? argv[1] : NULL;
-    const struct CMUnitTest all[][5] = {
+    const struct CMUnitTest all[][6] = {
         {SCHEME_TESTS("rwlock")},   {SCHEME_TESTS("1n-mutex")},
         {SCHEME_TESTS("2n-mutex")}, {SCHEME_TESTS("n-mutex-signal")},
         {SCHEME_TESTS("seqlock")},  {SCHEME_TESTS("reader-flags")},
@@ -537,7 +581,7 @@ int main(int argc, char **argv)
         if (only && strcmp(only, name) != 0) continue;
         char group[64];
         snprintf(group, sizeof group, "kvdb locks: %s", name);
-        fails += _cmocka_run_group_tests(group, all[i], 5, NULL, NULL);
+        fails += _cmocka_run_group_tests(group, all[i], 6, NULL, NULL);
         ran++;
     }
     if (!only || strcmp(only, "rwlock") == 0) {

@@ -29,6 +29,9 @@ int nc_kvdb_wrunlock(numacoll_kvdb_t *db); /* server */
  *  and the tests' correctness checks (written by the server under the write lock; readers
  *  map them read-only). */
 _Atomic uint64_t *nc_kvdb_scratch(numacoll_kvdb_t *db, int i);
+/** Tests: the lock scheme's area in the lock segment (*@p bytes long), writable in every
+ *  process attached to the store. */
+char *nc_kvdb_lock_area(numacoll_kvdb_t *db, size_t *bytes);
 const nc_kvlock_ops_t *nc_kvdb_lock_ops(const numacoll_kvdb_t *db);
 /** Reader slot of this handle (-1 on the server). */
 int nc_kvdb_slot(const numacoll_kvdb_t *db);

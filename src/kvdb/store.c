@@ -711,6 +711,11 @@ _Atomic uint64_t *nc_kvdb_scratch(numacoll_kvdb_t *db, int i)
 {
     return (_Atomic uint64_t *)(void *)(db->scratch + (size_t)(i & 1) * db->lk.line);
 }
+char *nc_kvdb_lock_area(numacoll_kvdb_t *db, size_t *bytes)
+{
+    if (bytes) *bytes = db->ops->area_bytes(db->lk.nslots, db->lk.line);
+    return db->lk.area;
+}
 const nc_kvlock_ops_t *nc_kvdb_lock_ops(const numacoll_kvdb_t *db)
 {
     return db->ops;
