@@ -117,18 +117,19 @@ int nc_pidlock_lock_slow(nc_kvlock_t *l, nc_pidlock_t *w, const char *what)
     for (;;) {
         uint32_t v = atomic_load_explicit(&w->v, memory_order_relaxed);
         uint32_t owner = v & NC_PIDLOCK_PID;
-        int rc, took;
+        int rc, took, lost = 0;
         if (word_garbage(v)) {
             rc = recover(l, w, v, &took, what);
             if (rc || took) return rc;
-            continue;
-        }
-        if (owner == 0) { /* free (W alone: nobody sleeps on a free word) */
+            lost = 1; /* it changed under us */
+        } else if (owner == 0) { /* free (W alone: nobody sleeps on a free word) */
             if (atomic_compare_exchange_strong_explicit(&w->v, &v, me, memory_order_acquire,
                                                         memory_order_relaxed))
                 return NUMACOLL_OK;
-            continue;
+            lost = 1;
         }
+        /* held, or a race for it lost: every round past the spin phase checks the time, so
+         * a word that keeps changing under us cannot keep us here past NUMACOLL_TIMEOUT */
         if (kw.w.iter < kw.w.spin_limit) { /* the policy's spin phase */
             rc = nc_kvwait_step(&kw);
             if (rc) return rc;
@@ -142,6 +143,7 @@ int nc_pidlock_lock_slow(nc_kvlock_t *l, nc_pidlock_t *w, const char *what)
                             "kvdb: %s still held after %.3f s (NUMACOLL_TIMEOUT) by pid %u, a "
                             "live process",
                             what, (double)(now - kw.w.start_ns) / 1e9, (unsigned)owner);
+        if (lost) continue; /* look again */
         if (slept_out || now - last_check >= CHECK_NS) {
             /* nobody unlocked it for a whole slice: a dead holder (or a zombie) never will */
             slept_out = 0;
