@@ -29,10 +29,13 @@
  * < 5.1, and another process of the user has chmod-ed a segment) gives
  * NUMACOLL_ERR_STATE naming what is out of range. The lock segment (reader slots, lock
  * words) is writable by every reader: one that overwrites lock words can stall the others
- * (NUMACOLL_TIMEOUT bounds the waits) or let them copy a value while it changes (bounds
- * checks keep that from crashing them), and with the robust-mutex schemes (1n-mutex,
- * 2n-mutex, n-mutex-signal) crash the server, whose mutex unlock follows list links kept
- * in the shared mutex (glibc); seqlock, reader-flags and rwlock keep no pointers there.
+ * and the server (NUMACOLL_TIMEOUT bounds the waits: a commit then fails with
+ * NUMACOLL_ERR_TIMEOUT) or let them copy a value while it changes (bounds checks keep
+ * that from crashing them), but not crash the server: no scheme keeps a pointer there.
+ * The mutexes of 1n-mutex, 2n-mutex and n-mutex-signal are words holding the holder's
+ * pid; one holding a dead process's pid, or no valid pid, is taken over. The exception
+ * to the bounded waits is rwlock: some values written over its POSIX rwlock make the
+ * server spin inside glibc past NUMACOLL_TIMEOUT.
  *
  * Locking: NUMACOLL_KVDB_LOCK (or params.lock) selects the reader/writer scheme; see
  * numacoll_kvdb_locks(). Readers killed at any point (even holding their lock, or half

@@ -33,8 +33,8 @@
  * a process overwrites is lost (lookups of it fail with NUMACOLL_ERR_STATE or
  * NUMACOLL_ERR_NOT_FOUND, and a commit that needs it fails with NUMACOLL_ERR_STATE).
  * The lock segment stays writable by every reader: a reader that overwrites lock words
- * can stall the others or the server (NUMACOLL_TIMEOUT bounds the waits), or worse with
- * the robust-mutex schemes, see lock.h.
+ * can stall the others or the server (NUMACOLL_TIMEOUT bounds the waits, except under the
+ * rwlock scheme) but not crash it; see lock.h.
  */
 #ifndef NC_KVDB_STORE_H
 #define NC_KVDB_STORE_H

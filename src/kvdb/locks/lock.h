@@ -22,12 +22,16 @@
  * keeps a private copy of whatever state of its own it would otherwise read back
  * (wstate, and the pid it writes into lock words), and no scheme keeps a pointer in
  * shared memory, so a reader that overwrites lock words cannot change what the writer
- * stores or make any process follow what it wrote. Such a reader can stall the others and
- * the writer (NUMACOLL_TIMEOUT bounds the waits; a lock word holding a dead pid or no pid
- * at all is recovered, one holding a live process's pid is waited for), let two sections
- * overlap (its scribble frees a held lock, or lets readers copy data while it changes:
- * their bounds checks keep that from crashing them), or make a write fail with
- * NUMACOLL_ERR_TIMEOUT; it cannot crash the writer (test_kvdb_hostile, every scheme).
+ * stores, make any process follow what it wrote, or crash the writer (test_kvdb_hostile,
+ * test_lock_area). It can stall the others and the writer: NUMACOLL_TIMEOUT bounds the
+ * waits (a write then fails with NUMACOLL_ERR_TIMEOUT); a pid lock word holding a dead
+ * pid or no pid at all is recovered, one holding a live process's pid is waited for; a
+ * reader-flags busy flag set on a free slot is waited for until the timeout, at every
+ * write. It can let sections overlap (a scribble frees a held lock) or let readers copy
+ * data while it changes (their bounds checks keep that from crashing them). The rwlock
+ * scheme is the exception to the bounded waits: its area is glibc's pthread_rwlock_t,
+ * and with some values written over it pthread_rwlock_timedwrlock spins inside glibc
+ * past its deadline, so there a scribbling reader can hang the writer.
  */
 #ifndef NC_KVDB_LOCK_H
 #define NC_KVDB_LOCK_H
