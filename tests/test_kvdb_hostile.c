@@ -10,7 +10,10 @@
  *   after a chmod (nc_kvdb_test_write_protect(0)); first the headers are overwritten
  *   (the server and the readers attached before must not notice; a new reader is refused
  *   with a message), then a quarter of the table's bucket words and an entry header
- *   (every lookup and commit gives the right value or the corruption error). */
+ *   (every lookup and commit gives the right value or the corruption error).
+ * lock area (every registered scheme): the lock segment is writable by design; the
+ *   hostile reader overwrites the scheme's lock words while the server holds them and
+ *   while it commits, and the server must neither crash nor hang (test_lock_area). */
 #define _GNU_SOURCE 1 /* fallocate */
 #include <setjmp.h>
 #include <stdarg.h>
