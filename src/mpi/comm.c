@@ -255,7 +255,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         s->defer_units = most;
         COUNT(comms_deferred);
         if (g_verbose >= 2 && s->rank == 0)
-            fprintf(stderr,
+            mpi_say(
                     "numacoll-mpi[%s]: %s (size %d): native calls until they add up to %llu "
                     "units (NUMACOLL_MPI_SETUP_AFTER), then numacoll sets it up\n",
                     NC_FLAVOR, label, s->size, (unsigned long long)g_setup_after);
@@ -353,12 +353,12 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         char desc[4096] = "";
         if (s->team) numacoll_team_describe(s->team, desc, sizeof desc);
         if (s->mode == MODE_FLAT && s->rank == 0)
-            fprintf(stderr,
+            mpi_say(
                     "numacoll-mpi[%s]: %s (size %d): one node team; barrier %s; bcast %s; %s\n",
                     NC_FLAVOR, label, s->size, numacoll_team_barrier_name(s->team),
                     g_bcast ? "numacoll" : "native", desc);
         else if (s->mode == MODE_HIER && s->node_rank == 0)
-            fprintf(stderr,
+            mpi_say(
                     "numacoll-mpi[%s]: %s (size %d): hierarchical, %d %snodes; node %d has %d "
                     "members, node barrier %s, inter-node step: the MPI library's own "
                     "collective on the leaders' communicator; %s\n",

@@ -169,6 +169,9 @@ void print_stats(void);
 int ensure_keyvals(void);
 void comm_label(MPI_Comm comm, char *name, size_t n);
 void warn_fallback(const nc_comm_t *s, const char *what, const char *msg);
+/* fprintf(stderr, ...) in one write(2) (at most 8 KiB), so that lines of different ranks
+ * never interleave; a missing final newline is added */
+void mpi_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int raise_error(MPI_Comm comm, const char *op, int rc);
 
 /* ---- communicator state (comm.c) ------------------------------------------------------ */

@@ -153,7 +153,7 @@ int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
     s->broken = 1;
     if (rc == NUMACOLL_ERR_ARG) {
         /* the core detected members with different byte counts or roots */
-        fprintf(stderr, "numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());
+        mpi_say("numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());
         size_t sent = 0;
         int mark = 0, troot = -1, err = MPI_ERR_TRUNCATE;
         uint64_t head = 0;
@@ -170,7 +170,7 @@ int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
             if (troot != team_root(s, root)) err = MPI_ERR_ROOT;
             /* the root's message was the marked header of the large path: take its windows */
             if (mark && sent == sizeof head && head > INT_MAX) {
-                fprintf(stderr,
+                mpi_say(
                         "numacoll-mpi: MPI_Bcast: the root (rank %d) sends %llu bytes (over "
                         "2 GiB); rank %d takes them into a stage and drops them\n",
                         from, (unsigned long long)head, s->rank);

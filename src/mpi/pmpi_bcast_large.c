@@ -29,7 +29,7 @@ static int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_
     /* MPI-3's PMPI_Pack counts in int: only the large path (one element of a datatype of
      * more than INT_MAX bytes) comes here with more */
     if (count > INT_MAX || cap > INT_MAX) {
-        fprintf(stderr,
+        mpi_say(
                 "numacoll-mpi: MPI_Bcast: cannot %s %zu bytes of a non-contiguous datatype "
                 "in one piece with this MPI-%d library (its MPI_Pack counts in int; allowed: "
                 "datatypes of at most %d bytes per element)\n",
@@ -80,7 +80,7 @@ int large_drain(nc_comm_t *s, uint64_t total, int root)
     char *stage = malloc(LARGE_WINDOW);
     if (!stage) {
         /* the others go on without us: their timeout (NUMACOLL_TIMEOUT) names us */
-        fprintf(stderr,
+        mpi_say(
                 "numacoll-mpi: MPI_Bcast: no memory for a %zu-byte stage to take the root's %llu "
                 "bytes\n",
                 LARGE_WINDOW, (unsigned long long)total);
@@ -122,7 +122,7 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
         if (rc == NUMACOLL_ERR_NOMEM) return raise_error(comm, "MPI_Bcast", rc);
         if (rc != NUMACOLL_OK) return bcast_result(s, comm, rc, root);
         s->broken = 1;
-        fprintf(stderr,
+        mpi_say(
                 "numacoll-mpi: MPI_Bcast: the root (rank %d) sent %llu bytes, rank %d expected "
                 "%zu (count and datatype must give the same type signature on every rank)\n",
                 root, (unsigned long long)total, me, bytes);
@@ -135,7 +135,7 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
         stage = malloc(cap);
         if (!stage) {
             /* the others go on without us: their timeout (NUMACOLL_TIMEOUT) names us */
-            fprintf(stderr, "numacoll-mpi: MPI_Bcast: no memory for a %zu-byte stage\n", cap);
+            mpi_say("numacoll-mpi: MPI_Bcast: no memory for a %zu-byte stage\n", cap);
             return raise_error(comm, "MPI_Bcast", NUMACOLL_ERR_NOMEM);
         }
     }

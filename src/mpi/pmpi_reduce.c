@@ -29,7 +29,7 @@ static void say_native(const char *name, const char *why)
     if (!atomic_compare_exchange_strong_explicit(&g_said_native, &expected, 1,
                                                  memory_order_relaxed, memory_order_relaxed))
         return;
-    fprintf(stderr, "numacoll-mpi: %s: %s; the MPI library's own runs it (said once)\n", name,
+    mpi_say("numacoll-mpi: %s: %s; the MPI library's own runs it (said once)\n", name,
             why);
 }
 
@@ -105,7 +105,7 @@ static int result(nc_comm_t *s, MPI_Comm comm, const char *name, int rc)
 {
     if (rc == NUMACOLL_OK) return MPI_SUCCESS;
     if (rc == NUMACOLL_ERR_ARG) {
-        fprintf(stderr, "numacoll-mpi: %s: %s\n", name, numacoll_last_error());
+        mpi_say("numacoll-mpi: %s: %s\n", name, numacoll_last_error());
         PMPI_Comm_call_errhandler(comm, MPI_ERR_ARG);
         return MPI_ERR_ARG;
     }

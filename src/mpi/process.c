@@ -7,6 +7,8 @@
  */
 #include "mpi_internal.h"
 
+#include <stdarg.h>
+
 size_t g_idle_qmax;
 
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -79,7 +81,7 @@ uint64_t node_key_now(void)
 void init_once(void)
 {
     if (numacoll_config_check() != NUMACOLL_OK) {
-        fprintf(stderr, "numacoll: %s; libnumacoll_mpi falls back to the native MPI collectives\n",
+        mpi_say("numacoll: %s; libnumacoll_mpi falls back to the native MPI collectives\n",
                 numacoll_last_error());
         g_active = 0;
         atomic_store_explicit(&g_inited, 1, memory_order_release);
@@ -190,7 +192,7 @@ void print_stats(void)
     /* the MPI_COMM_WORLD rank; a sessions-only process has none: its pid */
     int r = -1, world = world_active();
     if (world) PMPI_Comm_rank(MPI_COMM_WORLD, &r);
-    fprintf(stderr,
+    mpi_say(
             "numacoll-mpi stats [%s %s %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
             "(numacoll %llu, staged %llu), MPI_Allreduce %llu (numacoll %llu), MPI_Reduce %llu "
             "(numacoll %llu), fortran %llu, comms %llu set up / %llu freed, teams "
@@ -262,7 +264,7 @@ static void report_thread_level(void)
                        : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
                        : level == MPI_THREAD_MULTIPLE   ? "MPI_THREAD_MULTIPLE"
                                                         : "unknown";
-    fprintf(stderr,
+    mpi_say(
             "numacoll-mpi[%s]: thread level %s: supported%s\n", NC_FLAVOR, name,
             level == MPI_THREAD_MULTIPLE
                 ? " (collectives on different communicators may run at once from different "
@@ -308,6 +310,21 @@ void comm_label(MPI_Comm comm, char *name, size_t n)
     snprintf(name, n, "%s", buf);
 }
 
+void mpi_say(const char *fmt, ...)
+{
+    char buf[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    size_t len = (size_t)n < sizeof buf - 1 ? (size_t)n : sizeof buf - 2;
+    if (len == 0 || buf[len - 1] != '\n') buf[len++] = '\n';
+    /* one write: stdio may cut an unbuffered stream's line into several */
+    ssize_t w = write(STDERR_FILENO, buf, len);
+    (void)w;
+}
+
 void warn_fallback(const nc_comm_t *s, const char *what, const char *msg)
 {
     if (g_verbose < 1) return;
@@ -315,7 +332,7 @@ void warn_fallback(const nc_comm_t *s, const char *what, const char *msg)
     if (!atomic_compare_exchange_strong_explicit(&g_warned, &expected, 1, memory_order_relaxed,
                                                  memory_order_relaxed))
         return;
-    fprintf(stderr,
+    mpi_say(
             "numacoll-mpi[%d/%d]: warning: %s failed (%s); using the native MPI collectives "
             "there (reported once)\n",
             s->rank, s->size, what, msg);
@@ -325,7 +342,7 @@ void warn_fallback(const nc_comm_t *s, const char *what, const char *msg)
  * internal error: through the communicator's error handler. */
 int raise_error(MPI_Comm comm, const char *op, int rc)
 {
-    fprintf(stderr, "numacoll-mpi: %s failed: %s (%s)\n", op, numacoll_status_name(rc),
+    mpi_say("numacoll-mpi: %s failed: %s (%s)\n", op, numacoll_status_name(rc),
             numacoll_last_error());
     PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
     return MPI_ERR_OTHER;

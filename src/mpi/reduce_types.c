@@ -203,7 +203,7 @@ static void run_kernel(numacoll_op_t op, void *in, void *inout, int *len, MPI_Da
     numacoll_dtype_t core;
     if (!core_of(*dt, &core) || nc_reduce_local(core, op, in, inout, (size_t)*len) != NUMACOLL_OK) {
         /* cannot happen: the leaders' step passes a type of the table with its op */
-        fprintf(stderr, "numacoll-mpi: internal error: the step between nodes got a datatype "
+        mpi_say("numacoll-mpi: internal error: the step between nodes got a datatype "
                         "numacoll's kernels do not take\n");
         abort();
     }
