@@ -80,6 +80,10 @@ static int sel_worker(nc_forkctx_t *ctx)
             continue;
         }
         if (nc_bcast_debug_sel_lost(t) != 0) rc = 98; /* a receiver's sum mixed two runs */
+        if (best < 0) { /* the selector never ran for this size */
+            rc = 95;
+            continue;
+        }
         if (!(a->cands[j] >> best & 1)) rc = 99; /* not a candidate */
         for (int m = 0; m < NC_BCAST_SEL_MODES; m++) {
             if (!(a->cands[j] >> m & 1)) {

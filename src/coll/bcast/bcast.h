@@ -183,7 +183,8 @@ int nc_bcast_debug_set_numa(numacoll_team_t *t, const int *numa);
 
 /** Test hook: the copy-mode selector's state for the size class of @p bytes on this member
  *  (local): samples recorded per mode (NC_BCAST_SEL_MODES), each mode's estimate in ns per
- *  byte (0 without samples), the mode it uses now, and whether selection is on for the team.
+ *  byte (0 without samples), the mode it uses now (-1: no broadcast had modes to choose from
+ *  yet), and whether selection is on for the team.
  *  NUMACOLL_ERR_STATE if the team has not broadcast yet. */
 int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[NC_BCAST_SEL_MODES],
                        double est[NC_BCAST_SEL_MODES], int *best, int *adapt);

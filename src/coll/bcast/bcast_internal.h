@@ -196,19 +196,10 @@ struct nc_bcast_team {
     int adapt;              /* choose the copy mode per size class from timed probes (sel) */
     int check;              /* NUMACOLL_BCAST_CHECK: compare the arguments first (check.c) */
     uint64_t checks_done;   /* checked calls so far (identical on all members) */
-    struct sel {            /* per log2 size class, on the root side only (local state) */
-        double samples[NC_BCAST_SEL_MODES][4]; /* last 4 samples (ns per byte) of each mode */
-        uint32_t nsamples[NC_BCAST_SEL_MODES]; /* samples per mode (modes: flags_of_mode) */
-        uint32_t runs[NC_BCAST_SEL_MODES];     /* measured runs started per mode */
-        uint64_t calls;
-        int best_mode, next_cand; /* the mode in use; where exploration goes on in the cands */
-        int run_mode, run_pos, run_len, run_unmeasured; /* a measured run: its mode, calls
-                                                         * done, length, unmeasured calls first */
-        int due_mode;         /* 1 + a mode whose run was due while another class's run was
-                               * open: start it next (0: none) */
-        uint32_t quiet_calls; /* calls of the best not to measure (they pay an exploration's
-                               * debts) */
-    } sel_classes[SEL_CLASSES];
+    /* [SEL_CLASSES], per log2 size class, on the root side only (local state); allocated
+     * at the first broadcast that has copy modes to choose from (select.c), so a team that
+     * broadcasts only small messages does not carry it; NULL before */
+    struct sel *sel_classes;
     /* the size class whose measured run is open (-1: none; one at a time, since a receiver
      * keeps one sum per root), opened at selection call open_run_at */
     int open_run_class;
@@ -248,6 +239,20 @@ struct nc_bcast_team {
     size_t *populated; /* [q] bytes from the start of my queue's set that have their memory
                         * (the whole set unless lazy); ops use their set from its start up,
                         * rotating (frag_buf), so a high-water mark describes it */
+};
+
+struct sel { /* the copy-mode selector of one log2 size class (bcast_t.sel_classes) */
+    double samples[NC_BCAST_SEL_MODES][4]; /* last 4 samples (ns per byte) of each mode */
+    uint32_t nsamples[NC_BCAST_SEL_MODES]; /* samples per mode (modes: flags_of_mode) */
+    uint32_t runs[NC_BCAST_SEL_MODES];     /* measured runs started per mode */
+    uint64_t calls;
+    int best_mode, next_cand; /* the mode in use; where exploration goes on in the cands */
+    int run_mode, run_pos, run_len, run_unmeasured; /* a measured run: its mode, calls
+                                                     * done, length, unmeasured calls first */
+    int due_mode;         /* 1 + a mode whose run was due while another class's run was
+                           * open: start it next (0: none) */
+    uint32_t quiet_calls; /* calls of the best not to measure (they pay an exploration's
+                           * debts) */
 };
 
 typedef struct nc_bcast_team bcast_t;

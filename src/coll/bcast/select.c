@@ -97,8 +97,11 @@ int bc_sel_cands(const bcast_t *b, size_t bytes, int *c)
                               bytes, c);
 }
 
+/* The selector state of @p bytes' size class; NULL while the team has none (no
+ * broadcast had modes to choose from yet, or no memory for it) */
 static struct sel *sel_of(bcast_t *b, size_t bytes)
 {
+    if (!b->sel_classes) return NULL;
     int l = 63 - __builtin_clzll((unsigned long long)bytes);
     return &b->sel_classes[l < SEL_CLASSES ? l : SEL_CLASSES - 1];
 }
@@ -138,6 +141,11 @@ int bc_sel_choose(bcast_t *b, size_t bytes, int deflt, int *measure)
     int c[4], nc = bc_sel_cands(b, bytes, c);
     *measure = 0;
     if (nc == 0) return deflt;
+    /* the first broadcast with modes to choose from: the selector's state (local: the
+     * root decides alone, and without it keeps the static default) */
+    if (NC_UNLIKELY(!b->sel_classes) &&
+        !(b->sel_classes = calloc(SEL_CLASSES, sizeof *b->sel_classes)))
+        return deflt;
     struct sel *S = sel_of(b, bytes);
     int cls = (int)(S - b->sel_classes);
     uint64_t now = b->sel_calls++;
@@ -249,6 +257,7 @@ void bc_sel_root_done(bcast_t *b, size_t bytes, int mode, int bits, int rc, uint
         sel_drop(b);
         return;
     }
+    if (!b->sel_classes) return; /* a measured call had the selector: cannot happen */
     int cls = (int)(sel_of(b, bytes) - b->sel_classes);
     if (bits & OPF_RUN_FIRST)
         b->root_run.ns = 0, b->root_run.bytes = 0, b->root_run.calls = 0,
@@ -303,6 +312,13 @@ int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[NC_BCA
     if (!b || bytes == 0)
         return nc_error(NUMACOLL_ERR_STATE, "bcast: no broadcast state yet (or zero bytes)");
     struct sel *S = sel_of(b, bytes);
+    if (!S) { /* no broadcast had modes to choose from: nothing sampled */
+        memset(samples, 0, NC_BCAST_SEL_MODES * sizeof *samples);
+        memset(est, 0, NC_BCAST_SEL_MODES * sizeof *est);
+        *best = -1;
+        *adapt = b->adapt;
+        return NUMACOLL_OK;
+    }
     for (int m = 0; m < NC_BCAST_SEL_MODES; m++) {
         samples[m] = S->nsamples[m];
         est[m] = S->nsamples[m] ? sel_est(S, m) : 0;
@@ -316,7 +332,7 @@ int nc_bcast_debug_sel(numacoll_team_t *t, size_t bytes, uint32_t samples[NC_BCA
  * a root) chose per size class, from which samples (modes: flags_of_mode) */
 void bc_sel_log(numacoll_team_t *t, bcast_t *b)
 {
-    for (int l = 0; l < SEL_CLASSES; l++) {
+    for (int l = 0; b->sel_classes && l < SEL_CLASSES; l++) {
         const struct sel *S = &b->sel_classes[l];
         char line[512];
         int o = 0;

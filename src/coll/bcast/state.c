@@ -250,7 +250,7 @@ void nc_bcast_team_fini(numacoll_team_t *t)
         bc_tree_free(&b->trees[i]);
     nc_seg_destroy(&b->seg);
     free(b->numa_of), free(b->acks_seen), free(b->recv_runs), free(b->group_of), free(b->populated),
-        free(b);
+        free(b->sel_classes), free(b);
     t->bcast = NULL;
 }
 
