@@ -35,6 +35,7 @@
     X(CACHELINE)                                                                                   \
     X(WAIT_SPIN)                                                                                   \
     X(WAIT_SLEEP_AFTER_US)                                                                         \
+    X(WAIT_FUTEX_AFTER_US)                                                                         \
     X(OVERSUBSCRIBED)                                                                              \
     X(PROGRESS_US)                                                                                 \
     X(NUMA_BIND)                                                                                   \

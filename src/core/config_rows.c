@@ -39,6 +39,14 @@ static const nc_cfg_def_t rows[] = {
      .allowed = "0..1000000000",
      .doc = "after this many microseconds of waiting, nap (50 us growing to 1 ms) between "
             "checks instead of yielding; 0 = never nap"},
+    {.id = NC_CFG_WAIT_FUTEX_AFTER_US,
+     .type = NC_CFG_TYPE_INT,
+     .defval = "-1",
+     .allowed = "-1..1000000000",
+     .doc = "after this many microseconds of waiting for a flag, sleep in the kernel (futex) "
+            "until its writer wakes the process; -1 = auto ("
+            NC_STR(NC_FUTEX_AFTER_AUTO_US) " on an oversubscribed team, never on others), 0 = at "
+            "once"},
     {.id = NC_CFG_OVERSUBSCRIBED,
      .type = NC_CFG_TYPE_ENUM,
      .defval = "auto",

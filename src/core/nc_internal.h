@@ -211,6 +211,10 @@ struct numacoll_team {
     uint64_t timeout_ns;     /* 0 = never */
     uint64_t sleep_after_ns; /* 0 = never sleep */
     uint64_t progress_ns;    /* call progress every so often while waiting */
+    uint64_t futex_after_ns; /* sleep in the kernel (futex) after this much waiting on one
+                                flag; UINT64_MAX = never (NUMACOLL_WAIT_FUTEX_AFTER_US) */
+    int futex;               /* futex_after_ns != UINT64_MAX: posts look for sleepers */
+    _Atomic uint32_t *sleepers; /* NC_SLEEP_BUCKETS counters in the global block (wait.c) */
     int check_peers;         /* can we see other members' pids? */
     int split_sched_groups;  /* members in different CFS autogroups (yield cannot help) */
     int ncpus;               /* distinct CPUs available to the team */
@@ -263,18 +267,44 @@ static inline void nc_team_op_leave(numacoll_team_t *t)
  *
  *     nc_wait_t w;
  *     nc_wait_init(&w, team, "barrier");
- *     while (!condition) {
- *         int rc = nc_wait_step(&w);
+ *     uint64_t v;
+ *     while ((v = atomic_load_explicit(flag, memory_order_acquire)) < k) {
+ *         int rc = nc_wait_step_on(&w, flag, v);  // or nc_wait_step(&w): no kernel sleep
  *         if (rc) return rc;              // timeout or dead peer (message set)
  *     }
  *
  * Phase 1 spins with a pause instruction (team->spin_limit iterations, 0 when the team
- * is oversubscribed), phase 2 calls sched_yield, phase 3 (after NUMACOLL_WAIT_SLEEP_AFTER
- * of waiting) sleeps in short naps. The progress hook runs every NUMACOLL_PROGRESS_US.
+ * is oversubscribed), phase 2 calls sched_yield; phase 3, after the team's futex_after_ns
+ * of waiting (NUMACOLL_WAIT_FUTEX_AFTER_US) and for a wait on one flag (nc_wait_step_on),
+ * sleeps in the kernel on the flag's changing 32-bit half (FUTEX_WAIT, at most
+ * NC_FUTEX_SLEEP_MAX_NS at a time) until the flag's writer wakes it (nc_flag_wake);
+ * otherwise, after NUMACOLL_WAIT_SLEEP_AFTER of waiting, it naps. The progress hook runs
+ * every NUMACOLL_PROGRESS_US (or after a kernel sleep, when that was longer).
  * NUMACOLL_TIMEOUT turns an endless wait into NUMACOLL_ERR_TIMEOUT naming the members
  * that have not entered the collective; a member whose process is gone before completing
- * it gives NUMACOLL_ERR_PEER_DEAD.
+ * it gives NUMACOLL_ERR_PEER_DEAD (checked every 20 ms, also between kernel sleeps).
+ *
+ * Kernel sleeps and wake-ups (Dekker's pattern on two words, both sides with a seq_cst
+ * fence between their store and their load):
+ *   sleeper: add 1 to the flag's sleeper bucket (team->sleepers, hashed from the flag's
+ *            offset in its page, which is the same in every process); fence; load the
+ *            flag: if it still holds the value the caller saw, FUTEX_WAIT on its low half
+ *            with that value (the kernel returns at once if it changed meanwhile); then
+ *            subtract 1.
+ *   writer:  store the flag (release, as before); nc_flag_wake: fence; load the bucket;
+ *            FUTEX_WAKE the flag's address if it is not 0.
+ * Either the writer's load sees the sleeper's count or the sleeper's load sees the new
+ * flag value, so no wake-up is lost. A bucket shared by several flags only costs a
+ * wake-up call nobody needed. A missed wake-up (a writer that does not call nc_flag_wake)
+ * costs latency, never correctness: every kernel sleep ends after NC_FUTEX_SLEEP_MAX_NS.
  */
+#define NC_SLEEP_BUCKETS 32              /* sleeper counters per team, 4 bytes each */
+#define NC_FUTEX_SLEEP_MAX_NS 4000000ull /* one kernel sleep: at most 4 ms */
+/* NUMACOLL_WAIT_FUTEX_AFTER_US=-1 on an oversubscribed team (docs/tuning-notes.md) */
+#define NC_FUTEX_AFTER_AUTO_US 200
+#define NC_STR_(x) #x
+#define NC_STR(x) NC_STR_(x)
+
 typedef struct nc_wait {
     numacoll_team_t *team; /* may be NULL (then only the global config applies) */
     const char *op;
@@ -291,7 +321,13 @@ typedef struct nc_wait {
 } nc_wait_t;
 
 void nc_wait_init(nc_wait_t *w, numacoll_team_t *team, const char *op);
-int nc_wait_slow(nc_wait_t *w);
+/* the slow step: @p flag NULL (no kernel sleep) or the flag waited on, @p seen the value
+ * the caller last loaded from it (the wait goes on while it holds that value) */
+int nc_wait_slow_on(nc_wait_t *w, _Atomic uint64_t *flag, uint64_t seen);
+static inline int nc_wait_slow(nc_wait_t *w)
+{
+    return nc_wait_slow_on(w, NULL, 0);
+}
 static inline int nc_wait_step(nc_wait_t *w)
 {
     if (NC_LIKELY(w->iter < w->spin_limit)) {
@@ -301,9 +337,46 @@ static inline int nc_wait_step(nc_wait_t *w)
     }
     return nc_wait_slow(w);
 }
+/* nc_wait_step for a wait on one 64-bit flag whose writer calls nc_flag_wake after
+ * changing it: may sleep in the kernel. @p seen is the value the caller just loaded. */
+static inline int nc_wait_step_on(nc_wait_t *w, _Atomic uint64_t *flag, uint64_t seen)
+{
+    if (NC_LIKELY(w->iter < w->spin_limit)) {
+        w->iter++;
+        nc_cpu_relax();
+        return 0;
+    }
+    return nc_wait_slow_on(w, flag, seen);
+}
+
+/* The slow half of nc_flag_wake (a team whose waits may sleep in the kernel). */
+void nc_flag_wake_slow(numacoll_team_t *t, _Atomic uint64_t *flag);
+/* After a store to @p flag that may end another member's wait: wake the members sleeping
+ * on it in the kernel, if any. Costs a branch on a process-local field when the team's
+ * waits never sleep in the kernel (not oversubscribed, by default); otherwise a fence and
+ * a load of a line that only sleepers write. */
+static inline void nc_flag_wake(numacoll_team_t *t, _Atomic uint64_t *flag)
+{
+    if (NC_UNLIKELY(t->futex)) nc_flag_wake_slow(t, flag);
+}
+/* Publish @p value in @p flag (release: what this process wrote before is visible to a
+ * reader that acquires the value) and wake its sleepers. */
+static inline void nc_flag_post(numacoll_team_t *t, _Atomic uint64_t *flag, uint64_t value)
+{
+    atomic_store_explicit(flag, value, memory_order_release);
+    nc_flag_wake(t, flag);
+}
+
+/** Tests only: this process's kernel sleeps so far, and how many of them a wake-up
+ *  (not a timeout or a changed value) ended. */
+void nc_wait_futex_counts(uint64_t *sleeps, uint64_t *woken);
 
 /** Global wait settings for waits without a team (kvdb, bootstrap). */
 void nc_wait_init_standalone(nc_wait_t *w, const char *op, uint64_t timeout_ns);
+
+/** NUMACOLL_WAIT_FUTEX_AFTER_US in effect on a team that is @p oversubscribed or not:
+ *  microseconds, or -1 for never (auto on a team that is not oversubscribed). */
+long nc_futex_after_us(int oversubscribed);
 
 /** True if more processes share the CPUs than there are CPUs (ncpus available). */
 int nc_detect_oversubscribed(int nprocs, int ncpus);

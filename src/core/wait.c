@@ -2,13 +2,17 @@
  * The wait policy shared by every wait loop (see nc_wait_t in nc_internal.h).
  *
  * The fast path (spinning with a pause instruction) is inline in nc_wait_step(); this
- * file is the slow path: yielding, napping, calling the progress hook, and turning a
- * wait that cannot end (timeout, dead peer) into an error that says who is missing.
+ * file is the slow path: yielding, sleeping in the kernel on the flag waited for (futex),
+ * napping, calling the progress hook, and turning a wait that cannot end (timeout, dead
+ * peer) into an error that says who is missing.
  */
 #include "nc_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -167,7 +171,69 @@ static int missing_report(nc_wait_t *w, int status, int dead_only)
                     list, hint);
 }
 
-int nc_wait_slow(nc_wait_t *w)
+/* kernel sleeps of this process (nc_wait_futex_counts; relaxed: statistics) */
+static _Atomic uint64_t futex_sleeps, futex_woken;
+
+void nc_wait_futex_counts(uint64_t *sleeps, uint64_t *woken)
+{
+    *sleeps = atomic_load_explicit(&futex_sleeps, memory_order_relaxed);
+    *woken = atomic_load_explicit(&futex_woken, memory_order_relaxed);
+}
+
+/* The 32-bit half of a 64-bit flag that every change of it changes: the low half. The
+ * flags are counters that writers raise by less than 2^32 at a time, so any new value
+ * differs from the old in its low half. (The kernel reads it as a 32-bit word; the writer
+ * stores all 64 bits at once.) */
+static uint32_t *low_half(_Atomic uint64_t *flag)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (uint32_t *)flag + 1;
+#else
+    return (uint32_t *)flag;
+#endif
+}
+
+/* The sleeper count of @p flag: hashed from its offset in its page, which is the same in
+ * every process that maps the segment (segments are mapped page-aligned); flags sit on
+ * lines of at least 64 bytes. */
+static _Atomic uint32_t *sleeper_bucket(const numacoll_team_t *t, const _Atomic uint64_t *flag)
+{
+    return &t->sleepers[((uintptr_t)flag >> 6) % NC_SLEEP_BUCKETS];
+}
+
+void nc_flag_wake_slow(numacoll_team_t *t, _Atomic uint64_t *flag)
+{
+    /* Dekker (nc_internal.h): the caller's store of the flag, then this fence, then the
+     * load of the bucket; a sleeper adds itself to the bucket, fences, then loads the
+     * flag. With seq_cst fences on both sides one of the two loads sees the other's
+     * store: we see the sleeper (and wake it), or it sees the new value (and does not
+     * sleep). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(sleeper_bucket(t, flag), memory_order_relaxed) == 0) return;
+    /* shared (not FUTEX_PRIVATE): the sleepers are other processes */
+    syscall(SYS_futex, low_half(flag), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleep in the kernel on @p flag while it holds @p seen, at most @p max_ns (> 0). */
+static void futex_sleep(numacoll_team_t *t, _Atomic uint64_t *flag, uint64_t seen,
+                        uint64_t max_ns)
+{
+    _Atomic uint32_t *bucket = sleeper_bucket(t, flag);
+    atomic_fetch_add_explicit(bucket, 1, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst); /* Dekker: see nc_flag_wake_slow */
+    if (atomic_load_explicit(flag, memory_order_relaxed) == seen) {
+        struct timespec ts = {(time_t)(max_ns / 1000000000ull), (long)(max_ns % 1000000000ull)};
+        atomic_fetch_add_explicit(&futex_sleeps, 1, memory_order_relaxed);
+        /* returns 0 when woken, or fails with EAGAIN (the low half no longer holds the
+         * value: changed since our load), ETIMEDOUT or EINTR; the caller reloads the flag
+         * in every case */
+        long rc = syscall(SYS_futex, low_half(flag), FUTEX_WAIT, (uint32_t)seen, &ts, NULL, 0);
+        if (rc == 0) atomic_fetch_add_explicit(&futex_woken, 1, memory_order_relaxed);
+    }
+    atomic_fetch_sub_explicit(bucket, 1, memory_order_relaxed);
+}
+
+int nc_wait_slow_on(nc_wait_t *w, _Atomic uint64_t *flag, uint64_t seen)
 {
     uint64_t now = nc_now_ns();
     numacoll_team_t *t = w->team;
@@ -194,6 +260,17 @@ int nc_wait_slow(nc_wait_t *w)
         int rc = missing_report(w, NUMACOLL_ERR_PEER_DEAD, 1);
         if (rc) return rc;
     }
+    if (flag && t && t->futex && waited >= t->futex_after_ns) {
+        /* sleep until the writer wakes us, or the timeout, or the next peer check is due,
+         * or NC_FUTEX_SLEEP_MAX_NS (what bounds the latency of a writer that does not
+         * wake and the delay of the progress hook) */
+        uint64_t max = NC_FUTEX_SLEEP_MAX_NS;
+        if (timeout && timeout - waited + 1 < max) max = timeout - waited + 1;
+        if (t->check_peers && w->last_peer_check_ns + PEER_CHECK_NS - now < max)
+            max = w->last_peer_check_ns + PEER_CHECK_NS - now;
+        futex_sleep(t, flag, seen, max ? max : 1);
+        return NUMACOLL_OK;
+    }
     uint64_t sleep_after = t ? t->sleep_after_ns : 100000000ull;
     if (sleep_after && waited > sleep_after) {
         /* nap 50 us, doubling up to 1 ms: a long wait costs no CPU, and the wake-up delay
@@ -207,6 +284,13 @@ int nc_wait_slow(nc_wait_t *w)
         sched_yield();
     }
     return NUMACOLL_OK;
+}
+
+long nc_futex_after_us(int oversubscribed)
+{
+    long us = nc_cfg_int(NC_CFG_WAIT_FUTEX_AFTER_US);
+    if (us >= 0) return us;
+    return oversubscribed ? NC_FUTEX_AFTER_AUTO_US : -1;
 }
 
 int nc_detect_oversubscribed(int nprocs, int ncpus)

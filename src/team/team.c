@@ -193,6 +193,9 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
     t->timeout_ns = (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9);
     t->sleep_after_ns = (uint64_t)nc_cfg_int(NC_CFG_WAIT_SLEEP_AFTER_US) * 1000ull;
     t->progress_ns = (uint64_t)nc_cfg_int(NC_CFG_PROGRESS_US) * 1000ull;
+    long futex_after = nc_futex_after_us(t->oversubscribed);
+    t->futex_after_ns = futex_after < 0 ? UINT64_MAX : (uint64_t)futex_after * 1000ull;
+    t->futex = futex_after >= 0;
     if (t->oversubscribed && t->split_sched_groups &&
         !nc_cfg_is_set(NC_CFG_WAIT_SLEEP_AFTER_US)) {
         /* sched_yield cannot pass the CPU to a member in another autogroup: a yielding
@@ -220,7 +223,11 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
     }
     size_t ps = nc_page_size();
     size_t rank_bytes = nc_round_up(sizeof(nc_rank_ctl_t), t->line);
-    size_t global_bytes = nc_barrier_layout(t, t->line, &rank_bytes);
+    /* the global block: a line left free, the sleeper counters of kernel waits (wait.c),
+     * then the barriers' */
+    size_t sleepers_off = t->line;
+    size_t sleepers_bytes = nc_round_up(NC_SLEEP_BUCKETS * sizeof(uint32_t), t->line);
+    size_t global_bytes = nc_barrier_layout(t, sleepers_off + sleepers_bytes, &rank_bytes);
     t->global_size = nc_round_up(global_bytes, ps);
     t->rank_stride = nc_round_up(rank_bytes, ps);
     size_t total = t->global_size + (size_t)t->size * t->rank_stride;
@@ -230,6 +237,7 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
                                   t->rank_stride, t->numa_node, "a team", &t->seg);
     if (rc != NUMACOLL_OK) goto fail; /* already agreed */
     t->global = t->seg.base;
+    t->sleepers = (_Atomic uint32_t *)(t->global + sleepers_off);
     t->ranks = (char *)t->seg.base + t->global_size;
     for (int i = 0; i < nc_barrier_registry_count; i++)
         t->barrier_slots[i].global = t->global + (size_t)(uintptr_t)t->barrier_slots[i].global;
@@ -356,14 +364,19 @@ int numacoll_team_describe(const numacoll_team_t *t, char *out, size_t n)
 {
     if (!t || !out || !n)
         return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_describe: NULL argument");
+    char futex_after[24] = "";
+    if (t->futex)
+        snprintf(futex_after, sizeof futex_after, "%llu",
+                 (unsigned long long)(t->futex_after_ns / 1000));
     size_t o = (size_t)snprintf(
         out, n,
         "team '%s': %d processes on %d CPU(s)%s; segment %zu bytes "
-        "(global %zu, %zu per rank, line %zu); barrier %s; wait spin %u%s%s; ",
+        "(global %zu, %zu per rank, line %zu); barrier %s; wait spin %u%s%s%s%s%s; ",
         t->name, t->size, t->ncpus,
         t->oversubscribed ? " (oversubscribed: waits yield at once)" : "", t->seg.size,
         t->global_size, t->rank_stride, t->line, nc_barrier_registry[t->barrier_default]->name,
-        t->spin_limit, t->timeout_ns ? ", timeout set" : "",
+        t->spin_limit, t->futex ? ", kernel sleep after " : "", futex_after,
+        t->futex ? " us" : "", t->timeout_ns ? ", timeout set" : "",
         t->check_peers ? "" : ", dead-peer check off");
     if (o < n) nc_topo_team_describe(t, out + o, n - o);
     return NUMACOLL_OK;

@@ -328,6 +328,17 @@ static int explain_machine(const explain_args_t *ex, explain_ctx_t *c)
            : "");
     hp(0, 2, "cache line (padding unit): %zu bytes (NUMACOLL_CACHELINE=%s), page %zu bytes",
        t->line, nc_cfg_str(NC_CFG_CACHELINE), nc_page_size());
+    long futex_after = nc_futex_after_us(t->oversubscribed);
+    fact("wait.futex_after_us", 1, "%ld", futex_after);
+    if (futex_after < 0)
+        hp(0, 2, "waits: spin, then sched_yield, then nap; no kernel sleep on a flag "
+                 "(NUMACOLL_WAIT_FUTEX_AFTER_US=%s: not oversubscribed)",
+           nc_cfg_str(NC_CFG_WAIT_FUTEX_AFTER_US));
+    else
+        hp(0, 2, "waits: %s, then sleep in the kernel on the flag (futex) after %ld us, "
+                 "woken by its writer (NUMACOLL_WAIT_FUTEX_AFTER_US=%s)",
+           t->oversubscribed ? "sched_yield" : "spin, then sched_yield", futex_after,
+           nc_cfg_str(NC_CFG_WAIT_FUTEX_AFTER_US));
     return 0;
 }
 

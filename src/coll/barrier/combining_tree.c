@@ -85,7 +85,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
         uint64_t prev = atomic_fetch_add_explicit(cnt, 1, memory_order_acq_rel);
         if (prev + 1 != e * (uint64_t)members) break; /* not last: wait for the release */
         if (nnodes == 1) {                            /* I completed the root */
-            nc_bar_post(release, e);
+            nc_bar_post(t, release, e);
             return NUMACOLL_OK;
         }
         below = nnodes;

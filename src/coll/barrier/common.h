@@ -21,10 +21,11 @@ static inline _Atomic uint64_t *nc_bar_line(const numacoll_team_t *t, char *area
 
 /* Publish "episode @p k reached": release, so that a reader that acquires the value also
  * sees everything this process wrote before (its own arrival, or the arrivals it
- * gathered from others, which it acquired itself). */
-static inline void nc_bar_post(_Atomic uint64_t *flag, uint64_t k)
+ * gathered from others, which it acquired itself); then wake the readers sleeping on the
+ * flag in the kernel, if any (nc_flag_post). */
+static inline void nc_bar_post(numacoll_team_t *t, _Atomic uint64_t *flag, uint64_t k)
 {
-    atomic_store_explicit(flag, k, memory_order_release);
+    nc_flag_post(t, flag, k);
 }
 
 /*
@@ -39,9 +40,11 @@ static inline int nc_bar_wait(numacoll_team_t *t, _Atomic uint64_t *flag, uint64
     nc_wait_t w;
     nc_wait_init(&w, t, op);
     /* writer: named by the caller; acquire pairs with the writer's release store in
-     * nc_bar_post, so after the loop everything the writer published is visible */
-    while (atomic_load_explicit(flag, memory_order_acquire) < k) {
-        int rc = nc_wait_step(&w);
+     * nc_bar_post, so after the loop everything the writer published is visible. The
+     * writer wakes us (nc_bar_post) when we sleep in the kernel on the flag. */
+    uint64_t v;
+    while ((v = atomic_load_explicit(flag, memory_order_acquire)) < k) {
+        int rc = nc_wait_step_on(&w, flag, v);
         if (rc) return rc;
     }
     return NUMACOLL_OK;

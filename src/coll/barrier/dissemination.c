@@ -33,7 +33,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
     char *mine = nc_barrier_rank_area(t, s, r);
     for (int j = 0; j < rounds; j++) {
         int from = ((r - (1 << j)) % P + P) % P;
-        nc_bar_post(nc_bar_line(t, mine, (size_t)j), e);
+        nc_bar_post(t, nc_bar_line(t, mine, (size_t)j), e);
         /* round-j line of rank r - 2^j, written only by it after its rounds < j of episode
          * e: >= e means it (and everyone it heard from) reached episode e */
         int rc = nc_bar_wait(t, nc_bar_line(t, nc_barrier_rank_area(t, s, from), (size_t)j), e,

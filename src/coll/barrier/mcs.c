@@ -40,14 +40,14 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
     }
     if (r != 0) {
         char *parent = nc_barrier_rank_area(t, s, (r - 1) / 4);
-        nc_bar_post(nc_bar_line(t, parent, SLOT0 + (size_t)((r - 1) % 4)), e);
+        nc_bar_post(t, nc_bar_line(t, parent, SLOT0 + (size_t)((r - 1) % 4)), e);
         /* my wake-up line is written only by my wake-up parent (r-1)/2, after rank 0 saw
          * the whole arrival tree: >= e means every process arrived at episode e */
         int rc = nc_bar_wait(t, nc_bar_line(t, mine, WAKE), e, "barrier(mcs)");
         if (rc) return rc;
     }
     for (int c = 2 * r + 1; c <= 2 * r + 2 && c < P; c++)
-        nc_bar_post(nc_bar_line(t, nc_barrier_rank_area(t, s, c), WAKE), e);
+        nc_bar_post(t, nc_bar_line(t, nc_barrier_rank_area(t, s, c), WAKE), e);
     return NUMACOLL_OK;
 }
 

@@ -29,16 +29,17 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
      * release sequence on the counter) and publishes them with its release store below */
     uint64_t prev = atomic_fetch_add_explicit(count, 1, memory_order_acq_rel);
     if (prev == k * (uint64_t)t->size - 1) {
-        atomic_store_explicit(release, k, memory_order_release);
+        nc_flag_post(t, release, k); /* release, and wakes the sleepers (nc_internal.h) */
         return NUMACOLL_OK;
     }
     nc_wait_t w;
     nc_wait_init(&w, t, "barrier(sense-reversing)");
     /* release is written only by the last process to arrive at barrier k. Seeing a value
      * >= k (acquire) means all P members arrived, and their writes made before arriving
-     * are visible to us. */
-    while (atomic_load_explicit(release, memory_order_acquire) < k) {
-        int rc = nc_wait_step(&w);
+     * are visible to us. The last arriver wakes us if we sleep in the kernel on it. */
+    uint64_t v;
+    while ((v = atomic_load_explicit(release, memory_order_acquire)) < k) {
+        int rc = nc_wait_step_on(&w, release, v);
         if (rc) return rc;
     }
     return NUMACOLL_OK;

@@ -28,7 +28,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
     uint64_t k = ++s->calls;
     _Atomic uint64_t *release = nc_bar_line(t, s->global, 0);
     if (t->rank != 0) {
-        nc_bar_post(nc_bar_line(t, nc_barrier_rank_area(t, s, t->rank), 0), k);
+        nc_bar_post(t, nc_bar_line(t, nc_barrier_rank_area(t, s, t->rank), 0), k);
         /* release is written only by rank 0, after it saw every arrival counter >= k:
          * seeing >= k means all P ranks arrived at episode k and their prior writes are
          * visible to us (rank 0 acquired them and released them with this store) */
@@ -41,7 +41,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
                              "barrier(sense-reversing-counter)");
         if (rc) return rc;
     }
-    nc_bar_post(release, k);
+    nc_bar_post(t, release, k);
     return NUMACOLL_OK;
 }
 

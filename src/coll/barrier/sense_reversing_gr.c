@@ -29,7 +29,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
     uint64_t k = ++s->calls;
     if (t->rank != 0) {
         char *mine = nc_barrier_rank_area(t, s, t->rank);
-        nc_bar_post(nc_bar_line(t, mine, ARRIVE), k);
+        nc_bar_post(t, nc_bar_line(t, mine, ARRIVE), k);
         /* my wake-up line is written only by rank 0 after the gather phase: >= k means
          * every rank arrived at episode k and their prior writes are visible to us */
         return nc_bar_wait(t, nc_bar_line(t, mine, WAKE), k, "barrier(sense-reversing-gr)");
@@ -41,7 +41,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
         if (rc) return rc;
     }
     for (int r = 1; r < t->size; r++)
-        nc_bar_post(nc_bar_line(t, nc_barrier_rank_area(t, s, r), WAKE), k);
+        nc_bar_post(t, nc_bar_line(t, nc_barrier_rank_area(t, s, r), WAKE), k);
     return NUMACOLL_OK;
 }
 

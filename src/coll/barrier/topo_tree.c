@@ -171,10 +171,10 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
     }
     _Atomic uint64_t *release = nc_bar_line(t, s->global, 0);
     if (p->is_root) {
-        nc_bar_post(release, e);
+        nc_bar_post(t, release, e);
         return NUMACOLL_OK;
     }
-    nc_bar_post(nc_bar_line(t, nc_barrier_rank_area(t, s, t->rank), 0), e);
+    nc_bar_post(t, nc_bar_line(t, nc_barrier_rank_area(t, s, t->rank), 0), e);
     /* the release word is written only by the top leader after its whole tree arrived:
      * >= e means all P processes reached episode e */
     return nc_bar_wait(t, release, e, p->op);

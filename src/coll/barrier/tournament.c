@@ -33,7 +33,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
     for (; j < rounds; j++) {
         int bit = 1 << j;
         if (r & bit) { /* loser of round j: report to the winner, then wait to be woken */
-            nc_bar_post(nc_bar_line(t, nc_barrier_rank_area(t, s, r - bit), (size_t)j), e);
+            nc_bar_post(t, nc_bar_line(t, nc_barrier_rank_area(t, s, r - bit), (size_t)j), e);
             /* my wake-up line is written only by the winner r - 2^j, once the champion
              * saw every arrival: >= e means all P processes arrived at episode e */
             int rc = nc_bar_wait(t, nc_bar_line(t, mine, (size_t)rounds), e, "barrier(tournament)");
@@ -51,7 +51,7 @@ static int run(numacoll_team_t *t, nc_barrier_slot_t *s)
     for (int i = j - 1; i >= 0; i--) {
         int loser = r + (1 << i);
         if (loser < P)
-            nc_bar_post(nc_bar_line(t, nc_barrier_rank_area(t, s, loser), (size_t)rounds), e);
+            nc_bar_post(t, nc_bar_line(t, nc_barrier_rank_area(t, s, loser), (size_t)rounds), e);
     }
     return NUMACOLL_OK;
 }

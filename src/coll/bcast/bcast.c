@@ -69,7 +69,8 @@ static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
             mark = (word & KIND_MARK) != 0;
             bc_inl_forward(x, set, blk + INL_HDR, n, word, op + 1);
             memcpy(&head, blk + INL_HDR, n < sizeof head ? n : sizeof head); /* before the ack */
-            rc = inl_take(x->me, x->root, blk, sent, buf, cap, (char *)ack_word(b, x->me), op);
+            rc = inl_take(x->t, x->me, x->root, blk, sent, buf, cap, (char *)ack_word(b, x->me),
+                          op);
         } else {
             sent = (size_t)(word & ~KIND_CMA);
             cma_desc_t d;
@@ -77,7 +78,8 @@ static int recv_first(call_t *x, void *buf, size_t cap, int in_blk)
             if (NC_UNLIKELY(d.root != told)) follow_root(x, (int)d.root);
             bc_inl_forward(x, set, &d, sizeof d, word, op + 1);
             rc = bc_cma_guarded_read(x, &d, buf, sent < cap ? sent : cap, op);
-            post_ack(b, x->me, op); /* even on failure, so that the root is not left waiting */
+            /* even on failure, so that the root is not left waiting */
+            post_ack(x->t, b, x->me, op);
             if (rc == NUMACOLL_OK && sent != cap) rc = bc_size_error(x->me, x->root, cap, sent);
         }
     }

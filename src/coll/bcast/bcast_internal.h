@@ -448,10 +448,11 @@ static inline int wait_reuse(numacoll_team_t *t, bcast_t *b, uint64_t op, uint64
     return op >= lag ? wait_acks(t, b, op - lag + 1) : NUMACOLL_OK;
 }
 
-static inline void post_ack(bcast_t *b, int me, uint64_t op)
+static inline void post_ack(numacoll_team_t *t, bcast_t *b, int me, uint64_t op)
 {
-    /* release: all our reads (and writes) of op happen before a root sees the ack */
-    atomic_store_explicit(ack_word(b, me), op + 1, memory_order_release);
+    /* release: all our reads (and writes) of op happen before a root sees the ack (woken if
+     * it sleeps on it) */
+    nc_flag_post(t, ack_word(b, me), op + 1);
 }
 
 /* ---- the files' exchange -------------------------------------------------------------- */

@@ -40,7 +40,7 @@ int bc_root_cma(call_t *x, void *buf, size_t bytes)
     if (rc) return rc;
     cma_desc_t d = {.addr = (uint64_t)(uintptr_t)buf, .pid = getpid(), .root = x->me};
     bc_inl_forward(x, op % INLINE_BLOCKS, &d, sizeof d, KIND_CMA | bytes, op + 1);
-    post_ack(b, x->me, op);
+    post_ack(x->t, b, x->me, op);
     /* Wait: the receivers read our user buffer, which must not change before they are done:
      * every member's ack of op (written after its process_vm_readv has returned) */
     rc = wait_acks(x->t, b, op + 1);

@@ -11,8 +11,8 @@ void bc_inl_forward(call_t *x, size_t set, const void *data, size_t n, uint64_t 
                     uint64_t stamp)
 {
     for (int i = 0; i < x->nkids; i++)
-        inl_put(inl_block(x->b, x->t, x->kids[i], set), x->b->hot.head_bytes, data, n, word, stamp,
-                x->hints);
+        inl_put(x->t, inl_block(x->b, x->t, x->kids[i], set), x->b->hot.head_bytes, data, n, word,
+                stamp, x->hints);
 }
 
 /* Cache the default tree's children of @p root in the hot line; 0 if they do not fit (or
@@ -50,11 +50,12 @@ static __attribute__((noinline)) int hot_refresh(numacoll_team_t *t, bcast_t *b,
 /* An inner tree node's forwarding of inline block @p blk (@p bytes, the root's size and
  * ours) to its cached children. Out of line: a leaf's path (every receiver at np = 2) is
  * faster without this loop in it, even though the loop runs 0 times there. */
-static __attribute__((noinline)) void hot_forward(const hot_line_t *h, const char *blk, size_t off,
-                                                  size_t bytes, uint64_t op)
+static __attribute__((noinline)) void hot_forward(numacoll_team_t *t, const hot_line_t *h,
+                                                  const char *blk, size_t off, size_t bytes,
+                                                  uint64_t op)
 {
     for (int i = 0; i < h->nkids; i++)
-        inl_put(h->kid_blocks[i] + off, h->head_bytes, blk + INL_HDR, bytes,
+        inl_put(t, h->kid_blocks[i] + off, h->head_bytes, blk + INL_HDR, bytes,
                 bytes | root_bits(h->kids_root), op + 1, h->hints);
 }
 
@@ -85,10 +86,10 @@ static int run_hot(numacoll_team_t *t, bcast_t *b, void *buf, size_t bytes, int 
             if (rc) return rc;
         }
         for (int i = 0; i < h->nkids; i++)
-            inl_put(h->kid_blocks[i] + off, h->head_bytes, buf, bytes, bytes | root_bits(root),
+            inl_put(t, h->kid_blocks[i] + off, h->head_bytes, buf, bytes, bytes | root_bits(root),
                     op + 1, h->hints);
         /* release: as post_ack(), our reads and writes of op before a root sees the ack */
-        atomic_store_explicit((_Atomic uint64_t *)h->my_area, op + 1, memory_order_release);
+        nc_flag_post(t, (_Atomic uint64_t *)h->my_area, op + 1);
         return NUMACOLL_OK;
     }
     char *blk = h->my_area + h->blocks_off + off;
@@ -104,8 +105,8 @@ static int run_hot(numacoll_team_t *t, bcast_t *b, void *buf, size_t bytes, int 
         return hot_mismatch(t, buf, bytes, root);
     /* lengths from `bytes` (a register, not the load of the word: the copies' addresses
      * need not wait for that load) */
-    if (NC_UNLIKELY(h->nkids)) hot_forward(h, blk, off, bytes, op);
-    return inl_take(t->rank, root, blk, bytes, buf, bytes, h->my_area, op);
+    if (NC_UNLIKELY(h->nkids)) hot_forward(t, h, blk, off, bytes, op);
+    return inl_take(t, t->rank, root, blk, bytes, buf, bytes, h->my_area, op);
 }
 
 /* The default call. Small messages (0 .. fast_limit - 1 bytes, all inline; 0 bytes is a

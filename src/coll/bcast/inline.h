@@ -75,8 +75,8 @@ static inline void nc_prefetch_w_range(const char *p, const char *end)
  * - HINT_DEMOTE (NUMACOLL_BCAST_DEMOTE): the lines beyond the first get a CLDEMOTE hint
  *   right after they are written, before the stamp: a child on another core then reads them
  *   from L3; the polled first line is left alone, as above. */
-static inline void inl_put(char *blk, size_t head, const void *data, size_t n, uint64_t word,
-                           uint64_t stamp, unsigned hints)
+static inline void inl_put(numacoll_team_t *t, char *blk, size_t head, const void *data, size_t n,
+                           uint64_t word, uint64_t stamp, unsigned hints)
 {
     /* head: payload bytes that share the stamp's line (line size - INL_HDR) */
     if (n > head) {
@@ -89,15 +89,16 @@ static inline void inl_put(char *blk, size_t head, const void *data, size_t n, u
         small_copy(blk + INL_HDR, data, n);
     }
     ((uint64_t *)blk)[1] = word; /* n for an inline message, see KIND_CMA */
-    /* release: payload and word before the stamp the child waits for */
-    atomic_store_explicit((_Atomic uint64_t *)blk, stamp, memory_order_release);
+    /* release: payload and word before the stamp the child waits for; then wake the child
+     * if it sleeps on the stamp in the kernel */
+    nc_flag_post(t, (_Atomic uint64_t *)blk, stamp);
 }
 
 /* A receiver's end of an inline op, after forwarding: copy at most its own size out of
  * block @p blk, ack op (@p ack_line is its ack line), and report a size different from the
  * root's @p sent. Shared by recv_first and run_hot. */
-static inline int inl_take(int me, int root, const char *blk, size_t sent, void *buf, size_t bytes,
-                           char *ack_line, uint64_t op)
+static inline int inl_take(numacoll_team_t *t, int me, int root, const char *blk, size_t sent,
+                           void *buf, size_t bytes, char *ack_line, uint64_t op)
 {
     /* the length from `bytes` when the sizes match: memcpy's tail loads are addressed from
      * the length, and with min(sent, bytes) they would wait for the load of `sent` */
@@ -105,8 +106,9 @@ static inline int inl_take(int me, int root, const char *blk, size_t sent, void 
         small_copy(buf, blk + INL_HDR, bytes);
     else
         small_copy(buf, blk + INL_HDR, sent < bytes ? sent : bytes);
-    /* release: all our reads of the block happen before a root sees the ack */
-    atomic_store_explicit((_Atomic uint64_t *)ack_line, op + 1, memory_order_release);
+    /* release: all our reads of the block happen before a root sees the ack (woken if it
+     * sleeps on it) */
+    nc_flag_post(t, (_Atomic uint64_t *)ack_line, op + 1);
     if (NC_UNLIKELY(sent != bytes)) return bc_size_error(me, root, bytes, sent);
     return NUMACOLL_OK;
 }
@@ -124,7 +126,7 @@ static inline int root_inline(call_t *x, void *buf, size_t bytes)
     if (rc) return rc;
     bc_inl_forward(x, op % INLINE_BLOCKS, buf, bytes,
                    bytes | root_bits(x->me) | (x->mark ? KIND_MARK : 0), op + 1);
-    post_ack(b, x->me, op);
+    post_ack(x->t, b, x->me, op);
     return NUMACOLL_OK;
 }
 

@@ -20,8 +20,8 @@ static void notify(call_t *x, size_t slot, size_t n, uint64_t stamp)
         cl->flags = (uint64_t)x->flags | root_bits(x->root);
         cl->msg_bytes = x->msg_bytes;
         /* release: the fragment (in the source's slot), size, flags and msg_bytes before
-         * the stamp the child waits for */
-        atomic_store_explicit(&cl->stamp, stamp, memory_order_release);
+         * the stamp the child waits for (woken if it sleeps on the stamp) */
+        nc_flag_post(x->t, &cl->stamp, stamp);
     }
 }
 
@@ -32,7 +32,7 @@ static int queue_failed(call_t *x, size_t slot, uint64_t op, const char *why)
 {
     x->flags = OPF_NOSPACE;
     notify(x, slot, 0, op + 1);
-    post_ack(x->b, x->me, op);
+    post_ack(x->t, x->b, x->me, op);
     if (why)
         return nc_error(NUMACOLL_ERR_UNSUPPORTED,
                         "bcast: rank %d (%s) could not get the memory of its queue: %s; this "
@@ -166,7 +166,7 @@ int bc_run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
             }
             off += n;
         }
-        post_ack(b, x->me, op);
+        post_ack(x->t, b, x->me, op);
     }
     if (!is_root && (x->flags & OPF_REPORT) && x->t_enter) {
         /* the root asked for our time in this call (copy-mode selection): we add it to

@@ -13,11 +13,15 @@ int bc_wait_yield(numacoll_team_t *t, _Atomic uint64_t *p, _Atomic uint64_t *alt
     w.iter = w.spin_limit; /* spun already: on to yielding */
     /* Wait loop: p and alt are lines of ours that only this op's parent in the tree writes,
      * with a release store of the stamp after what it publishes (wait_stamp and wait_first
-     * say what); once an acquire load shows `want`, that is visible to us */
+     * say what); once an acquire load shows `want`, that is visible to us. The parent wakes
+     * us (nc_flag_post) if we sleep in the kernel on p; a store to alt (an erroneous
+     * program's: members passed different sizes) wakes nobody, and ends the sleep only
+     * with its time limit (NC_FUTEX_SLEEP_MAX_NS) */
     for (;;) {
-        if (atomic_load_explicit(p, memory_order_acquire) >= want) return NUMACOLL_OK;
+        uint64_t v = atomic_load_explicit(p, memory_order_acquire);
+        if (v >= want) return NUMACOLL_OK;
         if (alt && atomic_load_explicit(alt, memory_order_acquire) >= want) return WAIT_ALT;
-        int rc = nc_wait_step(&w);
+        int rc = nc_wait_step_on(&w, p, v);
         if (rc) return rc;
     }
 }
@@ -42,11 +46,11 @@ int bc_wait_ack_of(numacoll_team_t *t, bcast_t *b, int r, uint64_t need)
         /* Wait loop: the only writer of r's ack line is r, which stores op + 1 with
          * release after its last read of op's slots and blocks. Once the acquire load
          * shows >= need, r has finished every op before `need` and we may overwrite
-         * what those ops read. */
+         * what those ops read. r wakes us (post_ack) if we sleep on it in the kernel. */
         nc_wait_t w;
         nc_wait_init(&w, t, "bcast");
         while ((v = atomic_load_explicit(p, memory_order_acquire)) < need) {
-            int rc = nc_wait_step(&w);
+            int rc = nc_wait_step_on(&w, p, v);
             if (rc) return rc;
         }
     }

@@ -66,8 +66,7 @@ int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk)
             call->kernel(partial, partial, value, chunk->n);
         }
         /* release: our partial of this level before the flag that announces it */
-        atomic_store_explicit(rd_flag(r, call->me, RD_LINE_PARTIAL), base + (uint64_t)level + 1,
-                              memory_order_release);
+        nc_flag_post(call->team, rd_flag(r, call->me, RD_LINE_PARTIAL), base + (uint64_t)level + 1);
     }
     if (!call->output) return NUMACOLL_OK;
     int holder = h->levels[h->nlevels - 1].groups[0].members[0];

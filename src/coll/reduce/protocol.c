@@ -12,8 +12,10 @@ int rd_wait_flag(rd_call_t *call, int member, _Atomic uint64_t *flag, uint64_t t
     nc_wait_t w;
     nc_wait_init(&w, call->team, call->who);
     w.waiting_for = member;
-    while (atomic_load_explicit(flag, memory_order_acquire) < target) {
-        int rc = nc_wait_step(&w);
+    /* @p member wakes us (nc_flag_post) if we sleep on the flag in the kernel */
+    uint64_t v;
+    while ((v = atomic_load_explicit(flag, memory_order_acquire)) < target) {
+        int rc = nc_wait_step_on(&w, flag, v);
         if (rc) return rc;
     }
     return NUMACOLL_OK;
@@ -157,8 +159,7 @@ int rd_run_chunks(rd_call_t *call, int alg)
         if (chunk.n && !nomem) algorithm->post(call, &chunk); /* 0 elements: no data */
         atomic_store_explicit(rd_sig(r, call->me, chunk.slot), call->sig, memory_order_relaxed);
         /* release: our input and signature of the chunk before the stamp that posts them */
-        atomic_store_explicit(rd_stamp(r, call->me, chunk.slot), chunk.number,
-                              memory_order_release);
+        nc_flag_post(call->team, rd_stamp(r, call->me, chunk.slot), chunk.number);
         r->next_chunk++;
         r->next_slot = r->next_slot + 1 == r->slots ? 0 : r->next_slot + 1;
         int mismatch = NUMACOLL_OK;
@@ -174,11 +175,9 @@ int rd_run_chunks(rd_call_t *call, int alg)
         if (mismatch == NUMACOLL_OK && chunk.n) rc = algorithm->step(call, &chunk);
         if (rc) return rc;
         if (mismatch) /* keep the reduced flags counting chunks as the done flags do */
-            atomic_store_explicit(rd_flag(r, call->me, RD_LINE_REDUCED), chunk.number,
-                                  memory_order_release);
+            nc_flag_post(call->team, rd_flag(r, call->me, RD_LINE_REDUCED), chunk.number);
         /* release: all our reads of the chunk's slots before the flag that frees them */
-        atomic_store_explicit(rd_flag(r, call->me, RD_LINE_DONE), chunk.number,
-                              memory_order_release);
+        nc_flag_post(call->team, rd_flag(r, call->me, RD_LINE_DONE), chunk.number);
         if (mismatch) return mismatch;
         first += chunk.n;
     } while (first < call->count);

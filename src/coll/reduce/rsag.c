@@ -58,8 +58,7 @@ int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk)
         if (via_output) nc_copy_stream(mine, out + lo * es, (hi - lo) * es);
     }
     /* release: our slice of the chunk before the flag that announces it */
-    atomic_store_explicit(rd_flag(r, call->me, RD_LINE_REDUCED), chunk->number,
-                          memory_order_release);
+    nc_flag_post(call->team, rd_flag(r, call->me, RD_LINE_REDUCED), chunk->number);
     if (!out) return NUMACOLL_OK; /* a reduce's non-root */
     if (hi > lo && !via_output) memcpy(out + lo * es, mine, (hi - lo) * es);
     /* Wait: member m alone writes its reduced flag, with release after its slice of the
