@@ -113,10 +113,11 @@ over=$(val bcast.msg.$((lim + 1)).path "$tmp/bl1")
 
 # ---- the reductions' automatic choice (src/coll/reduce/registry.c) -------------------------
 # np 16 on 2 NUMA nodes of 32 cores: hier for small messages, rsag for large ones; np 2: a
-# reduce stays flat at every size; np 64 (more processes than the 32 CPUs): so does a reduce
+# reduce stays flat at every size; np 64 (more processes than the 32 CPUs): so does a reduce,
+# and an allreduce is rbcast (a flat reduce to member 0 and its broadcast) at every size
 for want in "16 8 allreduce hier" "16 1048576 allreduce rsag" "16 1048576 reduce rsag" \
-    "2 1048576 allreduce rsag" "2 1048576 reduce flat" "64 1048576 allreduce rsag" \
-    "64 1048576 reduce flat"; do
+    "2 1048576 allreduce rsag" "2 1048576 reduce flat" "64 1048576 allreduce rbcast" \
+    "64 8 allreduce rbcast" "64 1048576 reduce flat"; do
     read -r np bytes kind alg <<<"$want"
     "$info" --explain --synthetic "$SYN" --np "$np" --parsable >"$tmp/r" 2>&1
     got=$(val "reduce.$bytes.$kind" "$tmp/r")
@@ -214,6 +215,28 @@ agree "this machine np 4, oversubscribed" 4 NUMACOLL_OVERSUBSCRIBED=yes
 agree "synthetic np 8 map-by numa, set parameters" 8 NUMACOLL_TOPO_SYNTHETIC="$SYN" \
     NUMACOLL_TOPO_MAP_BY=numa NUMACOLL_OVERSUBSCRIBED=no NUMACOLL_BCAST_QUEUE_BYTES=1M \
     NUMACOLL_BCAST_SETS=4 NUMACOLL_BCAST_K=3 NUMACOLL_BCAST_INLINE_MAX=512
+
+# ---- oversubscribed teams (issue 41): the allreduce is rbcast at every size, waits sleep in
+# the kernel after NUMACOLL_WAIT_FUTEX_AFTER_US's auto value; not oversubscribed: neither ---
+NUMACOLL_OVERSUBSCRIBED=yes "$info" --explain --np 16 --parsable >"$tmp/os" 2>&1 ||
+    failf "--explain --np 16 (oversubscribed): exit status $?"
+NUMACOLL_OVERSUBSCRIBED=no "$info" --explain --np 16 --parsable >"$tmp/nos" 2>&1 ||
+    failf "--explain --np 16 (not oversubscribed): exit status $?"
+for b in 8 4096 65536 1048576 16777216; do
+    [ "$(val reduce.$b.allreduce "$tmp/os")" = rbcast ] ||
+        failf "oversubscribed np 16: allreduce of $b bytes is '$(val reduce.$b.allreduce "$tmp/os")'," \
+            "not rbcast"
+    [ "$(val reduce.$b.reduce "$tmp/os")" = flat ] ||
+        failf "oversubscribed np 16: reduce of $b bytes is '$(val reduce.$b.reduce "$tmp/os")', not flat"
+    [ "$(val reduce.$b.allreduce "$tmp/nos")" != rbcast ] ||
+        failf "np 16, not oversubscribed: allreduce of $b bytes is rbcast"
+done
+[ "$(val wait.futex_after_us "$tmp/os")" = 200 ] ||
+    failf "oversubscribed: wait.futex_after_us is '$(val wait.futex_after_us "$tmp/os")', not 200"
+[ "$(val wait.futex_after_us "$tmp/nos")" = -1 ] ||
+    failf "not oversubscribed: wait.futex_after_us is '$(val wait.futex_after_us "$tmp/nos")', not -1"
+NUMACOLL_OVERSUBSCRIBED=yes "$info" --explain --np 16 | grep -q "allreduce rbcast: oversubscribed" ||
+    failf "--explain --np 16 (oversubscribed) does not give the reason for rbcast"
 
 [ $fail = 0 ] && echo "info_explain: all checks passed"
 exit $fail

@@ -187,8 +187,8 @@ static void add(launch_t *l, rcase_t cs)
 }
 
 /* NULL: numacoll_allreduce / numacoll_reduce; then every algorithm numacoll.h names */
-static const char *const algs[] = {NULL, "flat", "rsag", "hier", "auto"};
-enum { NALGS = 4 }; /* named ones, from algs[1] */
+static const char *const algs[] = {NULL, "flat", "rsag", "hier", "rbcast", "auto"};
+enum { NALGS = 5 }; /* named ones, from algs[1] */
 
 /* every allowed (type, op) pair once, rotating counts, roots, algorithms and in-place
  * forms; then floating-point sums twice with the same inputs, for each algorithm */
@@ -461,7 +461,7 @@ static void test_types(void **state)
     assert_string_equal(numacoll_dtype_name((numacoll_dtype_t)-1), "?");
     assert_string_equal(numacoll_op_name(NUMACOLL_OP_MAXLOC), "maxloc");
     assert_string_equal(numacoll_op_name(NUMACOLL_OP_COUNT), "?");
-    /* the registry holds every algorithm numacoll.h names (algs[1..3]), and only those */
+    /* the registry holds every algorithm numacoll.h names (algs[1..4]), and only those */
     int n = 0;
     const numacoll_algorithm_info_t *info = numacoll_reduce_algorithms(&n);
     assert_int_equal(n, NALGS - 1);

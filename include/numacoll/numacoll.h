@@ -241,7 +241,7 @@ const char *numacoll_op_name(numacoll_op_t op);
  *
  * Reproducible: the order of the fold is fixed by the algorithm (see
  * numacoll_reduce_algorithms; the automatic choice depends only on the message size, the
- * team's size and placement and the configuration): "flat" and "rsag" compute
+ * team's size and placement and the configuration): "flat", "rsag" and "rbcast" compute
  * ((x_0 op x_1) op x_2) ... op x_{P-1} in rank order, element by element, "hier" folds
  * each topology group in rank order, then the groups' results. So floating-point results
  * are bitwise identical on all members and from call to call and run to run.

@@ -796,8 +796,11 @@ static void explain_reduce(explain_ctx_t *c, const explain_args_t *ex)
         const char *one = nc_reduce_choice(c->t, (size_t)list[i], 0);
         fact(kf("reduce.%llu.allreduce", list[i]), 0, "%s", all);
         fact(kf("reduce.%llu.reduce", list[i]), 0, "%s", one);
-        hp(2, 4, "%-11llu allreduce %-5s reduce %s", list[i], all, one);
+        hp(2, 4, "%-11llu allreduce %-6s reduce %s", list[i], all, one);
     }
+    if (c->t->oversubscribed && c->t->size > 2 && strcmp(nc_cfg_str(NC_CFG_ALLREDUCE), "auto") == 0)
+        hp(2, 4, "allreduce rbcast: oversubscribed, so a flat reduce to member 0 and its "
+                 "broadcast; the other members wait on one flag per step, not on every member");
 }
 
 static void explain_mpi(void)

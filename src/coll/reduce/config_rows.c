@@ -9,15 +9,15 @@ static const nc_cfg_def_t rows[] = {
     {.id = NC_CFG_ALLREDUCE,
      .type = NC_CFG_TYPE_ENUM,
      .defval = "auto",
-     .allowed = "auto|flat|rsag|hier",
-     .doc = "allreduce algorithm (numacoll_allreduce, MPI_Allreduce): flat = every member folds "
-            "all inputs, rsag = reduce-scatter then allgather, hier = NUMA/socket group leaders "
-            "fold; auto = up to NUMACOLL_REDUCE_FLAT_MAX bytes hier across NUMA nodes, else "
-            "flat; rsag above"},
+     .allowed = "auto|flat|rsag|hier|rbcast",
+     .doc = "allreduce algorithm: flat = all fold all inputs, rsag = reduce-scatter, allgather, "
+            "hier = NUMA/socket leaders fold, rbcast = flat reduce to member 0, its broadcast; "
+            "auto = rbcast with over 2 members and more than the CPUs, else hier or flat up to "
+            "NUMACOLL_REDUCE_FLAT_MAX bytes, rsag above"},
     {.id = NC_CFG_REDUCE,
      .type = NC_CFG_TYPE_ENUM,
      .defval = "auto",
-     .allowed = "auto|flat|rsag|hier",
+     .allowed = "auto|flat|rsag|hier|rbcast",
      .doc = "reduce algorithm (numacoll_reduce, MPI_Reduce): flat = the root folds all inputs, "
             "rsag = every member folds a slice and the root gathers them, hier = group leaders "
             "fold; auto as for NUMACOLL_ALLREDUCE, but flat at every size with two members or "

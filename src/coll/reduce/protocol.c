@@ -101,7 +101,7 @@ static int wait_reuse(rd_call_t *call, uint64_t chunk)
 static int check_signatures(rd_call_t *call, const rd_chunk_t *chunk)
 {
     const nc_reduce_team_t *r = call->state;
-    int mismatch = -1;
+    int first_odd = -1;
     for (int m = 0; m < call->nprocs; m++) {
         /* relaxed: ordered by rd_wait_posted's acquire of m's stamp, and m rewrites the
          * signature only for chunk + slots, after our done says chunk */
@@ -114,14 +114,14 @@ static int check_signatures(rd_call_t *call, const rd_chunk_t *chunk)
                             "any member",
                             call->who, m, r->eager);
         }
-        if (theirs != call->sig && mismatch < 0) mismatch = m;
+        if (call->keep_sigs) r->sigs[m] = theirs;
+        if (theirs != call->sig && first_odd < 0) first_odd = m;
     }
-    if (mismatch >= 0)
-        return nc_error(NUMACOLL_ERR_ARG,
-                        "%s: rank %d passed other arguments than rank %d (count, datatype, "
-                        "op%s or algorithm differ); every member must pass the same",
-                        call->who, mismatch, call->me, call->root >= 0 ? ", root" : "");
-    return NUMACOLL_OK;
+    if (first_odd < 0) return NUMACOLL_OK;
+    return nc_error(NUMACOLL_ERR_ARG,
+                    "%s: rank %d passed other arguments than rank %d (count, datatype, op%s or "
+                    "algorithm differ); every member must pass the same",
+                    call->who, first_odd, call->me, call->root >= 0 ? ", root" : "");
 }
 
 int rd_run_chunks(rd_call_t *call, int alg)

@@ -104,6 +104,8 @@ typedef struct nc_reduce_team {
                              larger than eager passed its first-chunk check here) */
     uint64_t give_back;   /* NUMACOLL_REDUCE_GIVE_BACK (>= slots, or 0) */
     uint64_t small_run;   /* calls in a row within eager since the slots got all pages */
+    uint64_t *sigs;       /* P signatures of a call's first chunk, kept where the call asks
+                             (rd_call_t.keep_sigs: rbcast's member 0) */
 } nc_reduce_team_t;
 
 /* A first chunk's signature from a member that could not get the pages of its slots
@@ -163,6 +165,7 @@ typedef struct rd_call {
     int timed;          /* this member times the call for the copy-mode choice */
     int kind, cls;      /* the call's kind and size class there */
     uint64_t t0;        /* when the timed call began (ns) */
+    int keep_sigs;      /* copy every member's signature into state->sigs (first chunk) */
 } rd_call_t;
 
 /* One chunk: elements [first, first + n) of the message, chunk number `number`, in slot
@@ -198,6 +201,8 @@ typedef struct rd_algorithm {
     rd_step_fn step;
 } rd_algorithm_t;
 
+/* indices into rd_algorithms */
+enum { RD_ALG_FLAT = 0, RD_ALG_RSAG = 1, RD_ALG_HIER = 2, RD_ALG_RBCAST = 3 };
 extern const rd_algorithm_t rd_algorithms[];
 extern const int rd_algorithm_count;
 void rd_post_flat(rd_call_t *call, const rd_chunk_t *chunk);
@@ -205,6 +210,19 @@ int rd_step_flat(rd_call_t *call, const rd_chunk_t *chunk);
 void rd_post_rsag(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk);
+/* registry.c: nc_reduce_run, and with @p keep_sigs the members' signatures of the call's
+ * first chunk in the state's sigs (the member compares them: the root of a reduce, every
+ * member of an allreduce) */
+int rd_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                  numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who,
+                  int keep_sigs);
+/* registry.c: NUMACOLL_ERR_ARG naming the first member (rank order) whose signature in
+ * @p sigs differs from member @p me's */
+int rd_mismatch_error(const char *who, const uint64_t *sigs, int nprocs, int me, int root);
+/* rbcast.c: an allreduce as a flat reduce to member 0 and its broadcast of the result (not
+ * a chunk algorithm: its table entry has no post and step) */
+int rd_allreduce_rbcast(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                        numacoll_dtype_t dtype, numacoll_op_t op, const char *who);
 
 /* protocol.c: wait until *@p flag, written by @p member, is >= @p target (acquire); the
  * caller's comment says what the value announces */

@@ -15,6 +15,8 @@ const rd_algorithm_t rd_algorithms[] = {
      rd_post_rsag, rd_step_rsag},
     {"hier", "leaders of the NUMA and socket groups fold their groups', level by level",
      rd_post_whole, rd_step_hier}, /* a group's leader reads its members' whole inputs */
+    {"rbcast", "a flat reduce to member 0, then its broadcast of the result (a reduce: flat)",
+     NULL, NULL}, /* rbcast.c */
 };
 const int rd_algorithm_count = (int)(sizeof rd_algorithms / sizeof rd_algorithms[0]);
 
@@ -39,28 +41,31 @@ int nc_reduce_alg_lookup(const char *name, int *alg)
             return NUMACOLL_OK;
         }
     return nc_error(NUMACOLL_ERR_NOT_FOUND, "reduction algorithm '%s' unknown; allowed: auto, "
-                    "flat, rsag, hier", name ? name : "(null)");
+                    "flat, rsag, hier, rbcast", name ? name : "(null)");
 }
 
 /*
  * The automatic choice, the same on every member (it depends only on the message size and
- * parameters every member agreed on at set-up, and the exchanged topology): up to
- * NUMACOLL_REDUCE_FLAT_MAX bytes hier when the team spans several NUMA nodes, else flat;
+ * parameters every member agreed on at set-up, and the exchanged topology): an allreduce on
+ * an oversubscribed team of more than two members is rbcast at every size (a flat reduce to
+ * member 0 and its broadcast: every other member waits on one flag per step, where flat has
+ * it wait on all P - 1 inputs and rsag needs every member scheduled for every chunk); else up
+ * to NUMACOLL_REDUCE_FLAT_MAX bytes hier when the team spans several NUMA nodes, else flat;
  * rsag above, but for a reduce over two members or on an oversubscribed team, which is flat
  * at every size (over two, the root reads the other's whole input either way and flat
  * spares rsag's copies and second exchange; oversubscribed, flat's non-roots leave after
  * posting instead of waiting for CPU time to fold their slices); a team of one process
  * folds alone (flat). The measurements behind these choices are in docs/tuning-notes.md.
  */
-enum { ALG_FLAT = 0, ALG_RSAG = 1, ALG_HIER = 2 };
 static int auto_choice(const nc_reduce_team_t *r, int nprocs, size_t bytes, int root)
 {
     int configured = root < 0 ? r->alg_allreduce : r->alg_reduce;
     if (configured >= 0) return configured;
-    if (nprocs == 1) return ALG_FLAT;
+    if (nprocs == 1) return RD_ALG_FLAT;
+    if (root < 0 && r->oversubscribed && nprocs > 2) return RD_ALG_RBCAST;
     if (bytes > r->flat_max)
-        return root >= 0 && (nprocs == 2 || r->oversubscribed) ? ALG_FLAT : ALG_RSAG;
-    return r->numa_nodes > 1 && r->hier ? ALG_HIER : ALG_FLAT;
+        return root >= 0 && (nprocs == 2 || r->oversubscribed) ? RD_ALG_FLAT : RD_ALG_RSAG;
+    return r->numa_nodes > 1 && r->hier ? RD_ALG_HIER : RD_ALG_FLAT;
 }
 
 const char *nc_reduce_choice(numacoll_team_t *t, size_t bytes, int root)
@@ -101,13 +106,32 @@ int nc_reduce_local(numacoll_dtype_t dtype, numacoll_op_t op, const void *in, vo
     return rc;
 }
 
+int rd_mismatch_error(const char *who, const uint64_t *sigs, int nprocs, int me, int root)
+{
+    int m = 0;
+    while (m < nprocs && sigs[m] == sigs[me])
+        m++;
+    return nc_error(NUMACOLL_ERR_ARG,
+                    "%s: rank %d passed other arguments than rank %d (count, datatype, op%s or "
+                    "algorithm differ); every member must pass the same",
+                    who, m < nprocs ? m : me, me, root >= 0 ? ", root" : "");
+}
+
 int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                   numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who)
+{
+    return rd_reduce_run(t, sendbuf, recvbuf, count, dtype, op, root, alg, who, 0);
+}
+
+int rd_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                  numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who,
+                  int keep_sigs)
 {
     /* every field is set below or by rd_stream_begin: no zeroing of the whole struct (its
      * rep stos is a noticeable part of a small reduction) */
     rd_call_t call;
     call.team = t, call.count = count, call.root = root, call.who = who;
+    call.keep_sigs = keep_sigs;
     int rc = rd_kernel_get(who, dtype, op, &call.kernel);
     if (rc) return rc;
     call.esize = numacoll_dtype_size(dtype);
@@ -135,6 +159,10 @@ int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t
     rc = rd_state_get(t, &call.state);
     if (rc) return rc;
     if (alg < 0) alg = auto_choice(call.state, t->size, count * call.esize, root);
+    if (alg == RD_ALG_RBCAST) {
+        if (root < 0) return rd_allreduce_rbcast(t, sendbuf, recvbuf, count, dtype, op, who);
+        alg = RD_ALG_FLAT; /* a reduce's rbcast is its first half */
+    }
     call.sig = call_signature(count, dtype, op, root, alg);
     /* calls within the set-up pages: after give_back of them in a row, the rest of the
      * pages go back (state.c) */

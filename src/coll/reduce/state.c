@@ -140,11 +140,15 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
     /* allocated before the agreement, so that its failure is agreed too */
     nc_reduce_team_t *r = calloc(1, sizeof *r);
-    if (!r && rc == NUMACOLL_OK) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    uint64_t *sigs = calloc((size_t)P, sizeof *sigs);
+    if ((!r || !sigs) && rc == NUMACOLL_OK) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    if (r) r->sigs = sigs;
+    else free(sigs);
     /* everyone takes part in the exchange, even with a bad value, so nobody waits alone */
     int rc_oob = nc_oob_allgather(t->allgather, &mine, all, sizeof mine, t->oob_ctx,
                                   "setting up the reductions");
     if (rc_oob != NUMACOLL_OK) {
+        if (r) free(r->sigs);
         free(all), free(r);
         return rc_oob;
     }
@@ -152,6 +156,7 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     free(all);
     rc = nc_agree(t->rank, P, t->allgather, t->oob_ctx, rc);
     if (rc != NUMACOLL_OK) {
+        if (r) free(r->sigs);
         free(r);
         return rc;
     }
@@ -186,6 +191,7 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
                                   lazy ? 0 : r->area_stride, t->numa_node,
                                   "the reduction buffers", &r->seg);
     if (rc != NUMACOLL_OK) {
+        free(r->sigs);
         free(r);
         return rc;
     }
@@ -225,6 +231,7 @@ void nc_reduce_team_fini(numacoll_team_t *t)
     nc_reduce_team_t *r = t ? t->reduce : NULL;
     if (!r) return;
     nc_seg_destroy(&r->seg);
+    free(r->sigs);
     free(r);
     t->reduce = NULL;
 }
