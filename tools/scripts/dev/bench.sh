@@ -27,6 +27,11 @@
 #      (BENCH_QUICK=1: up to 64 KiB, np = 8 with fewer calls)
 #   2b. the broadcast's target sizes again in BENCH_LAUNCHES (default 6) separate launches
 #      (launches_mpi_bcast.csv): how often a target holds as the VM's regime changes
+#   2c. oversubscribed far beyond the CPUs (Open MPI, np = 16 and 32, BENCH_STARVE_NP; about
+#      30 s each): barrier, bcast (1 B, 64 KiB, 4 MiB) and allreduce (8 B, 64 KiB, 4 MiB),
+#      rows native and default, one launch per collective and size, into
+#      mpi_{barrier,bcast,allreduce}.csv (the summary's headline has a row per np); target:
+#      default <= 1.0x native at every size (BENCH_QUICK=1: np = 16, the small sizes only)
 #   3. the key-value store lock schemes (numacoll-kvbench, every mode and lock) and the
 #      Get profile of paper 4's Table 1 (kvdb_get_profile.csv)
 #   4. RESULTS_DIR/summary.md (numacoll-plot: the headline table of ratios first, this
@@ -54,7 +59,8 @@
 # calls, variants and sizes (the fragment figure at 1 MiB), no oversubscribed MPI broadcast,
 # no target launches), BENCH_LAUNCHES (launches of the broadcast's target sizes, default 6),
 # BENCH_MPIS (the MPIs to measure, default "openmpi mpich"; one not built is a skipped
-# step), BENCH_ONLY (an extended regex: only the steps whose description matches, e.g.
+# step), BENCH_STARVE_NP (the process counts of step 2c, default "16 32"; quick: 16),
+# BENCH_ONLY (an extended regex: only the steps whose description matches, e.g.
 # 'MPI barrier|summary'; see --dry-run).
 set -u
 SRC="$(cd "$(dirname "$0")/../../.." && pwd)"
@@ -94,6 +100,9 @@ PAPER1_ITERS=1000
 BAR8_MPICH=(--iters 200)
 RMAX="${BENCH_REDUCE_MAX:-4M}"
 RED8=()
+STARVE_NP="${BENCH_STARVE_NP:-16 32}"
+STARVE_SPECS="barrier:1 bcast:1 bcast:64K bcast:4M allreduce:8 allreduce:64K allreduce:4M"
+STARVE_ARGS=(--reps 5)
 if [ "$QUICK" = 1 ]; then
     REPS="${BENCH_REPS:-3}"; TMS="${BENCH_TARGET_MS:-5}"; BMAX="${BENCH_BCAST_MAX:-64K}"
     CORE_BAR=(--iters 500 --reps 3)
@@ -108,6 +117,9 @@ if [ "$QUICK" = 1 ]; then
     RMAX="${BENCH_REDUCE_MAX:-64K}"
     RED8=(--reps 2 --iters 100)
     LAUNCHES="${BENCH_LAUNCHES:-0}"
+    STARVE_NP="${BENCH_STARVE_NP:-16}"
+    STARVE_SPECS="barrier:1 bcast:1 allreduce:8"
+    STARVE_ARGS=(--reps 3)
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_base_warn_component_unused=0
@@ -294,6 +306,16 @@ launch_part() { # mpi launch min max variants
         >"$STAGE/launches_mpi_bcast.csv"
 }
 
+starve_bench() { # np: native and default of a few sizes, one launch each (sizes double
+    # from --min-bytes, so a launch per size keeps the step short)
+    local np="$1" spec
+    for spec in $STARVE_SPECS; do
+        set -- ${spec//:/ }
+        mpi_bench openmpi "$np" "$1" --min-bytes "$2" --max-bytes "$2" \
+            --variants native,default "${STARVE_ARGS[@]}" || return 1
+    done
+}
+
 paper1_runs() { # the paper's barrier method: 5 runs (launches) of every algorithm at each P
     local run p tmp="$STAGE/.run.csv" csv="$STAGE/paper1_barrier_runs.csv"
     for run in 1 2 3 4 5; do
@@ -408,6 +430,17 @@ plan() {
                 mpi_bench openmpi 8 "$coll" --max-bytes "$RMAX" "${RED8[@]+"${RED8[@]}"}"
         done
     done
+
+    # ---- 2c. oversubscribed far beyond the CPUs ------------------------------------------
+    # Every member waits for CPU time most of the time (issue 41): the chunked pipelines and
+    # the waits' kernel sleeps show there. Open MPI only (MPICH busy-polls: its native
+    # collectives take milliseconds per call there, step 2's np = 8 note).
+    if [ -x "$BIN/numacoll-bench-mpi-openmpi" ] && [[ " $MPIS " == *" openmpi "* ]]; then
+        for np in $STARVE_NP; do
+            run "MPI barrier, bcast, allreduce, Open MPI, np=$np (oversubscribed, few sizes)" \
+                starve_bench "$np"
+        done
+    fi
 
     # ---- 2b. the broadcast targets over several launches ---------------------------------
     # The host moves this VM's two vCPUs every few tens of seconds, and a launch's ratios
