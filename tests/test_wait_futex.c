@@ -27,12 +27,6 @@
 
 enum { P = 2, ROUNDS = 12 };
 
-typedef struct report {
-    uint64_t sleeps, woken;
-    int rc, bad;
-    char msg[512];
-} report_t;
-
 static void set_env(const char *name, const char *value)
 {
     if (value)
