@@ -231,6 +231,7 @@ struct numacoll_team {
     struct nc_bcast_team *bcast;
     /* reduction buffers (coll/reduce/), created at the first allreduce or reduce */
     struct nc_reduce_team *reduce;
+    int reduce_needs_bcast; /* the reductions broadcast with the team's bcast (rbcast) */
 
     uint64_t seq; /* collectives entered by this process (mirrors ctl->arrive_seq) */
 };

@@ -120,8 +120,8 @@ static int result(nc_comm_t *s, MPI_Comm comm, const char *name, int rc)
  * the team can reduce. */
 static inline int reduce_ready(nc_comm_t *s)
 {
-    if (NC_LIKELY(s->team->reduce != NULL)) return 1;
     if (s->reduce_native) return 0;
+    if (NC_LIKELY(nc_reduce_is_set_up(s->team))) return 1;
     if (nc_reduce_setup(s->team) == NUMACOLL_OK) return 1;
     s->reduce_native = 1;
     warn_fallback(s, "the shared-memory reductions' set-up", numacoll_last_error());

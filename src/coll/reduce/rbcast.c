@@ -34,6 +34,27 @@ static int from_member0(numacoll_team_t *t, void *buf, size_t bytes, const char 
     return nc_error_wrap(rc, "%s (the broadcast of its result): ", who);
 }
 
+/* The result's broadcast when member 0's queue could not get its memory (every member got
+ * NUMACOLL_ERR_UNSUPPORTED from it, and nothing of it arrived): in pieces of RB_ONE_BCAST
+ * bytes, which travel inline in memory every member has had since set-up. The reduce has
+ * happened (an in-place member 0 holds the result, not its input), so this call cannot be
+ * run again another way: a failure here is NUMACOLL_ERR_NOMEM, never UNSUPPORTED. */
+static int from_member0_in_pieces(numacoll_team_t *t, char *buf, size_t bytes, const char *who)
+{
+    for (size_t off = 0; off < bytes; off += RB_ONE_BCAST) {
+        size_t n = bytes - off < RB_ONE_BCAST ? bytes - off : RB_ONE_BCAST;
+        int rc = from_member0(t, buf + off, n, who);
+        if (rc == NUMACOLL_ERR_UNSUPPORTED)
+            return nc_error(NUMACOLL_ERR_NOMEM,
+                            "%s: the broadcast of the reduced result could not get memory, not "
+                            "even in %d-byte pieces (NUMACOLL_BCAST_INLINE_MAX lower?); member "
+                            "0 holds the result",
+                            who, RB_ONE_BCAST);
+        if (rc) return rc;
+    }
+    return NUMACOLL_OK;
+}
+
 int rd_allreduce_rbcast(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                         numacoll_dtype_t dtype, numacoll_op_t op, const char *who)
 {
@@ -58,7 +79,11 @@ int rd_allreduce_rbcast(numacoll_team_t *t, const void *sendbuf, void *recvbuf, 
     if (brc != NUMACOLL_OK && brc != NUMACOLL_ERR_ARG) return brc;
     memcpy(&verdict, buf, sizeof verdict);
     if (verdict == NUMACOLL_OK) { /* every member passed member 0's arguments */
-        if (bytes > RB_ONE_BCAST - RB_HEADER) brc = from_member0(t, recvbuf, bytes, who);
+        if (bytes > RB_ONE_BCAST - RB_HEADER) {
+            brc = from_member0(t, recvbuf, bytes, who);
+            if (brc == NUMACOLL_ERR_UNSUPPORTED)
+                brc = from_member0_in_pieces(t, recvbuf, bytes, who);
+        }
         else if (!me0 && bytes && rc == NUMACOLL_OK) memcpy(recvbuf, buf + RB_HEADER, bytes);
         return rc != NUMACOLL_OK ? rc : brc;
     }

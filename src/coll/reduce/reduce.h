@@ -37,6 +37,12 @@ const char *nc_reduce_choice(numacoll_team_t *t, size_t bytes, int root);
  *  the same point) with an agreed status, so that a caller taking a failure as "reduce
  *  natively" decides alike on every member. nc_reduce_run sets them up itself otherwise. */
 int nc_reduce_setup(numacoll_team_t *t);
+/** Whether everything nc_reduce_setup makes exists (the buffers, and the broadcast state
+ *  where the reductions broadcast) */
+static inline int nc_reduce_is_set_up(const numacoll_team_t *t)
+{
+    return t->reduce && (!t->reduce_needs_bcast || t->bcast);
+}
 
 /** Release the team's reduction state (team destruction). */
 void nc_reduce_team_fini(numacoll_team_t *t);

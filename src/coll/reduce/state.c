@@ -14,6 +14,7 @@
 #include "reduce_internal.h"
 
 #include "../../topo/topo.h"
+#include "../bcast/bcast.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -196,6 +197,8 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
         return rc;
     }
     r->areas = r->seg.base;
+    t->reduce_needs_bcast = t->size > 2 && (r->alg_allreduce == RD_ALG_RBCAST ||
+                                            (r->alg_allreduce < 0 && r->oversubscribed));
     if (!lazy) r->ready = r->fragment;
     rc = nc_agree(t->rank, P, t->allgather, t->oob_ctx,
                   lazy ? populate_eager(r, t->rank) : NUMACOLL_OK);
@@ -222,8 +225,13 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
 
 int nc_reduce_setup(numacoll_team_t *t)
 {
-    nc_reduce_team_t *r;
-    return rd_state_get(t, &r);
+    nc_reduce_team_t *r = NULL;
+    int rc = rd_state_get(t, &r);
+    /* rbcast broadcasts the result with the team's broadcast: its state too, so that a
+     * failure of either is this set-up's (agreed: t->reduce_needs_bcast comes from agreed
+     * parameters) */
+    if (rc == NUMACOLL_OK && t->reduce_needs_bcast) rc = nc_bcast_setup(t);
+    return rc;
 }
 
 void nc_reduce_team_fini(numacoll_team_t *t)
