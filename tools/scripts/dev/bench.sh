@@ -432,7 +432,7 @@ plan() {
     done
 
     # ---- 2c. oversubscribed far beyond the CPUs ------------------------------------------
-    # Every member waits for CPU time most of the time (issue 41): the chunked pipelines and
+    # Every member waits for CPU time most of the time: the chunked pipelines and
     # the waits' kernel sleeps show there. Open MPI only (MPICH busy-polls: its native
     # collectives take milliseconds per call there, step 2's np = 8 note).
     if [ -x "$BIN/numacoll-bench-mpi-openmpi" ] && [[ " $MPIS " == *" openmpi "* ]]; then
