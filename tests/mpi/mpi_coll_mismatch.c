@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -384,7 +385,14 @@ void test_exhaust(void)
                  {RLIMIT_NOFILE, 1, "rank 1 out of descriptors"},
                  {RLIMIT_AS, 0, "rank 0 out of address space"},
                  {RLIMIT_AS, 1, "rank 1 out of address space"}};
+    /* AddressSanitizer (the preload of make test-sanitize) maps shadow memory as it goes:
+     * with the address space squeezed, the sanitizer itself fails, not numacoll */
+    int asan = dlsym(RTLD_DEFAULT, "__asan_init") != NULL, rounds = 0;
+    if (asan && g_rank == 0)
+        printf("exhaust: the address-space cases are left out under AddressSanitizer\n");
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        if (asan && cases[k].resource == RLIMIT_AS) continue;
+        rounds++;
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
         MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
@@ -431,6 +439,6 @@ void test_exhaust(void)
     MPI_Comm_free(&c);
     int fails = total_failures(MPI_COMM_WORLD);
     if (g_rank == 0 && fails == 0)
-        printf("exhaust: %zu squeezed rounds passed, the native collectives took over\n",
-               sizeof cases / sizeof cases[0]);
+        printf("exhaust: %d squeezed rounds passed, the native collectives took over\n",
+               rounds);
 }
