@@ -318,6 +318,22 @@ foreach(f ${NC_MPI_FLAVORS})
   endif()
 endforeach()
 
+# the MPICH-family preload names no MPI library and references MPI-4 entry points weakly;
+# it runs a program linked against MPICH's library renamed libmpi.so.12 (as Intel MPI,
+# MVAPICH and Cray MPICH name it) with only that library loaded
+if("mpich" IN_LIST NC_MPI_FLAVORS)
+  add_test(NAME mpi_mpich_preload_links
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_renamed_mpi.sh links ${CMAKE_BINARY_DIR}/bin)
+  set_tests_properties(mpi_mpich_preload_links PROPERTIES TIMEOUT 60 LABELS "mpi;mpi-mpich"
+                       PASS_REGULAR_EXPRESSION "preload links: PASS")
+  list(GET NC_MPI_mpich_LIBS 0 nc_mpich_lib)
+  add_test(NAME mpi_mpich_renamed_lib
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_renamed_mpi.sh run ${CMAKE_BINARY_DIR}/bin
+                   ${nc_mpich_lib} "${NC_MPI_mpich_INCS}" ${CMAKE_C_COMPILER} ${PROJECT_SOURCE_DIR})
+  set_tests_properties(mpi_mpich_renamed_lib PROPERTIES TIMEOUT 180 LABELS "mpi;mpi-mpich"
+                       RUN_SERIAL TRUE PASS_REGULAR_EXPRESSION "renamed MPI library: PASS")
+endif()
+
 # numacoll-run picks the library that matches the launcher
 add_test(NAME mpi_numacoll_run_print COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_numacoll_run.sh
          ${CMAKE_BINARY_DIR}/bin "${NC_MPI_FLAVORS}")

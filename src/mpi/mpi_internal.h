@@ -32,6 +32,22 @@ NC_CFG_LINK(mpi); /* src/team/config_rows.c: the MPI layer's rows, in libnumacol
 #include <string.h>
 #include <unistd.h>
 
+/* MPI-4 entry points that an MPI of the same family and ABI may lack (an MPICH 3.x-based
+ * vendor MPI under the MPICH-family preload, which names no MPI library): weak, so the
+ * preload loads without them; NC_HAVE(fn) says whether the running MPI has one, and the
+ * callers take the MPI-3 path where it has not. */
+#if MPI_VERSION >= 4
+#pragma weak PMPI_Bcast_c
+#pragma weak PMPI_Allreduce_c
+#pragma weak PMPI_Reduce_c
+#pragma weak PMPI_Pack_c
+#pragma weak PMPI_Unpack_c
+#pragma weak PMPI_Type_size_c
+#pragma weak PMPI_Type_create_hindexed_c
+#pragma weak PMPI_Session_finalize
+#define NC_HAVE(fn) ((fn) != NULL)
+#endif
+
 #pragma GCC visibility push(hidden)
 
 #if defined(OPEN_MPI) && OPEN_MPI

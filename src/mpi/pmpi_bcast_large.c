@@ -11,38 +11,15 @@
  * addresses: MPICH 4.0's MPI_Pack and MPI_Unpack reject a NULL buffer ("Null pointer in
  * parameter inbuf") although MPI_BOTTOM is NULL there. */
 #if MPI_VERSION >= 4
-typedef MPI_Count pack_count_t, pack_disp_t;
-#define NC_TYPE_HINDEXED PMPI_Type_create_hindexed_c
-#define NC_PACK PMPI_Pack_c
-#define NC_UNPACK PMPI_Unpack_c
-#else
-typedef int pack_count_t;
-typedef MPI_Aint pack_disp_t;
-#define NC_TYPE_HINDEXED PMPI_Type_create_hindexed
-#define NC_PACK PMPI_Pack
-#define NC_UNPACK PMPI_Unpack
-#endif
-static int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Aint tlb,
-                   char *stage, size_t cap, MPI_Comm comm)
+static int pack_io_c(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Aint tlb,
+                     char *stage, size_t cap, MPI_Comm comm)
 {
-#if MPI_VERSION < 4
-    /* MPI-3's PMPI_Pack counts in int: only the large path (one element of a datatype of
-     * more than INT_MAX bytes) comes here with more */
-    if (count > INT_MAX || cap > INT_MAX) {
-        mpi_say(
-                "numacoll-mpi: MPI_Bcast: cannot %s %zu bytes of a non-contiguous datatype "
-                "in one piece with this MPI-%d library (its MPI_Pack counts in int; allowed: "
-                "datatypes of at most %d bytes per element)\n",
-                unpack ? "unpack" : "pack", cap, MPI_VERSION, INT_MAX);
-        return MPI_ERR_COUNT;
-    }
-#endif
     MPI_Datatype t = dt;
-    pack_count_t n = (pack_count_t)count, pos = 0;
+    MPI_Count n = count, pos = 0;
     int own = 0, rc;
     if (buf == MPI_BOTTOM && count > 0 && tlb != 0) {
-        pack_disp_t disp = -(pack_disp_t)tlb;
-        if (NC_TYPE_HINDEXED(1, &n, &disp, dt, &t) != MPI_SUCCESS) return MPI_ERR_TYPE;
+        MPI_Count disp = -(MPI_Count)tlb;
+        if (PMPI_Type_create_hindexed_c(1, &n, &disp, dt, &t) != MPI_SUCCESS) return MPI_ERR_TYPE;
         own = 1;
         if (PMPI_Type_commit(&t) != MPI_SUCCESS) {
             PMPI_Type_free(&t);
@@ -51,8 +28,46 @@ static int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_
         buf = (void *)tlb;
         n = 1;
     }
-    rc = unpack ? NC_UNPACK(stage, (pack_count_t)cap, &pos, buf, n, t, comm)
-                : NC_PACK(buf, n, t, stage, (pack_count_t)cap, &pos, comm);
+    rc = unpack ? PMPI_Unpack_c(stage, (MPI_Count)cap, &pos, buf, n, t, comm)
+                : PMPI_Pack_c(buf, n, t, stage, (MPI_Count)cap, &pos, comm);
+    if (own) PMPI_Type_free(&t);
+    return rc;
+}
+#endif
+
+static int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Aint tlb,
+                   char *stage, size_t cap, MPI_Comm comm)
+{
+#if MPI_VERSION >= 4
+    if (NC_HAVE(PMPI_Pack_c) && NC_HAVE(PMPI_Unpack_c) && NC_HAVE(PMPI_Type_create_hindexed_c))
+        return pack_io_c(unpack, buf, count, dt, tlb, stage, cap, comm);
+#endif
+    /* MPI-3's PMPI_Pack counts in int: only the large path (one element of a datatype of
+     * more than INT_MAX bytes) comes here with more */
+    if (count > INT_MAX || cap > INT_MAX) {
+        mpi_say(
+                "numacoll-mpi: MPI_Bcast: cannot %s %zu bytes of a non-contiguous datatype "
+                "in one piece with this MPI library (its MPI_Pack counts in int, it has no "
+                "MPI_Pack_c; allowed: datatypes of at most %d bytes per element)\n",
+                unpack ? "unpack" : "pack", cap, INT_MAX);
+        return MPI_ERR_COUNT;
+    }
+    MPI_Datatype t = dt;
+    int n = (int)count, pos = 0;
+    int own = 0, rc;
+    if (buf == MPI_BOTTOM && count > 0 && tlb != 0) {
+        MPI_Aint disp = -tlb;
+        if (PMPI_Type_create_hindexed(1, &n, &disp, dt, &t) != MPI_SUCCESS) return MPI_ERR_TYPE;
+        own = 1;
+        if (PMPI_Type_commit(&t) != MPI_SUCCESS) {
+            PMPI_Type_free(&t);
+            return MPI_ERR_TYPE;
+        }
+        buf = (void *)tlb;
+        n = 1;
+    }
+    rc = unpack ? PMPI_Unpack(stage, (int)cap, &pos, buf, n, t, comm)
+                : PMPI_Pack(buf, n, t, stage, (int)cap, &pos, comm);
     if (own) PMPI_Type_free(&t);
     return rc;
 }
@@ -193,6 +208,7 @@ static int bcast_large(nc_comm_t *s, void *buf, MPI_Count count, MPI_Datatype dt
 int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     if (count <= INT_MAX) return PMPI_Bcast(buf, (int)count, dt, root, comm);
+    if (!NC_HAVE(PMPI_Bcast_c)) return MPI_ERR_COUNT;
     return PMPI_Bcast_c(buf, count, dt, root, comm);
 }
 

@@ -38,6 +38,8 @@ static int mpi_own(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
                    MPI_Op op, int root, MPI_Comm comm)
 {
 #if MPI_VERSION >= 4
+    if (count > INT_MAX && (root < 0 ? !NC_HAVE(PMPI_Allreduce_c) : !NC_HAVE(PMPI_Reduce_c)))
+        return MPI_ERR_COUNT;
     if (count > INT_MAX)
         return root < 0 ? PMPI_Allreduce_c(sendbuf, recvbuf, count, dt, op, comm)
                         : PMPI_Reduce_c(sendbuf, recvbuf, count, dt, op, root, comm);
@@ -289,6 +291,7 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
                  int root, MPI_Comm comm)
 {
+    if (root < 0 && !NC_HAVE(PMPI_Reduce_c)) return MPI_ERR_ROOT;
     if (root < 0) return PMPI_Reduce_c(sendbuf, recvbuf, count, dt, op, root, comm);
     return reduce_entry(sendbuf, recvbuf, count, dt, op, root, comm);
 }

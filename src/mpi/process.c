@@ -153,6 +153,10 @@ const char *numacoll_mpi_flavor(void)
     return NC_FLAVOR;
 }
 
+/* the family this preload serves, readable without loading it (numacoll-run --lib reads
+ * it with grep: the MPICH-family preload names no MPI library to tell it by) */
+__attribute__((used)) static const char nc_family_tag[] = "numacoll-mpi-family=" NC_FLAVOR;
+
 /* ---- callbacks given to the core ---------------------------------------------------- */
 
 int oob_allgather(const void *sendbuf, void *recvbuf, size_t size, void *ctx)
@@ -356,6 +360,6 @@ int MPI_Session_finalize(MPI_Session *session)
 {
     ensure_init();
     if (g_stats_print && !atomic_load_explicit(&g_self_hooked, memory_order_relaxed)) print_stats();
-    return PMPI_Session_finalize(session);
+    return NC_HAVE(PMPI_Session_finalize) ? PMPI_Session_finalize(session) : MPI_ERR_SESSION;
 }
 #endif

@@ -97,13 +97,19 @@ else
 fi
 
 # ---- 4. the MPI example under the installed numacoll-run -------------------------------------
-if [ -n "$mpi" ] && command -v "mpicc.$mpi" >/dev/null; then
+# the MPI's wrapper and launcher as the installed manifest records them
+. "$src/tests/mpi/manifest.sh"
+mpicc="$(nc_mpi_field "$prefix" "$mpi" cc)"
+launcher="$(nc_mpi_field "$prefix" "$mpi" launcher)"
+if [ -n "$mpi" ] && { [ -z "$mpicc" ] || [ -z "$launcher" ]; }; then
+    bad "the installed manifest $prefix/share/numacoll/mpis.tsv has no wrapper and launcher for $mpi"
+elif [ -n "$mpi" ]; then
     case "$mpi" in
-    openmpi) launch=(mpirun.openmpi --oversubscribe -np 2) ;;
-    *) launch=(mpiexec.mpich -n 2) ;;
+    openmpi) launch=("$launcher" --oversubscribe -np 2) ;;
+    *) launch=("$launcher" -n 2) ;;
     esac
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-    if "mpicc.$mpi" -o "$tmp/mpi_ex" "$examples/mpi_bcast_barrier.c" 2>"$tmp/err"; then
+    if "$mpicc" -o "$tmp/mpi_ex" "$examples/mpi_bcast_barrier.c" 2>"$tmp/err"; then
         out=$(NUMACOLL_VERBOSE=1 timeout 120 "$prefix/bin/numacoll-run" "${launch[@]}" \
             "$tmp/mpi_ex" 1048576 20 2>&1)
         grep -q "MPI_COMM_WORLD (size 2): one node team" <<<"$out" ||
@@ -111,7 +117,7 @@ if [ -n "$mpi" ] && command -v "mpicc.$mpi" >/dev/null; then
         grep -q "2 ranks: 20 broadcasts of 1048576 bytes received intact" <<<"$out" ||
             bad "the MPI example under numacoll-run: $out"
     else
-        bad "mpicc.$mpi cannot build the MPI example: $(cat "$tmp/err")"
+        bad "$mpicc cannot build the MPI example: $(cat "$tmp/err")"
     fi
 else
     echo "the MPI example: skipped (numacoll built without MPI)"

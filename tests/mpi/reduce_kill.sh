@@ -15,9 +15,11 @@ bindir="$1"; flavor="$2"; prog="$3"
 LIMIT=${REDUCE_KILL_LIMIT:-20}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_base_warn_component_unused=0
+. "$(dirname "$0")/manifest.sh"
+launcher="$(nc_mpi_launcher "$bindir/.." "$flavor")" || exit 2
 case "$flavor" in
-openmpi) launch=(mpirun.openmpi --oversubscribe --enable-recovery -np 3) ;;
-mpich) launch=(mpiexec.mpich -disable-auto-cleanup -n 3) ;;
+openmpi) launch=("$launcher" --oversubscribe --enable-recovery -np 3) ;;
+mpich) launch=("$launcher" -disable-auto-cleanup -n 3) ;;
 *) echo "reduce_kill.sh: unknown MPI $flavor"; exit 2 ;;
 esac
 tmp=$(mktemp -d)

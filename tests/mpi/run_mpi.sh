@@ -35,9 +35,11 @@ shift
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # keep the launchers quiet and local
 export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_rmaps_base_oversubscribe=1
+. "$(dirname "$0")/manifest.sh"
+launcher="$(nc_mpi_launcher "$bindir/.." "$flavor")" || exit 2
 case "$flavor" in
-openmpi) launch=(mpirun.openmpi --oversubscribe -np "$np") ;;
-mpich) launch=(mpiexec.mpich -n "$np") ;;
+openmpi) launch=("$launcher" --oversubscribe -np "$np") ;;
+mpich) launch=("$launcher" -n "$np") ;;
 *) echo "run_mpi.sh: unknown MPI $flavor" >&2; exit 2 ;;
 esac
 

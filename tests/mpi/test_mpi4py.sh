@@ -15,10 +15,13 @@ set -u
 build="$(cd "$1" && pwd)"; flavor="$2"
 dir="$build/mpi4py-$flavor"
 py=/usr/bin/python3
-mpicc=mpicc.$flavor
+. "$(dirname "$0")/manifest.sh"
+mpicc="$(nc_mpi_field "$build" "$flavor" cc)"
+mpicc="${mpicc:-mpicc.$flavor}"
+launcher="$(nc_mpi_launcher "$build" "$flavor")" || exit 2
 case $flavor in
-openmpi) launch=(mpirun.openmpi --oversubscribe -np); lib_name="Open MPI" ;;
-mpich) launch=(mpiexec.mpich -n); lib_name="MPICH" ;;
+openmpi) launch=("$launcher" --oversubscribe -np); lib_name="Open MPI" ;;
+mpich) launch=("$launcher" -n); lib_name="MPICH" ;;
 *) echo "unknown MPI $flavor"; exit 2 ;;
 esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

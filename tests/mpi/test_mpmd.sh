@@ -22,23 +22,25 @@ run() { # label, launcher command...
         echo "FAILED: $label"; fail=1
     fi
 }
+. "$(dirname "$0")/manifest.sh"
+launcher="$(nc_mpi_launcher "$bin/.." "$flavor")" || exit 2
 case "$flavor" in
 openmpi)
-    run "Open MPI, contexts split by ':'" mpirun.openmpi --oversubscribe \
+    run "Open MPI, contexts split by ':'" "$launcher" --oversubscribe \
         -np 1 "$prog" bcast 1 : -np 2 "$prog" bcast 1
     printf '# two contexts\n-np 1 %s bcast 1\n\n-np 2 %s bcast 1\n' "$prog" "$prog" >"$tmp/app"
-    run "Open MPI, --app FILE" mpirun.openmpi --oversubscribe --app "$tmp/app"
-    run "Open MPI, a context with its own -x LD_PRELOAD" mpirun.openmpi --oversubscribe \
+    run "Open MPI, --app FILE" "$launcher" --oversubscribe --app "$tmp/app"
+    run "Open MPI, a context with its own -x LD_PRELOAD" "$launcher" --oversubscribe \
         -np 1 -x LD_PRELOAD=libm.so.6 "$prog" bcast 1 : -np 2 "$prog" bcast 1
     if ls "${TMPDIR:-/tmp}"/numacoll-appfile.* >/dev/null 2>&1; then
         echo "FAILED: numacoll-run left its appfile copy behind"; fail=1
     fi
     ;;
 mpich)
-    run "MPICH, contexts split by ':'" mpiexec.mpich -n 1 "$prog" bcast 1 : -n 2 "$prog" bcast 1
+    run "MPICH, contexts split by ':'" "$launcher" -n 1 "$prog" bcast 1 : -n 2 "$prog" bcast 1
     printf -- '-n 1 %s bcast 1 : -n 2 %s bcast 1\n' "$prog" "$prog" >"$tmp/cfg"
-    run "MPICH, -configfile" mpiexec.mpich -configfile "$tmp/cfg"
-    run "MPICH, a context with its own -env LD_PRELOAD" mpiexec.mpich \
+    run "MPICH, -configfile" "$launcher" -configfile "$tmp/cfg"
+    run "MPICH, a context with its own -env LD_PRELOAD" "$launcher" \
         -n 1 -env LD_PRELOAD libm.so.6 "$prog" bcast 1 : -n 2 "$prog" bcast 1
     ;;
 *) echo "test_mpmd.sh: unknown MPI $flavor"; exit 2 ;;

@@ -80,7 +80,8 @@ expect_err "unknown option" "^numacoll-run: unknown option '--bogus'" --bogus mp
 out="$("$bin/numacoll-run" --help 2>&1)"; rc=$?
 miss=""
 for w in "--mpi openmpi|mpich" "--lib PATH" "--print" "--force" "--version" "-h, --help" \
-    "The program's MPI" "Exit status"; do
+    "The program's MPI" "Exit status" "MPI_Barrier, MPI_Bcast, MPI_Allreduce" "and MPI_Reduce" \
+    "srun"; do
     grep -qF -- "$w" <<<"$out" || miss+=" '$w'"
 done
 if [ $rc -eq 0 ] && [ -z "$miss" ] && grep -v '^ *$' <<<"$out" | tail -n 1 | grep -q '[.)]$'; then
@@ -144,8 +145,56 @@ if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [
             mpirun.openmpi -np 2 /usr/bin/python3 app.py
         rm -rf "$fake"
     fi
+    # srun (Slurm): a launcher, not the program; the preload is the program's MPI's, passed
+    # with --export (a fake srun on PATH prints its arguments and its own LD_PRELOAD)
+    fake="$(mktemp -d)"
+    printf '#!/bin/sh\necho "fake srun args: $*"\necho "fake srun own LD_PRELOAD=${LD_PRELOAD:-}"\n' >"$fake/srun"
+    chmod +x "$fake/srun"
+    srun_case() { # description, regex (one line of the fake's output), command...
+        local d="$1" re="$2"; shift 2
+        local out rc
+        out="$(PATH="$fake:$PATH" "$bin/numacoll-run" "$@" 2>&1)"; rc=$?
+        if [ $rc -eq 0 ] && grep -Eq -- "$re" <<<"$out" && grep -q "^fake srun own LD_PRELOAD=$" <<<"$out"; then
+            echo "ok: $d"
+        else echo "FAILED: $d: rc $rc, '$out' lacks /$re/ or srun itself was preloaded"; fail=1; fi
+    }
+    srun_case "srun, an MPICH program" \
+        "^fake srun args: --export=ALL,LD_PRELOAD=[^ ]*/mpich/libnumacoll_mpi\.so -n 2 [^ ]*mpi_coll_test_mpich barrier 3$" \
+        srun -n 2 "$pm" barrier 3
+    srun_case "srun, an Open MPI program, the command's own --export kept" \
+        "^fake srun args: -p debug --export=NONE,LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so -n 2 [^ ]*mpi_coll_test_openmpi$" \
+        srun -p debug --export=NONE -n 2 "$po"
+    srun_case "srun --export VALUE (two words)" \
+        "^fake srun args: --export=HOME,LD_PRELOAD=[^ ]*/mpich/libnumacoll_mpi\.so -n 1 " \
+        srun --export HOME -n 1 "$pm"
+    out="$(PATH="$fake:$PATH" "$bin/numacoll-run" srun -n 2 ./no-such-program 2>&1)"; rc=$?
+    if [ $rc -eq 2 ] && grep -q "cannot tell which MPI the program of this srun command uses.*--mpi" <<<"$out"; then
+        echo "ok: srun with no MPI program found: asks for --mpi"
+    else echo "FAILED: srun, unknown program: rc $rc: $out"; fail=1; fi
+    PATH="$fake:$PATH" expect_err "srun, --mpi against the program" \
+        "MPI mismatch: --mpi openmpi preloads numacoll's library for Open MPI, but [^ ]*mpi_coll_test_mpich loads MPICH" \
+        --print --mpi openmpi srun -n 2 "$pm"
+    rm -rf "$fake"
+    # other launchers known by name: Open MPI 5's prterun, MPICH's mpiexec.hydra
+    check "prterun: Open MPI" "^prterun -x LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so -np 2 " prterun -np 2 "$po"
+    check "mpiexec.hydra: MPICH" "^mpiexec\.hydra -genv LD_PRELOAD [^ ]*/mpich/libnumacoll_mpi\.so -n 2 " mpiexec.hydra -n 2 "$pm"
 else
-    echo "(Open MPI and MPICH not both built: the MPI mismatch checks are skipped)"
+    echo "(Open MPI and MPICH not both built: the MPI mismatch and srun checks are skipped)"
+fi
+
+# a preload that does not load here (a library it needs is missing) is refused, naming it
+if command -v cc >/dev/null; then
+    bad="$(mktemp -d)"
+    cc -shared -o "$bad/libnc_gone.so" -x c /dev/null &&
+        printf 'static const char t[] __attribute__((used)) = "numacoll-mpi-family=mpich";\n' |
+        cc -shared -o "$bad/libnumacoll_mpi.so" -x c - -L"$bad" -Wl,--no-as-needed -lnc_gone && rm -f "$bad/libnc_gone.so"
+    expect_err "a preload that does not load" \
+        "^numacoll-run: the preload $bad/libnumacoll_mpi\.so does not load on this machine" \
+        --print --lib "$bad/libnumacoll_mpi.so" mpiexec.mpich -n 2 ./a
+    out="$("$bin/numacoll-run" --print --lib "$bad/libnumacoll_mpi.so" mpiexec.mpich -n 2 ./a 2>&1)"
+    if grep -q "libnc_gone\.so => not found" <<<"$out"; then echo "ok: the missing library is named"
+    else echo "FAILED: the missing library is not named: $out"; fail=1; fi
+    rm -rf "$bad"
 fi
 [ $fail = 0 ] && echo "numacoll-run checks: PASS"
 exit $fail

@@ -269,11 +269,11 @@ mpi_bench() { # mpi np collective extra-bench-args... -- extra-launcher-args...
         slow=(--csv-slowest "$STAGE/slowest_mpi_bcast.csv")
     fi
     case "$mpi" in
-    openmpi) cmd=(mpirun.openmpi --oversubscribe -np "$np") ;;
+    openmpi) cmd=("$(mpi_recorded "$mpi" 5 mpirun.openmpi)" --oversubscribe -np "$np") ;;
     mpich) # Hydra leaves ranks unbound unless asked (Open MPI binds to core up to 2
         # ranks, to socket beyond): bind to distinct cores when not oversubscribed, so that
         # both MPIs' ranks sit on their own CPU like the fork benchmark's
-        cmd=(mpiexec.mpich)
+        cmd=("$(mpi_recorded "$mpi" 5 mpiexec.mpich)")
         if [ "$np" -le "$NP" ]; then cmd+=(-bind-to core); fi
         cmd+=(-n "$np") ;;
     esac
@@ -496,11 +496,16 @@ cpu_model() {
     [ -n "$m" ] || m="$(LC_ALL=C lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
     echo "${m:-unknown}"
 }
+# mpi_recorded FAMILY COLUMN DEFAULT: a column of FAMILY's line in the build's MPI
+# manifest (share/numacoll/mpis.tsv: 2 version, 4 C wrapper, 5 launcher), else DEFAULT
+mpi_recorded() {
+    local v
+    v="$(awk -F'\t' -v f="$1" -v c="$2" '$1 == f { print $c; exit }' \
+        "$BIN/../share/numacoll/mpis.tsv" 2>/dev/null)"
+    echo "${v:-$3}"
+}
 mpi_version() {
-    case "$1" in
-    openmpi) mpirun.openmpi --version 2>/dev/null | sed -n '1s/.*) *//p' ;;
-    mpich) mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p' ;;
-    esac
+    mpi_recorded "$1" 2 unknown
 }
 run_info_start() {
     DATE_START="$(date -u '+%Y-%m-%d %H:%M:%S UTC')"

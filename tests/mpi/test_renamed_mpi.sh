@@ -1,0 +1,83 @@
+#!/bin/bash
+# The MPICH-family preload names no MPI library, so it serves an MPI of the same ABI under
+# another name (Intel MPI, MVAPICH and Cray MPICH ship libmpi.so.12), and references the
+# MPI-4 entry points an MPICH 3.x-based MPI lacks only weakly.
+#   test_renamed_mpi.sh links BIN_DIR
+#     readelf -d: no libmpi*/libmpich* NEEDED entry in lib/mpich/libnumacoll_mpi.so;
+#     nm -D: its MPI-4 references (PMPI_Bcast_c ... PMPI_Session_finalize) are weak
+#   test_renamed_mpi.sh run BIN_DIR MPI_LIBRARY "INCLUDE_DIRS" CC SOURCE_DIR
+#     MPI_LIBRARY (MPICH's libmpich.so.12) copied to a temporary directory as libmpi.so.12
+#     (its SONAME changed to match), tests/mpi/mpi_abi_name.c linked against that copy,
+#     run at np = 2 under numacoll-run with the launcher of the manifest: every barrier,
+#     broadcast and allreduce numacoll's, and one MPI library in the process (the copy)
+set -u
+mode="$1"; bin="$2"; fail=0
+lib="$bin/../lib/mpich/libnumacoll_mpi.so"
+[ -f "$lib" ] || { echo "FAILED: $lib not built"; exit 1; }
+if [ "$mode" = links ]; then
+    needed="$(LC_ALL=C readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')"
+    echo "NEEDED: $(tr '\n' ' ' <<<"$needed")"
+    if grep -q '^libmpi' <<<"$needed"; then
+        echo "FAILED: the MPICH-family preload names an MPI library: $(grep '^libmpi' <<<"$needed" | tr '\n' ' ')"
+        fail=1
+    fi
+    for s in PMPI_Bcast_c PMPI_Allreduce_c PMPI_Reduce_c PMPI_Pack_c PMPI_Unpack_c \
+        PMPI_Type_size_c PMPI_Type_create_hindexed_c PMPI_Session_finalize; do
+        kind="$(nm -D "$lib" | awk -v s="$s" '$NF == s { print $(NF - 1) }')"
+        case "$kind" in
+        "" | w) echo "ok: $s: ${kind:-not referenced}" ;;
+        *) echo "FAILED: $s is '$kind' in the preload (a strong reference: an MPI without it cannot load the preload)"; fail=1 ;;
+        esac
+    done
+    [ $fail = 0 ] && echo "preload links: PASS"
+    exit $fail
+fi
+
+mpilib="$3"; incs="${4//;/ }"; cc="$5"; src="$6"
+launcher="$(awk -F'\t' '$1 == "mpich" { print $5 }' "$bin/../share/numacoll/mpis.tsv")"
+[ -n "$launcher" ] || { echo "FAILED: no MPICH-family launcher in $bin/../share/numacoll/mpis.tsv"; exit 1; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cp "$mpilib" "$tmp/libmpi.so.12"
+# the copy's SONAME becomes libmpi.so.12, as the vendors' library's is
+/usr/bin/python3 - "$tmp/libmpi.so.12" <<'EOF_PY' || { echo "FAILED: cannot rename the copy's SONAME"; exit 1; }
+import struct, sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "not a 64-bit little-endian ELF"
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+dyn = next(s for s in secs if s[1] == 6)  # SHT_DYNAMIC
+strtab = secs[dyn[6]]                     # its sh_link: .dynstr
+for off in range(dyn[4], dyn[4] + dyn[5], 16):
+    tag, val = struct.unpack_from("<qQ", data, off)
+    if tag == 14:  # DT_SONAME
+        at = strtab[4] + val
+        old = data[at:data.index(b"\0", at)]
+        new = b"libmpi.so.12"
+        assert len(new) <= len(old), old
+        data[at:at + len(old)] = new + b"\0" * (len(old) - len(new))
+        open(path, "wb").write(data)
+        sys.exit(0)
+sys.exit("no DT_SONAME")
+EOF_PY
+ln -s libmpi.so.12 "$tmp/libmpi.so" # what -lmpi finds at link time
+iflags=()
+for d in $incs; do iflags+=(-I"$d"); done
+if ! "$cc" "${iflags[@]}" -I"$src/src/mpi" -o "$tmp/abi_name" "$src/tests/mpi/mpi_abi_name.c" \
+    -L"$tmp" -lmpi -Wl,-rpath,"$tmp" -ldl 2>"$tmp/err"; then
+    echo "FAILED: cannot build the program against the renamed copy: $(cat "$tmp/err")"; exit 1
+fi
+echo "the program loads: $(ldd "$tmp/abi_name" | grep -i mpi | tr -s ' \t' ' ')"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+out="$(NUMACOLL_MPI_SETUP_AFTER=0 timeout 120 "$bin/numacoll-run" "$launcher" -n 2 "$tmp/abi_name" 40 2>&1)"
+rc=$?
+echo "$out" | tail -n 20
+want="preloaded; barrier 40 \(numacoll 40\), bcast 40 \(numacoll 40\), allreduce 40 \(numacoll 40\); 0 wrong results; 1 MPI libraries loaded: $tmp/libmpi\.so\.12$"
+n="$(grep -Ec "^abi_name: rank [01]: $want" <<<"$out")"
+if [ $rc -ne 0 ] || [ "$n" != 2 ]; then
+    echo "FAILED: exit $rc; $n of 2 ranks ran every call through numacoll with only $tmp/libmpi.so.12 loaded"
+    exit 1
+fi
+echo "renamed MPI library: PASS"
