@@ -286,7 +286,8 @@ foreach(f ${NC_MPI_FLAVORS})
               -- ${P} barrier 10)
 
   # Fortran (mpif.h): the calls must be intercepted (counter "fortran N", N > 0)
-  find_program(NC_FC_${f} ${NC_MPI_${f}_FC})
+  # the Fortran wrapper found beside the MPI's mpicc (src/mpi/find_mpis.cmake)
+  set(NC_FC_${f} "${NC_MPI_${f}_FC}")
   if(NC_FC_${f})
     set(fp ${NC_MPI_TDIR}/fortran_test_${f})
     add_custom_command(OUTPUT ${fp}
@@ -332,6 +333,16 @@ if("mpich" IN_LIST NC_MPI_FLAVORS)
                    ${nc_mpich_lib} "${NC_MPI_mpich_INCS}" ${CMAKE_C_COMPILER} ${PROJECT_SOURCE_DIR})
   set_tests_properties(mpi_mpich_renamed_lib PROPERTIES TIMEOUT 180 LABELS "mpi;mpi-mpich"
                        RUN_SERIAL TRUE PASS_REGULAR_EXPRESSION "renamed MPI library: PASS")
+endif()
+
+# an MPI in a cluster-style prefix (bin/mpicc, bin/mpirun, bin/mpif90) named by
+# -DNUMACOLL_MPICC is found and recorded with its own launcher (a scratch configure)
+if("openmpi" IN_LIST NC_MPI_FLAVORS AND NC_MPI_openmpi_LAUNCHER AND NC_MPI_openmpi_FC)
+  add_test(NAME mpi_cluster_prefix
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_cluster_prefix.sh ${PROJECT_SOURCE_DIR}
+                   ${NC_MPI_openmpi_CC} ${NC_MPI_openmpi_LAUNCHER} ${NC_MPI_openmpi_FC})
+  set_tests_properties(mpi_cluster_prefix PROPERTIES TIMEOUT 240 LABELS mpi
+                       PASS_REGULAR_EXPRESSION "cluster prefix: PASS")
 endif()
 
 # numacoll-run picks the library that matches the launcher

@@ -77,6 +77,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: numacoll-info [--config | --algorithms | --check] [--json]\n"
             "       numacoll-info --markdown\n"
+            "       numacoll-info --mpis [--json]\n"
             "Print numacoll's configuration table (every NUMACOLL_* environment variable with\n"
             "its current value, default, allowed values and meaning) and the registered\n"
             "barrier algorithms; without an option, both.\n"
@@ -87,6 +88,8 @@ static void usage(FILE *f)
             "  --json        the same as one JSON object on stdout\n"
             "  --markdown    the table without values (name, type, default, allowed, meaning)\n"
             "                as Markdown, whatever the environment holds: docs/tuning.md\n"
+            "  --mpis        the MPIs numacoll was built for (family, version, C wrapper,\n"
+            "                launcher, Fortran wrapper, preload), from share/numacoll/mpis.tsv\n"
             "  --version     print the version and exit\n"
             "  -h, --help    print this help and exit\n"
             "Each variable's meaning line names its unit (NUMACOLL_TIMEOUT: seconds).\n"
@@ -294,7 +297,7 @@ static void print_config_parsable(const numacoll_config_row_t *rows, int n,
 int main(int argc, char **argv)
 {
     int json = 0, mode = 0; /* 0 all, 1 config, 2 algorithms, 3 check, 4 markdown */
-    int parsable = 0, r;
+    int parsable = 0, mpis = 0, r;
     explain_args_t ex = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
@@ -307,6 +310,8 @@ int main(int argc, char **argv)
             mode = 3;
         else if (!strcmp(argv[i], "--markdown"))
             mode = 4;
+        else if (!strcmp(argv[i], "--mpis"))
+            mpis = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
@@ -323,6 +328,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (mpis) return info_mpis(json);
     if ((r = explain_dispatch(&ex, mode, json, parsable)) >= 0) return r;
     int n, na;
     const numacoll_config_row_t *rows = numacoll_config_table(&n);

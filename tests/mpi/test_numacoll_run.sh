@@ -196,5 +196,15 @@ if command -v cc >/dev/null; then
     else echo "FAILED: the missing library is not named: $out"; fail=1; fi
     rm -rf "$bad"
 fi
+# numacoll-info --mpis lists every MPI of the manifest with its launcher and preload
+out="$("$bin/numacoll-info" --mpis 2>&1)"; rc=$?
+for f in $flavors; do
+    l="$(awk -F'\t' -v f="$f" '$1 == f { print $5 }' "$bin/../share/numacoll/mpis.tsv")"
+    if [ $rc -eq 0 ] && [ -n "$l" ] && grep -q "^$f [0-9]" <<<"$out" &&
+        grep -qF "  launcher:        $l" <<<"$out" &&
+        grep -q "  preload: .*/lib/$f/libnumacoll_mpi\.so$" <<<"$out"; then
+        echo "ok: numacoll-info --mpis lists $f"
+    else echo "FAILED: numacoll-info --mpis: rc $rc, $f (launcher '$l') not listed: $out"; fail=1; fi
+done
 [ $fail = 0 ] && echo "numacoll-run checks: PASS"
 exit $fail

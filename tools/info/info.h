@@ -30,4 +30,7 @@ int explain_arg(int argc, char **argv, int *i, explain_args_t *ex);
 /* After the options: -1 when --explain is not asked for, else its exit status. */
 int explain_dispatch(const explain_args_t *ex, int mode, int json, int parsable);
 
+/* --mpis: the MPIs of the build's manifest (info/mpis.c); the exit status */
+int info_mpis(int json);
+
 #endif

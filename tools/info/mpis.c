@@ -1,0 +1,85 @@
+/*
+ * numacoll-info --mpis: the MPIs numacoll was built for, from the manifest the build writes
+ * (share/numacoll/mpis.tsv beside bin/, in the build tree and installed; one tab-separated
+ * line per MPI: family, version, MPI standard, C wrapper, launcher, Fortran wrapper,
+ * preload relative to the prefix).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "info.h"
+
+enum { MPI_COLS = 7 };
+
+/* the prefix: the directory above the one of this executable */
+static int prefix_dir(char *out, size_t cap)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = '\0';
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(exe, '/');
+        if (!slash) return -1;
+        *slash = '\0';
+    }
+    if (snprintf(out, cap, "%s", exe[0] ? exe : "/") >= (int)cap) return -1;
+    return 0;
+}
+
+int info_mpis(int json)
+{
+    char prefix[PATH_MAX], path[PATH_MAX + 32], line[4 * PATH_MAX];
+    if (prefix_dir(prefix, sizeof prefix) != 0) {
+        fprintf(stderr, "numacoll-info: --mpis: cannot find the directory of this program\n");
+        return 1;
+    }
+    snprintf(path, sizeof path, "%s/share/numacoll/mpis.tsv", prefix);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr,
+                "numacoll-info: --mpis: no manifest at %s: numacoll was built without MPI "
+                "(libnumacoll_mpi); configure it with -DNUMACOLL_MPICC=/path/to/mpicc\n",
+                path);
+        return 1;
+    }
+    static const char *const names[MPI_COLS] = {"family", "version", "standard", "mpicc",
+                                                "launcher", "fortran", "preload"};
+    int n = 0;
+    if (json) printf("{\"manifest\": \"%s\", \"mpis\": [", path);
+    else printf("numacoll's MPIs (%s):\n", path);
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n') continue;
+        line[strcspn(line, "\n")] = '\0';
+        char *col[MPI_COLS] = {0}, *p = line;
+        for (int c = 0; c < MPI_COLS; c++) {
+            col[c] = p;
+            p = p ? strchr(p, '\t') : NULL;
+            if (p) *p++ = '\0';
+        }
+        if (!col[MPI_COLS - 1]) continue; /* not a whole line */
+        char preload[PATH_MAX + 8];
+        snprintf(preload, sizeof preload, "%s/%s", prefix, col[MPI_COLS - 1]);
+        if (json) {
+            printf("%s{", n ? ", " : "");
+            for (int c = 0; c < MPI_COLS; c++) {
+                printf("%s\"%s\": ", c ? ", " : "", names[c]);
+                json_str(c == MPI_COLS - 1 ? preload : col[c]);
+            }
+            printf("}");
+        } else {
+            printf("%s %s (MPI %s)%s\n", col[0], col[1], col[2], n ? "" : ", the default");
+            printf("  C wrapper:       %s\n", col[3]);
+            printf("  launcher:        %s\n", col[4][0] ? col[4] : "(none found)");
+            printf("  Fortran wrapper: %s\n", col[5][0] ? col[5] : "(none found)");
+            printf("  preload:         %s\n", preload);
+        }
+        n++;
+    }
+    fclose(f);
+    if (json) printf("]}\n");
+    else if (!n) printf("(none)\n");
+    return 0;
+}
