@@ -32,23 +32,27 @@ NC_CFG_LINK(mpi); /* src/team/config_rows.c: the MPI layer's rows, in libnumacol
 #include <string.h>
 #include <unistd.h>
 
-/* MPI-4 entry points that an MPI of the same family and ABI may lack (an MPICH 3.x-based
- * vendor MPI under the MPICH-family preload, which names no MPI library): weak, so the
- * preload loads without them; NC_HAVE(fn) says whether the running MPI has one, and the
- * callers take the MPI-3 path where it has not. */
-#if MPI_VERSION >= 4
-#pragma weak PMPI_Bcast_c
-#pragma weak PMPI_Allreduce_c
-#pragma weak PMPI_Reduce_c
-#pragma weak PMPI_Pack_c
-#pragma weak PMPI_Unpack_c
-#pragma weak PMPI_Type_size_c
-#pragma weak PMPI_Type_create_hindexed_c
-#pragma weak PMPI_Session_finalize
-#define NC_HAVE(fn) ((fn) != NULL)
-#endif
-
 #pragma GCC visibility push(hidden)
+
+/* MPI-4 entry points that an MPI of the same family and ABI may lack (an MPICH 3.x-based
+ * vendor MPI under the MPICH-family preload, which names no MPI library): not referenced
+ * by name, so the preload loads without them, but looked up in the running MPI when this
+ * layer starts (ensure_init: mpi_bind in process.c); NULL where it has none, and the
+ * callers take the MPI-3 path or return an error there. */
+#if MPI_VERSION >= 4
+typedef struct nc_mpi4 {
+    __typeof__(PMPI_Bcast_c) *PMPI_Bcast_c;
+    __typeof__(PMPI_Allreduce_c) *PMPI_Allreduce_c;
+    __typeof__(PMPI_Reduce_c) *PMPI_Reduce_c;
+    __typeof__(PMPI_Pack_c) *PMPI_Pack_c;
+    __typeof__(PMPI_Unpack_c) *PMPI_Unpack_c;
+    __typeof__(PMPI_Type_size_c) *PMPI_Type_size_c;
+    __typeof__(PMPI_Type_create_hindexed_c) *PMPI_Type_create_hindexed_c;
+    __typeof__(PMPI_Session_finalize) *PMPI_Session_finalize;
+} nc_mpi4_t;
+extern nc_mpi4_t nc_mpi4;
+#define NC_HAVE(fn) (nc_mpi4.fn != NULL)
+#endif
 
 #if defined(OPEN_MPI) && OPEN_MPI
 #define NC_FLAVOR "openmpi"

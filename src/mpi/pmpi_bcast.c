@@ -251,11 +251,12 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     if (count >= 0 && count <= INT_MAX) return MPI_Bcast(buf, (int)count, dt, root, comm);
+    ensure_init();
     if (!NC_HAVE(PMPI_Bcast_c) || !NC_HAVE(PMPI_Type_size_c)) return MPI_ERR_COUNT;
     MPI_Count tsz = -1;
     if (count < 0 || comm == MPI_COMM_NULL || dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE ||
-        PMPI_Type_size_c(dt, &tsz) != MPI_SUCCESS || tsz < 0)
-        return PMPI_Bcast_c(buf, count, dt, root, comm); /* native semantics and errors */
+        nc_mpi4.PMPI_Type_size_c(dt, &tsz) != MPI_SUCCESS || tsz < 0)
+        return nc_mpi4.PMPI_Bcast_c(buf, count, dt, root, comm); /* native semantics and errors */
     if (tsz == 0) return MPI_Bcast(buf, 0, dt, root, comm);
     return bcast_large_entry(buf, count, dt, tsz, root, comm);
 }

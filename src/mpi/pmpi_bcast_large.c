@@ -19,7 +19,7 @@ static int pack_io_c(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MP
     int own = 0, rc;
     if (buf == MPI_BOTTOM && count > 0 && tlb != 0) {
         MPI_Count disp = -(MPI_Count)tlb;
-        if (PMPI_Type_create_hindexed_c(1, &n, &disp, dt, &t) != MPI_SUCCESS) return MPI_ERR_TYPE;
+        if (nc_mpi4.PMPI_Type_create_hindexed_c(1, &n, &disp, dt, &t) != MPI_SUCCESS) return MPI_ERR_TYPE;
         own = 1;
         if (PMPI_Type_commit(&t) != MPI_SUCCESS) {
             PMPI_Type_free(&t);
@@ -28,8 +28,8 @@ static int pack_io_c(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MP
         buf = (void *)tlb;
         n = 1;
     }
-    rc = unpack ? PMPI_Unpack_c(stage, (MPI_Count)cap, &pos, buf, n, t, comm)
-                : PMPI_Pack_c(buf, n, t, stage, (MPI_Count)cap, &pos, comm);
+    rc = unpack ? nc_mpi4.PMPI_Unpack_c(stage, (MPI_Count)cap, &pos, buf, n, t, comm)
+                : nc_mpi4.PMPI_Pack_c(buf, n, t, stage, (MPI_Count)cap, &pos, comm);
     if (own) PMPI_Type_free(&t);
     return rc;
 }
@@ -209,7 +209,7 @@ int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MP
 {
     if (count <= INT_MAX) return PMPI_Bcast(buf, (int)count, dt, root, comm);
     if (!NC_HAVE(PMPI_Bcast_c)) return MPI_ERR_COUNT;
-    return PMPI_Bcast_c(buf, count, dt, root, comm);
+    return nc_mpi4.PMPI_Bcast_c(buf, count, dt, root, comm);
 }
 
 /* A broadcast of @p count > INT_MAX elements of @p tsz > 0 bytes (MPI_Bcast_c): the

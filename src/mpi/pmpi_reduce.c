@@ -41,8 +41,8 @@ static int mpi_own(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
     if (count > INT_MAX && (root < 0 ? !NC_HAVE(PMPI_Allreduce_c) : !NC_HAVE(PMPI_Reduce_c)))
         return MPI_ERR_COUNT;
     if (count > INT_MAX)
-        return root < 0 ? PMPI_Allreduce_c(sendbuf, recvbuf, count, dt, op, comm)
-                        : PMPI_Reduce_c(sendbuf, recvbuf, count, dt, op, root, comm);
+        return root < 0 ? nc_mpi4.PMPI_Allreduce_c(sendbuf, recvbuf, count, dt, op, comm)
+                        : nc_mpi4.PMPI_Reduce_c(sendbuf, recvbuf, count, dt, op, root, comm);
 #endif
     return root < 0 ? PMPI_Allreduce(sendbuf, recvbuf, (int)count, dt, op, comm)
                     : PMPI_Reduce(sendbuf, recvbuf, (int)count, dt, op, root, comm);
@@ -291,8 +291,9 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
                  int root, MPI_Comm comm)
 {
+    ensure_init();
     if (root < 0 && !NC_HAVE(PMPI_Reduce_c)) return MPI_ERR_ROOT;
-    if (root < 0) return PMPI_Reduce_c(sendbuf, recvbuf, count, dt, op, root, comm);
+    if (root < 0) return nc_mpi4.PMPI_Reduce_c(sendbuf, recvbuf, count, dt, op, root, comm);
     return reduce_entry(sendbuf, recvbuf, count, dt, op, root, comm);
 }
 #endif

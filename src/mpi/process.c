@@ -5,8 +5,13 @@
  * communicator's state at MPI_Comm_free and everything left at MPI_Finalize, and the
  * messages of verbose mode.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* dl_iterate_phdr, RTLD_DEFAULT */
+#endif
 #include "mpi_internal.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <stdarg.h>
 
 size_t g_idle_qmax;
@@ -78,8 +83,74 @@ uint64_t node_key_now(void)
     return k;
 }
 
+#if MPI_VERSION >= 4
+nc_mpi4_t nc_mpi4;
+#endif
+
+#if !(defined(OPEN_MPI) && OPEN_MPI)
+/* the loaded objects' names (dl_iterate_phdr), at most 256 */
+typedef struct {
+    char *name[256];
+    int n;
+} loaded_t;
+
+static int loaded_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    loaded_t *l = arg;
+    (void)size;
+    if (info->dlpi_name && info->dlpi_name[0] && l->n < 256) l->name[l->n++] = strdup(info->dlpi_name);
+    return 0;
+}
+
+/* The MPICH-family preload names no MPI library: its PMPI_* calls bind to the MPI in the
+ * process's global scope. A program that loads its MPI with dlopen(RTLD_LOCAL) (python
+ * importing an MPICH mpi4py) leaves it out of that scope: the loaded object that defines
+ * PMPI_Initialized is made global (with its dependencies) before this layer's first
+ * PMPI call. */
+static void mpi_global_scope(void)
+{
+    if (dlsym(RTLD_DEFAULT, "PMPI_Initialized")) return;
+    loaded_t l = {.n = 0};
+    dl_iterate_phdr(loaded_cb, &l);
+    int done = 0;
+    for (int i = 0; i < l.n; i++) {
+        void *h = done || !l.name[i] ? NULL : dlopen(l.name[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (h && dlsym(h, "PMPI_Initialized")) {
+            void *g = dlopen(l.name[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_GLOBAL);
+            if (g) {
+                done = 1;
+                dlclose(g);
+            }
+        }
+        if (h) dlclose(h);
+        free(l.name[i]);
+    }
+}
+#endif
+
+/* The MPI this process runs: in the global scope, its MPI-4 entry points looked up. */
+static void mpi_bind(void)
+{
+#if !(defined(OPEN_MPI) && OPEN_MPI)
+    mpi_global_scope();
+#endif
+#if MPI_VERSION >= 4
+#define NC_FIND(fn) (*(void **)&nc_mpi4.fn = dlsym(RTLD_DEFAULT, #fn))
+    NC_FIND(PMPI_Bcast_c);
+    NC_FIND(PMPI_Allreduce_c);
+    NC_FIND(PMPI_Reduce_c);
+    NC_FIND(PMPI_Pack_c);
+    NC_FIND(PMPI_Unpack_c);
+    NC_FIND(PMPI_Type_size_c);
+    NC_FIND(PMPI_Type_create_hindexed_c);
+    NC_FIND(PMPI_Session_finalize);
+#undef NC_FIND
+#endif
+}
+
 void init_once(void)
 {
+    mpi_bind();
     if (numacoll_config_check() != NUMACOLL_OK) {
         mpi_say("numacoll: %s; libnumacoll_mpi falls back to the native MPI collectives\n",
                 numacoll_last_error());
@@ -360,6 +431,6 @@ int MPI_Session_finalize(MPI_Session *session)
 {
     ensure_init();
     if (g_stats_print && !atomic_load_explicit(&g_self_hooked, memory_order_relaxed)) print_stats();
-    return NC_HAVE(PMPI_Session_finalize) ? PMPI_Session_finalize(session) : MPI_ERR_SESSION;
+    return NC_HAVE(PMPI_Session_finalize) ? nc_mpi4.PMPI_Session_finalize(session) : MPI_ERR_SESSION;
 }
 #endif

@@ -9,7 +9,8 @@
 #     MPI_LIBRARY (MPICH's libmpich.so.12) copied to a temporary directory as libmpi.so.12
 #     (its SONAME changed to match), tests/mpi/mpi_abi_name.c linked against that copy,
 #     run at np = 2 under numacoll-run with the launcher of the manifest: every barrier,
-#     broadcast and allreduce numacoll's, and one MPI library in the process (the copy)
+#     broadcast and allreduce numacoll's, and one MPI library in the process (the copy);
+#     then the same as a shared object loaded by python with dlopen(RTLD_LOCAL)
 set -u
 mode="$1"; bin="$2"; fail=0
 lib="$bin/../lib/mpich/libnumacoll_mpi.so"
@@ -78,6 +79,25 @@ want="preloaded; barrier 40 \(numacoll 40\), bcast 40 \(numacoll 40\), allreduce
 n="$(grep -Ec "^abi_name: rank [01]: $want" <<<"$out")"
 if [ $rc -ne 0 ] || [ "$n" != 2 ]; then
     echo "FAILED: exit $rc; $n of 2 ranks ran every call through numacoll with only $tmp/libmpi.so.12 loaded"
+    exit 1
+fi
+# the same program as a shared object that python loads with dlopen(RTLD_LOCAL) (ctypes),
+# as python loads an MPICH-built mpi4py: the MPI is then outside the global scope until the
+# preload brings it in. --force: the python3 here may import an Open MPI mpi4py
+if ! "$cc" "${iflags[@]}" -I"$src/src/mpi" -shared -fPIC -Dmain=abi_name_main \
+    -o "$tmp/abi_name.so" "$src/tests/mpi/mpi_abi_name.c" -L"$tmp" -lmpi -Wl,-rpath,"$tmp" 2>"$tmp/err"; then
+    echo "FAILED: cannot build the shared object: $(cat "$tmp/err")"; exit 1
+fi
+printf '%s\n' 'import ctypes, sys' 'lib = ctypes.CDLL(sys.argv[1])' \
+    'argv = (ctypes.c_char_p * 2)(b"abi_name", b"40")' \
+    'sys.stdout.flush(); sys.exit(lib.abi_name_main(2, argv))' >"$tmp/load.py"
+out="$(NUMACOLL_MPI_SETUP_AFTER=0 timeout 120 "$bin/numacoll-run" --force "$launcher" -n 2 \
+    /usr/bin/python3 "$tmp/load.py" "$tmp/abi_name.so" 2>&1)"
+rc=$?
+echo "$out" | grep -v "^numacoll-run: \|^  " | tail -n 20
+n="$(grep -Ec "^abi_name: rank [01]: $want" <<<"$out")"
+if [ $rc -ne 0 ] || [ "$n" != 2 ]; then
+    echo "FAILED: dlopen(RTLD_LOCAL) from python: exit $rc; $n of 2 ranks ran every call through numacoll with only $tmp/libmpi.so.12 loaded"
     exit 1
 fi
 echo "renamed MPI library: PASS"
