@@ -1,10 +1,10 @@
 #!/bin/bash
 # The MPICH-family preload names no MPI library, so it serves an MPI of the same ABI under
-# another name (Intel MPI, MVAPICH and Cray MPICH ship libmpi.so.12), and references the
-# MPI-4 entry points an MPICH 3.x-based MPI lacks only weakly.
+# another name (Intel MPI, MVAPICH and Cray MPICH ship libmpi.so.12), and has no strong
+# reference to the MPI-4 entry points an MPICH 3.x-based MPI lacks (it looks them up).
 #   test_renamed_mpi.sh links BIN_DIR
 #     readelf -d: no libmpi*/libmpich* NEEDED entry in lib/mpich/libnumacoll_mpi.so;
-#     nm -D: its MPI-4 references (PMPI_Bcast_c ... PMPI_Session_finalize) are weak
+#     nm -D: PMPI_Bcast_c ... PMPI_Session_finalize are not referenced, or only weakly
 #   test_renamed_mpi.sh run BIN_DIR MPI_LIBRARY "INCLUDE_DIRS" CC SOURCE_DIR
 #     MPI_LIBRARY (MPICH's libmpich.so.12) copied to a temporary directory as libmpi.so.12
 #     (its SONAME changed to match), tests/mpi/mpi_abi_name.c linked against that copy,
