@@ -1,0 +1,18 @@
+/*
+ * What the parts of numacoll-info --explain share (explain.c: the team's decisions and the
+ * writers; explain_mpi.c: the MPI preloads).
+ */
+#ifndef NC_EXPLAIN_INTERNAL_H
+#define NC_EXPLAIN_INTERNAL_H
+
+/* Record the fact @p key (raw: its value is a JSON number or JSON text) for --parsable and
+ * --json */
+void fact(const char *key, int raw, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A fact key from a format (the buffer is reused by the next call) */
+const char *kf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Human output only: a line wrapped at INFO_WIDTH (@p indent, then @p hang) */
+void hp(int indent, int hang, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The MPI preloads next to this program (explain_mpi.c) */
+void explain_mpi(void);
+
+#endif
