@@ -271,6 +271,58 @@ int numacoll_reduce_with(numacoll_team_t *team, const void *sendbuf, void *recvb
 /** Registered reduction algorithms (shared by allreduce and reduce); *count their number. */
 const numacoll_algorithm_info_t *numacoll_reduce_algorithms(int *count);
 
+/* ---- Data movement: gather, scatter, all-to-all ------------------------------------ */
+
+/*
+ * Block sizes and displacements are in bytes. All members must pass the same sizes for the
+ * same block (a member's send size equals what the receivers expect of it) and the same
+ * root. NUMACOLL_IN_PLACE has the MPI meanings: allgather(v): sendbuf = IN_PLACE, the
+ * member's own block is already in its place in recvbuf; gather(v): sendbuf = IN_PLACE at
+ * the root only; scatter(v): recvbuf = (void *)NUMACOLL_IN_PLACE at the root only (its
+ * block stays in sendbuf); alltoall(v): sendbuf = IN_PLACE, the input is taken from recvbuf
+ * and replaced by the result. Bytes of recvbuf outside the received blocks (gaps between
+ * displacements) are never written. Buffers a member does not use (a non-root's recvbuf of
+ * gather, counts and displacements that are significant at the root only) may be NULL.
+ * The copy mode (copy-in/copy-out through shared slots, or single copy from the owner's
+ * buffer with process_vm_readv) is chosen by size and NUMACOLL_MOVE_*; it is decided
+ * identically on every member.
+ */
+int numacoll_allgather(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes);
+int numacoll_allgatherv(numacoll_team_t *team, const void *sendbuf, size_t sendbytes,
+                        void *recvbuf, const size_t *recvbytes, const size_t *displs);
+int numacoll_gather(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes,
+                    int root);
+int numacoll_gatherv(numacoll_team_t *team, const void *sendbuf, size_t sendbytes, void *recvbuf,
+                     const size_t *recvbytes, const size_t *displs, int root);
+int numacoll_scatter(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes,
+                     int root);
+int numacoll_scatterv(numacoll_team_t *team, const void *sendbuf, const size_t *sendbytes,
+                      const size_t *displs, void *recvbuf, size_t recvbytes, int root);
+int numacoll_alltoall(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes);
+int numacoll_alltoallv(numacoll_team_t *team, const void *sendbuf, const size_t *sendbytes,
+                       const size_t *sdispls, void *recvbuf, const size_t *recvbytes,
+                       const size_t *rdispls);
+
+/* ---- Reduce-scatter and prefix reductions ---------------------------------------- */
+
+/*
+ * Element types, ops and reproducibility as numacoll_allreduce: each result element is
+ * ((x_0 op x_1) op x_2) ... in rank order. reduce_scatter_block: member m gets elements
+ * [m * recvcount, (m + 1) * recvcount) of the reduction of every member's P * recvcount
+ * elements; reduce_scatter: member m gets recvcounts[m] elements, starting at the sum of
+ * recvcounts[0..m-1]. sendbuf = NUMACOLL_IN_PLACE: the input is taken from recvbuf (which
+ * then holds the whole input vector). scan: member m gets x_0 op ... op x_m; exscan: member
+ * m > 0 gets x_0 op ... op x_{m-1}, member 0's recvbuf is not touched.
+ */
+int numacoll_reduce_scatter_block(numacoll_team_t *team, const void *sendbuf, void *recvbuf,
+                                  size_t recvcount, numacoll_dtype_t dtype, numacoll_op_t op);
+int numacoll_reduce_scatter(numacoll_team_t *team, const void *sendbuf, void *recvbuf,
+                            const size_t *recvcounts, numacoll_dtype_t dtype, numacoll_op_t op);
+int numacoll_scan(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                  numacoll_dtype_t dtype, numacoll_op_t op);
+int numacoll_exscan(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                    numacoll_dtype_t dtype, numacoll_op_t op);
+
 /** Print the team's hierarchy and choices to a stream-like callback (verbose helpers). */
 int numacoll_team_describe(const numacoll_team_t *team, char *out, size_t outlen);
 
