@@ -10,7 +10,7 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_program(${t} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_thread_test.c ${f})
   set(P ${NC_MPI_TDIR}/${t})
   if(f STREQUAL "mpich") # oversubscribed MPICH busy-polls: fewer iterations
-    set(churn_np3 40)
+    set(churn_np3 20)
   else()
     set(churn_np3 100)
   endif()
