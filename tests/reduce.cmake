@@ -5,3 +5,7 @@ foreach(t test_reduce test_reduce_fault)
     set_tests_properties(${t} PROPERTIES LABELS "reduce" TIMEOUT 180)
   endif()
 endforeach()
+# reduce-scatter and scans (tests/test_scatter_scan.c): about 2 s on 2 CPUs
+if(TEST test_scatter_scan)
+  set_tests_properties(test_scatter_scan PROPERTIES LABELS "reduce" TIMEOUT 120)
+endif()

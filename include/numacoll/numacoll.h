@@ -310,9 +310,16 @@ int numacoll_alltoallv(numacoll_team_t *team, const void *sendbuf, const size_t 
  * ((x_0 op x_1) op x_2) ... in rank order. reduce_scatter_block: member m gets elements
  * [m * recvcount, (m + 1) * recvcount) of the reduction of every member's P * recvcount
  * elements; reduce_scatter: member m gets recvcounts[m] elements, starting at the sum of
- * recvcounts[0..m-1]. sendbuf = NUMACOLL_IN_PLACE: the input is taken from recvbuf (which
- * then holds the whole input vector). scan: member m gets x_0 op ... op x_m; exscan: member
- * m > 0 gets x_0 op ... op x_{m-1}, member 0's recvbuf is not touched.
+ * recvcounts[0..m-1]; recvcounts may differ from member to member and hold zeros. Every
+ * member must pass the same counts, type and op (else NUMACOLL_ERR_ARG on every member,
+ * naming a member whose arguments differ). sendbuf = NUMACOLL_IN_PLACE: the input is taken
+ * from recvbuf (which then holds the whole input vector) and the member's result is written
+ * to the start of recvbuf. scan: member m gets x_0 op ... op x_m; exscan: member m > 0 gets
+ * x_0 op ... op x_{m-1}, member 0's recvbuf is not touched (it may be NULL there unless in
+ * place); in place, the input is taken from recvbuf and replaced by the result. Large
+ * messages are pipelined in chunks of NUMACOLL_REDUCE_FRAGMENT bytes: reduce_scatter
+ * folds every member's slice at once (each member its own), scan passes the prefixes from
+ * member to member (each member reads and writes the message about twice).
  */
 int numacoll_reduce_scatter_block(numacoll_team_t *team, const void *sendbuf, void *recvbuf,
                                   size_t recvcount, numacoll_dtype_t dtype, numacoll_op_t op);

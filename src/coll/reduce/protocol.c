@@ -126,11 +126,19 @@ static int check_signatures(rd_call_t *call, const rd_chunk_t *chunk)
 
 int rd_run_chunks(rd_call_t *call, int alg)
 {
+    call->chunk_elems = 0;
+    return rd_run_chunks_of(call, &rd_algorithms[alg]);
+}
+
+int rd_run_chunks_of(rd_call_t *call, const rd_algorithm_t *algorithm)
+{
     nc_reduce_team_t *r = call->state;
-    /* elements per chunk; a message of one chunk needs no division */
-    const size_t per_chunk =
-        call->count * call->esize <= r->fragment ? call->count : r->fragment / call->esize;
-    const rd_algorithm_t *algorithm = &rd_algorithms[alg];
+    /* elements per chunk (the call's own cut, or a message of one chunk that needs no
+     * division, or the fragment's) */
+    const size_t per_chunk = call->chunk_elems ? call->chunk_elems
+                             : call->count * call->esize <= r->fragment
+                                 ? call->count
+                                 : r->fragment / call->esize;
     size_t first = 0;
     int rc = NUMACOLL_OK;
     /* A reduce's non-root that reads nothing (flat) and posts one chunk leaves right after
@@ -142,7 +150,7 @@ int rd_run_chunks(rd_call_t *call, int alg)
     /* It waits like the others while a member may still lack the pages its chunks need
      * (RD_SIG_NOMEM is seen by those who wait): its chunk within every member's eager
      * pages, or every member's slots complete. */
-    const size_t bytes = call->count * call->esize;
+    const size_t bytes = call->chunk_elems ? call->slot_bytes : call->count * call->esize;
     const int leave_after_post = call->root >= 0 && call->me != call->root &&
                                  algorithm->step == rd_step_flat && bytes <= r->fragment &&
                                  (bytes <= r->eager || r->all_ready);

@@ -18,6 +18,20 @@ NC_CFG_LINK(reduce); /* config_rows.c: this layer's rows (config.h) */
 int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                   numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who);
 
+/** Run one reduce-scatter on @p t: member m gets its slice of the rank-order reduction,
+ *  recvcounts[m] elements (recvcounts NULL: @p block elements each, reduce_scatter_block),
+ *  at the start of recvbuf; sendbuf NUMACOLL_IN_PLACE takes the whole input from recvbuf.
+ *  Arguments are checked here (messages name @p who); the caller brackets the call with
+ *  nc_team_op_enter / nc_team_op_leave. */
+int nc_reduce_scatter_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf,
+                          const size_t *recvcounts, size_t block, numacoll_dtype_t dtype,
+                          numacoll_op_t op, const char *who);
+
+/** Run one scan (@p exclusive 0) or exscan (1) on @p t, as nc_reduce_scatter_run; exscan's
+ *  member 0 does not touch recvbuf (it may be NULL there unless in place). */
+int nc_scan_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
+                numacoll_dtype_t dtype, numacoll_op_t op, int exclusive, const char *who);
+
 /** @p inout = @p in op @p inout, element by element (@p in: the lower rank's value), with
  *  the kernels of the shared-memory reductions; NUMACOLL_ERR_ARG for a pair they do not
  *  take. For the MPI layer's step between nodes. */

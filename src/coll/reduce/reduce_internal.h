@@ -11,6 +11,10 @@
  *   hier.c       algorithm "hier": group leaders fold up the topology levels
  *   registry.c   the algorithm table, the automatic choice, the public entry points
  *   stream.c     copy modes: plain or streamed stores, chosen by measured call times
+ *   rscatter.c   algorithm "rscatter" of reduce_scatter(_block): each member folds its slice
+ *   scan_flat.c  algorithm "scan-flat": member m folds the inputs of members 0..m
+ *   scan_chain.c algorithm "scan-chain": member m folds member m-1's prefix and its input
+ *   scatter_scan.c  their table, the automatic choice, the public entry points
  *   config_rows.c  NUMACOLL_ALLREDUCE, NUMACOLL_REDUCE and the sizes
  *
  * Buffers: member m owns one area (NUMA-local to it, written only by m):
@@ -166,6 +170,16 @@ typedef struct rd_call {
     int kind, cls;      /* the call's kind and size class there */
     uint64_t t0;        /* when the timed call began (ns) */
     int keep_sigs;      /* copy every member's signature into state->sigs (first chunk) */
+    /* calls that cut their chunks themselves (rd_run_chunks_of; 0 for the others): count
+     * is then in units of the call's own choosing (scatter_scan.c: columns of slices),
+     * chunk_elems of them per chunk, and a chunk uses at most slot_bytes of a slot */
+    size_t chunk_elems;
+    size_t slot_bytes;
+    const size_t *slice_off; /* reduce_scatter: member m's slice starts at element
+                                slice_off[m] of the vector, slice_off[P] is its length */
+    int exclusive;           /* exscan */
+    int post_own;            /* rscatter: post our own slice too and fold it from our in
+                                slot (our input and output overlap: in place) */
 } rd_call_t;
 
 /* One chunk: elements [first, first + n) of the message, chunk number `number`, in slot
@@ -210,6 +224,12 @@ int rd_step_flat(rd_call_t *call, const rd_chunk_t *chunk);
 void rd_post_rsag(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_rsag(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_step_hier(rd_call_t *call, const rd_chunk_t *chunk);
+void rd_post_rscatter(rd_call_t *call, const rd_chunk_t *chunk);
+int rd_step_rscatter(rd_call_t *call, const rd_chunk_t *chunk);
+void rd_post_scan_flat(rd_call_t *call, const rd_chunk_t *chunk);
+int rd_step_scan_flat(rd_call_t *call, const rd_chunk_t *chunk);
+void rd_post_scan_chain(rd_call_t *call, const rd_chunk_t *chunk);
+int rd_step_scan_chain(rd_call_t *call, const rd_chunk_t *chunk);
 /* registry.c: nc_reduce_run, and with @p keep_sigs the members' signatures of the call's
  * first chunk in the state's sigs (the member compares them: the root of a reduce, every
  * member of an allreduce) */
@@ -242,8 +262,15 @@ void rd_fold(const rd_call_t *call, const rd_chunk_t *chunk, size_t first, size_
 /* protocol.c: post our whole input of @p chunk in our in slot (rd_copy_shared; hier's post,
  * flat's but for a reduce's root) */
 void rd_post_whole(rd_call_t *call, const rd_chunk_t *chunk);
-/* protocol.c: run a call's chunks with algorithm @p alg */
+/* protocol.c: run a call's chunks with algorithm @p alg (of rd_algorithms) */
 int rd_run_chunks(rd_call_t *call, int alg);
+/* protocol.c: run a call's chunks with @p algorithm, cut as call->chunk_elems says */
+int rd_run_chunks_of(rd_call_t *call, const rd_algorithm_t *algorithm);
+/* registry.c: before a call's first chunk, whose chunks use up to @p slot_bytes of each
+ * slot: count calls within the set-up pages (give back the rest after give_back of them
+ * in a row), or get the rest of this member's pages; where they cannot be had, the call's
+ * signature becomes RD_SIG_NOMEM (every member then fails it: protocol.c) */
+void rd_call_pages(rd_call_t *call, size_t slot_bytes);
 
 /* stream.c: choose the call's copy mode (call->stream) before its first chunk */
 void rd_stream_begin(rd_call_t *call);

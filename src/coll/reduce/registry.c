@@ -123,6 +123,24 @@ int nc_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t
     return rd_reduce_run(t, sendbuf, recvbuf, count, dtype, op, root, alg, who, 0);
 }
 
+void rd_call_pages(rd_call_t *call, size_t slot_bytes)
+{
+    /* calls within the set-up pages: after give_back of them in a row, the rest of the
+     * pages go back (state.c) */
+    nc_reduce_team_t *r = call->state;
+    if (slot_bytes <= r->eager) {
+        if (NC_UNLIKELY(r->ready > r->eager) && r->give_back && ++r->small_run > r->give_back)
+            rd_state_give_back(r, call->me);
+    } else {
+        r->small_run = 0;
+    }
+    /* chunks beyond the pages the slots got at set-up: the rest of them now, or tell the
+     * others in the first chunk (protocol.c) */
+    if (NC_UNLIKELY(slot_bytes > r->ready) && r->ready < r->fragment &&
+        rd_state_ready(r, call->me) != NUMACOLL_OK)
+        call->sig = RD_SIG_NOMEM;
+}
+
 int rd_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                   numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who,
                   int keep_sigs)
@@ -164,21 +182,7 @@ int rd_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t
         alg = RD_ALG_FLAT; /* a reduce's rbcast is its first half */
     }
     call.sig = call_signature(count, dtype, op, root, alg);
-    /* calls within the set-up pages: after give_back of them in a row, the rest of the
-     * pages go back (state.c) */
-    nc_reduce_team_t *r = call.state;
-    if (count * call.esize <= r->eager) {
-        if (NC_UNLIKELY(r->ready > r->eager) && r->give_back && ++r->small_run > r->give_back)
-            rd_state_give_back(r, t->rank);
-    } else {
-        r->small_run = 0;
-    }
-    /* chunks beyond the pages the slots got at set-up: the rest of them now, or tell the
-     * others in the first chunk (protocol.c) */
-    if (NC_UNLIKELY(count * call.esize > call.state->ready) &&
-        call.state->ready < call.state->fragment &&
-        rd_state_ready(call.state, t->rank) != NUMACOLL_OK)
-        call.sig = RD_SIG_NOMEM;
+    rd_call_pages(&call, count * call.esize);
     rd_stream_begin(&call);
     rc = rd_run_chunks(&call, alg);
     if (rc == NUMACOLL_OK) rd_stream_end(&call);
