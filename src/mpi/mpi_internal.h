@@ -13,6 +13,7 @@
  *   pmpi_bcast.c      MPI_Bcast, MPI_Bcast_c: the fast path, node and hierarchical parts
  *   pmpi_bcast_large.c the general path (datatypes, staging) and messages over 2 GiB
  *   pmpi_reduce.c     MPI_Allreduce, MPI_Reduce (and _c): flat and hierarchical
+ *   pmpi_scatter_scan.c  MPI_Reduce_scatter(_block), MPI_Scan, MPI_Exscan (and _c)
  *   reduce_types.c    which datatypes and ops the reductions take, as which core types
  *   pmpi_fortran.c    the Fortran entry points
  */
@@ -162,7 +163,9 @@ typedef struct nc_mpi_counters {
     _Atomic uint64_t barrier_calls, barrier_numacoll, bcast_calls, bcast_numacoll, bcast_staged,
         fortran_calls, comms_set_up, comms_freed, teams_created, teams_destroyed, team_failures,
         progress_calls, teams_reused, bcast_states_kept, comms_deferred, comms_promoted,
-        allreduce_calls, allreduce_numacoll, reduce_calls, reduce_numacoll;
+        allreduce_calls, allreduce_numacoll, reduce_calls, reduce_numacoll,
+        reduce_scatter_block_calls, reduce_scatter_block_numacoll, reduce_scatter_calls,
+        reduce_scatter_numacoll, scan_calls, scan_numacoll, exscan_calls, exscan_numacoll;
 } nc_mpi_counters_t;
 extern nc_mpi_counters_t g_st;
 
@@ -234,6 +237,32 @@ int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll
 MPI_Op reduce_kernel_op(numacoll_op_t op);
 int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
                  int root, MPI_Comm comm);
+/* pmpi_scatter_scan.c: the stats line's part of those four calls (", MPI_Scan N ...") */
+void stats_scatter_scan(char *buf, size_t n);
+
+/* The team's first reduction: its reduction buffers are set up (collective over the team,
+ * agreed). Any member's failure (memory, descriptors, /dev/shm, a setting) gives every
+ * member the same status: all then reduce natively on the team's communicator (flat: the
+ * whole communicator; hierarchical: the node step) for good, this call included. 1 when
+ * the team can reduce. */
+static inline int reduce_ready(nc_comm_t *s)
+{
+    if (s->reduce_native) return 0;
+    if (NC_LIKELY(nc_reduce_is_set_up(s->team))) return 1;
+    if (nc_reduce_setup(s->team) == NUMACOLL_OK) return 1;
+    s->reduce_native = 1;
+    warn_fallback(s, "the shared-memory reductions' set-up", numacoll_last_error());
+    return 0;
+}
+
+/* A reduction the core could not run for want of memory for larger chunks (every member
+ * got NUMACOLL_ERR_UNSUPPORTED in the same call, before any data moved): the team's
+ * reductions go to the MPI library for good, this call included */
+static inline void reduce_gave_up(nc_comm_t *s)
+{
+    s->reduce_native = 1;
+    warn_fallback(s, "the shared-memory reductions' buffers", numacoll_last_error());
+}
 
 #pragma GCC visibility pop
 

@@ -40,6 +40,14 @@ typedef struct numacoll_mpi_stats {
     uint64_t allreduce_numacoll; /**< ... of which numacoll executed (node part) */
     uint64_t reduce_calls;       /**< MPI_Reduce calls seen */
     uint64_t reduce_numacoll;    /**< ... of which numacoll executed (node part) */
+    uint64_t reduce_scatter_block_calls;    /**< MPI_Reduce_scatter_block calls seen */
+    uint64_t reduce_scatter_block_numacoll; /**< ... of which numacoll executed */
+    uint64_t reduce_scatter_calls;          /**< MPI_Reduce_scatter calls seen */
+    uint64_t reduce_scatter_numacoll;       /**< ... of which numacoll executed */
+    uint64_t scan_calls;                    /**< MPI_Scan calls seen */
+    uint64_t scan_numacoll;                 /**< ... of which numacoll executed */
+    uint64_t exscan_calls;                  /**< MPI_Exscan calls seen */
+    uint64_t exscan_numacoll;               /**< ... of which numacoll executed */
 } numacoll_mpi_stats_t;
 
 /** Copy the counters; returns 0. The library name is "libnumacoll_mpi" (tests can find

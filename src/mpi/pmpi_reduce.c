@@ -115,30 +115,6 @@ static int result(nc_comm_t *s, MPI_Comm comm, const char *name, int rc)
     return raise_error(comm, name, rc);
 }
 
-/* The team's first reduction: its reduction buffers are set up (collective over the team,
- * agreed). Any member's failure (memory, descriptors, /dev/shm, a setting) gives every
- * member the same status: all then reduce natively on the team's communicator (flat: the
- * whole communicator; hierarchical: the node step) for good, this call included. 1 when
- * the team can reduce. */
-static inline int reduce_ready(nc_comm_t *s)
-{
-    if (s->reduce_native) return 0;
-    if (NC_LIKELY(nc_reduce_is_set_up(s->team))) return 1;
-    if (nc_reduce_setup(s->team) == NUMACOLL_OK) return 1;
-    s->reduce_native = 1;
-    warn_fallback(s, "the shared-memory reductions' set-up", numacoll_last_error());
-    return 0;
-}
-
-/* A reduction the core could not run for want of memory for larger chunks (every member
- * got NUMACOLL_ERR_UNSUPPORTED in the same call, before any data moved): the team's
- * reductions go to the MPI library for good, this call included */
-static void reduce_gave_up(nc_comm_t *s)
-{
-    s->reduce_native = 1;
-    warn_fallback(s, "the shared-memory reductions' buffers", numacoll_last_error());
-}
-
 /* the node step of a reduce to the node's rank 0 (hierarchical mode): numacoll's, or the
  * MPI's on the node communicator when the node has no team (@p n elements of the
  * predefined type @p base) */

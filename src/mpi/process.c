@@ -204,6 +204,14 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
 #undef LIVE
     }
     pthread_mutex_unlock(&g_lock);
+    o->reduce_scatter_block_calls = READ(reduce_scatter_block_calls);
+    o->reduce_scatter_block_numacoll = READ(reduce_scatter_block_numacoll);
+    o->reduce_scatter_calls = READ(reduce_scatter_calls);
+    o->reduce_scatter_numacoll = READ(reduce_scatter_numacoll);
+    o->scan_calls = READ(scan_calls);
+    o->scan_numacoll = READ(scan_numacoll);
+    o->exscan_calls = READ(exscan_calls);
+    o->exscan_numacoll = READ(exscan_numacoll);
     o->bcast_staged = READ(bcast_staged);
     o->fortran_calls = READ(fortran_calls);
     o->comms_set_up = READ(comms_set_up);
@@ -267,12 +275,14 @@ void print_stats(void)
     /* the MPI_COMM_WORLD rank; a sessions-only process has none: its pid */
     int r = -1, world = world_active();
     if (world) PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+    char more[400];
+    stats_scatter_scan(more, sizeof more);
     mpi_say(
             "numacoll-mpi stats [%s %s %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
             "(numacoll %llu, staged %llu), MPI_Allreduce %llu (numacoll %llu), MPI_Reduce %llu "
             "(numacoll %llu), fortran %llu, comms %llu set up / %llu freed, teams "
             "%llu created / %llu destroyed / %llu failed / %llu reused (%llu with their broadcast "
-            "state), %llu deferred / %llu of them set up later, progress %llu\n",
+            "state), %llu deferred / %llu of them set up later, progress %llu%s\n",
             NC_FLAVOR, world ? "rank" : "pid", world ? r : (int)getpid(),
             (unsigned long long)READ(barrier_calls), (unsigned long long)READ(barrier_numacoll),
             (unsigned long long)READ(bcast_calls), (unsigned long long)READ(bcast_numacoll),
@@ -283,7 +293,7 @@ void print_stats(void)
             (unsigned long long)READ(teams_created), (unsigned long long)READ(teams_destroyed),
             (unsigned long long)READ(team_failures), (unsigned long long)READ(teams_reused),
             (unsigned long long)READ(bcast_states_kept), (unsigned long long)READ(comms_deferred),
-            (unsigned long long)READ(comms_promoted), (unsigned long long)READ(progress_calls));
+            (unsigned long long)READ(comms_promoted), (unsigned long long)READ(progress_calls), more);
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first: release every communicator

@@ -1,0 +1,308 @@
+/*
+ * libnumacoll_mpi: MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan and MPI_Exscan
+ * (and MPI-4's _c versions).
+ *
+ * A call numacoll takes (the types and ops of MPI_Allreduce: reduce_types.c; a flat
+ * communicator whose team can reduce) runs the team's numacoll_reduce_scatter(_block),
+ * numacoll_scan or numacoll_exscan: rank order, the same bits at every call. The rest goes
+ * to the MPI library, decided alike on every member from the arguments and the
+ * communicator's agreed state, as for MPI_Allreduce: user-defined ops and other types, a
+ * team whose reduction buffers could not be set up, or whose larger chunks found no
+ * memory (every member fails that call before any data moved; the team's reductions then
+ * stay native). A hierarchical communicator (several nodes, NUMACOLL_FAKE_NODES) calls the
+ * MPI library: a prefix over nodes whose ranks interleave needs more than one node step
+ * and a leaders' step, which this layer does not have yet.
+ */
+#include "mpi_internal.h"
+
+#include <dlfcn.h>
+
+typedef enum { SS_RSB = 0, SS_RS = 1, SS_SCAN = 2, SS_EXSCAN = 3 } ss_kind_t;
+static const char *const ss_names[] = {"MPI_Reduce_scatter_block", "MPI_Reduce_scatter",
+                                       "MPI_Scan", "MPI_Exscan"};
+
+/* one call's arguments as the application passed them */
+typedef struct ss_args {
+    ss_kind_t kind;
+    const void *sendbuf;
+    void *recvbuf;
+    MPI_Count count;          /* recvcount (block), count (scans) */
+    const int *icounts;       /* MPI_Reduce_scatter's recvcounts */
+    const MPI_Count *ccounts; /* ... of its _c form */
+    MPI_Datatype dt;
+    MPI_Op op;
+    MPI_Comm comm;
+    int c_form; /* came through an _c entry point */
+} ss_args_t;
+
+#if MPI_VERSION >= 4
+/* the MPI's _c entry points, looked up once (an MPICH 3.x-based MPI has none: NULL) */
+static struct {
+    __typeof__(PMPI_Reduce_scatter_block_c) *rsb;
+    __typeof__(PMPI_Reduce_scatter_c) *rs;
+    __typeof__(PMPI_Scan_c) *scan;
+    __typeof__(PMPI_Exscan_c) *exscan;
+} g_c;
+static pthread_once_t g_c_once = PTHREAD_ONCE_INIT;
+static void find_c(void)
+{
+    *(void **)&g_c.rsb = dlsym(RTLD_DEFAULT, "PMPI_Reduce_scatter_block_c");
+    *(void **)&g_c.rs = dlsym(RTLD_DEFAULT, "PMPI_Reduce_scatter_c");
+    *(void **)&g_c.scan = dlsym(RTLD_DEFAULT, "PMPI_Scan_c");
+    *(void **)&g_c.exscan = dlsym(RTLD_DEFAULT, "PMPI_Exscan_c");
+}
+
+/* the MPI's _c call of @p a; MPI_ERR_COUNT where the MPI has none */
+static int native_c(const ss_args_t *a)
+{
+    pthread_once(&g_c_once, find_c);
+    switch (a->kind) {
+    case SS_RSB:
+        return g_c.rsb ? g_c.rsb(a->sendbuf, a->recvbuf, a->count, a->dt, a->op, a->comm)
+                       : MPI_ERR_COUNT;
+    case SS_RS:
+        return g_c.rs ? g_c.rs(a->sendbuf, a->recvbuf, a->ccounts, a->dt, a->op, a->comm)
+                      : MPI_ERR_COUNT;
+    case SS_SCAN:
+        return g_c.scan ? g_c.scan(a->sendbuf, a->recvbuf, a->count, a->dt, a->op, a->comm)
+                        : MPI_ERR_COUNT;
+    default:
+        return g_c.exscan ? g_c.exscan(a->sendbuf, a->recvbuf, a->count, a->dt, a->op, a->comm)
+                          : MPI_ERR_COUNT;
+    }
+}
+#endif
+
+/* the MPI library's own call of @p a */
+static int native_call(const ss_args_t *a)
+{
+#if MPI_VERSION >= 4
+    if (a->c_form) return native_c(a);
+#endif
+    switch (a->kind) {
+    case SS_RSB:
+        return PMPI_Reduce_scatter_block(a->sendbuf, a->recvbuf, (int)a->count, a->dt, a->op,
+                                         a->comm);
+    case SS_RS:
+        return PMPI_Reduce_scatter(a->sendbuf, a->recvbuf, a->icounts, a->dt, a->op, a->comm);
+    case SS_SCAN:
+        return PMPI_Scan(a->sendbuf, a->recvbuf, (int)a->count, a->dt, a->op, a->comm);
+    default:
+        return PMPI_Exscan(a->sendbuf, a->recvbuf, (int)a->count, a->dt, a->op, a->comm);
+    }
+}
+
+#if defined(MPICH_VERSION) || defined(MPICH)
+/* MPICH 4.0's in-place MPI_Reduce_scatter(_block) moves a member's result to the start of
+ * recvbuf with a copy that aborts when the two overlap (reproduced without numacoll). The
+ * member passes a copy of its input instead: the same reduction. The copy spans the
+ * input's true extent, so derived types work too. NULL (the call goes as it came) where
+ * there is no memory; the caller frees *@p copy. */
+static const void *in_place_copy(const ss_args_t *a, void **copy)
+{
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    *copy = NULL;
+    if (PMPI_Comm_size(a->comm, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(a->dt, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(a->dt, &true_lb, &true_extent) != MPI_SUCCESS || extent < 0)
+        return NULL;
+    MPI_Count total = 0;
+    for (int m = 0; m < size; m++)
+        total += a->kind == SS_RSB ? a->count : a->c_form ? a->ccounts[m] : a->icounts[m];
+    if (total <= 0) return NULL;
+    size_t span = (size_t)(total - 1) * (size_t)extent + (size_t)true_extent;
+    if (!(*copy = malloc(span ? span : 1))) return NULL;
+    memcpy(*copy, (char *)a->recvbuf + true_lb, span);
+    return (char *)*copy - true_lb;
+}
+#endif
+
+static int native(const ss_args_t *a)
+{
+#if defined(MPICH_VERSION) || defined(MPICH)
+    if (a->sendbuf == MPI_IN_PLACE && a->kind <= SS_RS) {
+        void *copy;
+        ss_args_t b = *a;
+        const void *send = in_place_copy(a, &copy);
+        if (send) b.sendbuf = send;
+        int rc = native_call(&b);
+        free(copy);
+        return rc;
+    }
+#endif
+    return native_call(a);
+}
+
+static void count_call(ss_kind_t kind, int numacoll)
+{
+    switch (kind) {
+    case SS_RSB: numacoll ? COUNT(reduce_scatter_block_numacoll) : COUNT(reduce_scatter_block_calls); break;
+    case SS_RS: numacoll ? COUNT(reduce_scatter_numacoll) : COUNT(reduce_scatter_calls); break;
+    case SS_SCAN: numacoll ? COUNT(scan_numacoll) : COUNT(scan_calls); break;
+    default: numacoll ? COUNT(exscan_numacoll) : COUNT(exscan_calls); break;
+    }
+}
+
+/* NUMACOLL_VERBOSE=1: say once per process that such a call went to the MPI library */
+static void say_native(const char *name, const char *why)
+{
+    static _Atomic int said;
+    int expected = 0;
+    if (g_verbose < 1 || !atomic_compare_exchange_strong_explicit(&said, &expected, 1,
+                                                                  memory_order_relaxed,
+                                                                  memory_order_relaxed))
+        return;
+    mpi_say("numacoll-mpi: %s: %s; the MPI library's own runs it (said once)\n", name, why);
+}
+
+/* the recvcounts of @p a as elements of the core type (@p mult per MPI element) in @p out
+ * (@p size entries) and their sum; 0 when one does not fit */
+static int counts_of(const ss_args_t *a, int size, MPI_Count mult, size_t esize, size_t *out,
+                     size_t *total)
+{
+    *total = 0;
+    for (int m = 0; m < size; m++) {
+        MPI_Count c = a->kind == SS_RSB ? a->count : a->c_form ? a->ccounts[m] : a->icounts[m];
+        if (c < 0 || __builtin_mul_overflow((size_t)c, (size_t)mult, &out[m]) ||
+            __builtin_add_overflow(*total, out[m], total) || *total > SIZE_MAX / esize)
+            return 0;
+    }
+    return 1;
+}
+
+static int ss_entry(const ss_args_t *a)
+{
+    ensure_init();
+    const char *name = ss_names[a->kind];
+    count_call(a->kind, 0);
+    numacoll_dtype_t ct;
+    numacoll_op_t co;
+    MPI_Count mult = 1;
+    MPI_Datatype base = MPI_DATATYPE_NULL;
+    int size = 0;
+    if (a->comm == MPI_COMM_NULL || a->count < 0 || !g_active || !g_reduce ||
+        PMPI_Comm_size(a->comm, &size) != MPI_SUCCESS || size < 1)
+        return native(a);
+    if ((a->kind == SS_RS && !(a->c_form ? (void *)a->ccounts : (void *)a->icounts)) ||
+        !reduce_map(a->dt, a->op, &ct, &co, &mult, &base)) {
+        say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
+        return native(a);
+    }
+    const size_t esize = numacoll_dtype_size(ct);
+    size_t stack_counts[64], *counts = stack_counts, total = 0, n = 0;
+    int scan = a->kind >= SS_SCAN;
+    if (scan) {
+        if (__builtin_mul_overflow((size_t)a->count, (size_t)mult, &n) || n > SIZE_MAX / esize)
+            return native(a);
+        total = n;
+    } else {
+        if (size > 64 && !(counts = malloc((size_t)size * sizeof *counts))) return native(a);
+        if (!counts_of(a, size, mult, esize, counts, &total)) {
+            if (counts != stack_counts) free(counts);
+            return native(a);
+        }
+        n = counts[0];
+    }
+    /* the same units on every member (the same counts and type): see defer_step */
+    nc_comm_t *s = comm_get(a->comm, bcast_units((MPI_Count)total, (MPI_Count)esize), 0);
+    int rc = NUMACOLL_ERR_UNSUPPORTED;
+    if (s && s->mode == MODE_FLAT && s->team && reduce_ready(s)) {
+        const void *send = a->sendbuf == MPI_IN_PLACE ? NUMACOLL_IN_PLACE : a->sendbuf;
+        static const char *const ops[] = {"reduce_scatter_block", "reduce_scatter", "scan",
+                                          "exscan"};
+        nc_team_op_enter(s->team, ops[a->kind]);
+        if (scan)
+            rc = nc_scan_run(s->team, send, a->recvbuf, n, ct, co, a->kind == SS_EXSCAN, name);
+        else
+            rc = nc_reduce_scatter_run(s->team, send, a->recvbuf,
+                                       a->kind == SS_RS ? counts : NULL, n, ct, co, name);
+        /* done, or nothing moved for want of memory (every member alike) */
+        if (rc == NUMACOLL_OK || rc == NUMACOLL_ERR_UNSUPPORTED) nc_team_op_leave(s->team);
+        if (rc == NUMACOLL_ERR_UNSUPPORTED) reduce_gave_up(s);
+    }
+    if (counts != stack_counts) free(counts);
+    if (rc == NUMACOLL_ERR_UNSUPPORTED) return native(a); /* every member alike */
+    if (rc == NUMACOLL_OK) {
+        count_call(a->kind, 1);
+        return MPI_SUCCESS;
+    }
+    if (rc == NUMACOLL_ERR_ARG) { /* members passed different arguments: the team stays usable */
+        mpi_say("numacoll-mpi: %s: %s\n", name, numacoll_last_error());
+        PMPI_Comm_call_errhandler(a->comm, MPI_ERR_ARG);
+        return MPI_ERR_ARG;
+    }
+    s->broken = 1; /* a dead member, a timeout */
+    return raise_error(a->comm, name, rc);
+}
+
+void stats_scatter_scan(char *buf, size_t n)
+{
+    snprintf(buf, n,
+             ", MPI_Reduce_scatter_block %llu (numacoll %llu), MPI_Reduce_scatter %llu "
+             "(numacoll %llu), MPI_Scan %llu (numacoll %llu), MPI_Exscan %llu (numacoll %llu)",
+             (unsigned long long)READ(reduce_scatter_block_calls),
+             (unsigned long long)READ(reduce_scatter_block_numacoll),
+             (unsigned long long)READ(reduce_scatter_calls),
+             (unsigned long long)READ(reduce_scatter_numacoll),
+             (unsigned long long)READ(scan_calls), (unsigned long long)READ(scan_numacoll),
+             (unsigned long long)READ(exscan_calls), (unsigned long long)READ(exscan_numacoll));
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    ss_args_t a = {SS_RSB, sendbuf, recvbuf, recvcount, NULL, NULL, dt, op, comm, 0};
+    return ss_entry(&a);
+}
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    ss_args_t a = {SS_RS, sendbuf, recvbuf, 0, recvcounts, NULL, dt, op, comm, 0};
+    return ss_entry(&a);
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+             MPI_Comm comm)
+{
+    ss_args_t a = {SS_SCAN, sendbuf, recvbuf, count, NULL, NULL, dt, op, comm, 0};
+    return ss_entry(&a);
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+               MPI_Comm comm)
+{
+    ss_args_t a = {SS_EXSCAN, sendbuf, recvbuf, count, NULL, NULL, dt, op, comm, 0};
+    return ss_entry(&a);
+}
+
+#if MPI_VERSION >= 4
+int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    ss_args_t a = {SS_RSB, sendbuf, recvbuf, recvcount, NULL, NULL, dt, op, comm, 1};
+    return ss_entry(&a);
+}
+
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    ss_args_t a = {SS_RS, sendbuf, recvbuf, 0, NULL, recvcounts, dt, op, comm, 1};
+    return ss_entry(&a);
+}
+
+int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+               MPI_Comm comm)
+{
+    ss_args_t a = {SS_SCAN, sendbuf, recvbuf, count, NULL, NULL, dt, op, comm, 1};
+    return ss_entry(&a);
+}
+
+int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt,
+                 MPI_Op op, MPI_Comm comm)
+{
+    ss_args_t a = {SS_EXSCAN, sendbuf, recvbuf, count, NULL, NULL, dt, op, comm, 1};
+    return ss_entry(&a);
+}
+#endif

@@ -1,0 +1,209 @@
+/*
+ * MPI-level test of MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan and MPI_Exscan
+ * (and MPI-4's _c versions) under the preload.
+ *
+ *   mpi_scatter_scan_test          each function, in place and not, with 0 .. 96 Ki
+ *                                  elements (one chunk and many), uneven reduce_scatter
+ *                                  counts with a zero; MPI_DOUBLE sums bitwise against the
+ *                                  rank-order fold (numacoll's documented order) on a flat
+ *                                  communicator, within a few epsilons elsewhere (the MPI
+ *                                  library's own order), MPI_INT max exactly; exscan leaves
+ *                                  rank 0's recvbuf alone (numacoll; checked on a flat
+ *                                  communicator); bytes after every output untouched; a
+ *                                  user-defined op goes to the MPI library and is right
+ *
+ * Every rank computes every member's input itself. On a flat communicator
+ * (numacoll_mpi_comm_mode 1) each call must raise its numacoll counter by one; the run
+ * prints "scatter_scan: N calls checked, M of them numacoll's (flat|...)" and PASS.
+ */
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "mpi_test_util.h"
+
+enum { RSB, RS, SCAN, EXSCAN };
+static const char *const names[] = {"MPI_Reduce_scatter_block", "MPI_Reduce_scatter",
+                                    "MPI_Scan", "MPI_Exscan"};
+enum { GUARD = 8 };
+
+static int g_mode;
+
+/* member r's input element k of a case: doubles of mixed magnitudes (the order shows) */
+static double dval(int r, size_t k, int seed)
+{
+    uint64_t h = ((uint64_t)r * 0x9E3779B97F4A7C15ull) ^ (k * 0xBF58476D1CE4E5B9ull) ^ (uint64_t)seed;
+    h ^= h >> 29;
+    h *= 0x94D049BB133111EBull;
+    h ^= h >> 32;
+    return ldexp((double)(h & 0xFFFFF) + 1, (int)(h % 40) - 20) * ((h >> 40) & 1 ? -1 : 1);
+}
+static int ival(int r, size_t k, int seed)
+{
+    return (int)((((uint64_t)r * 2654435761u) ^ (k * 40503u) ^ (uint64_t)seed) % 1000) - 500;
+}
+
+static size_t count_of(int kind, int m, size_t n)
+{
+    if (kind != RS) return n;
+    return m == 1 ? 0 : n + (size_t)m * 3; /* uneven, member 1 none */
+}
+
+/* a user-defined op (MPI runs it): a plain sum */
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((double *)inout)[i] += ((double *)in)[i];
+}
+
+static int call(int kind, int c_form, const void *send, void *recv, size_t n, const int *icounts,
+                MPI_Datatype dt, MPI_Op op)
+{
+#if MPI_VERSION >= 4
+    if (c_form) {
+        MPI_Count cc[64];
+        for (int m = 0; m < g_size; m++)
+            cc[m] = icounts[m];
+        switch (kind) {
+        case RSB: return MPI_Reduce_scatter_block_c(send, recv, (MPI_Count)n, dt, op, MPI_COMM_WORLD);
+        case RS: return MPI_Reduce_scatter_c(send, recv, cc, dt, op, MPI_COMM_WORLD);
+        case SCAN: return MPI_Scan_c(send, recv, (MPI_Count)n, dt, op, MPI_COMM_WORLD);
+        default: return MPI_Exscan_c(send, recv, (MPI_Count)n, dt, op, MPI_COMM_WORLD);
+        }
+    }
+#else
+    (void)c_form;
+#endif
+    switch (kind) {
+    case RSB: return MPI_Reduce_scatter_block(send, recv, (int)n, dt, op, MPI_COMM_WORLD);
+    case RS: return MPI_Reduce_scatter(send, recv, icounts, dt, op, MPI_COMM_WORLD);
+    case SCAN: return MPI_Scan(send, recv, (int)n, dt, op, MPI_COMM_WORLD);
+    default: return MPI_Exscan(send, recv, (int)n, dt, op, MPI_COMM_WORLD);
+    }
+}
+
+static uint64_t numacoll_count(const stats_t *s, int kind)
+{
+    return kind == RSB ? s->reduce_scatter_block_numacoll : kind == RS ? s->reduce_scatter_numacoll
+           : kind == SCAN ? s->scan_numacoll : s->exscan_numacoll;
+}
+
+/* one call of @p kind with @p n elements (per member: reduce_scatter's base count); 1 if
+ * numacoll ran it */
+static int run(int kind, int c_form, size_t n, int in_place, int is_int, MPI_Op op, int seed)
+{
+    const int me = g_rank, P = g_size;
+    int icounts[64];
+    size_t off = 0, total = 0;
+    for (int m = 0; m < P; m++) {
+        icounts[m] = (int)count_of(kind, m, n);
+        if (m < me) off += (size_t)icounts[m];
+        total += (size_t)icounts[m];
+    }
+    if (kind >= SCAN) total = n, off = 0;
+    const size_t mine = kind >= SCAN ? n : (size_t)icounts[me], es = is_int ? sizeof(int) : sizeof(double);
+    const size_t out_n = in_place ? total : mine;
+    char *in = malloc(total * es + 1), *out = malloc((out_n + GUARD) * es), *before = malloc((out_n + GUARD) * es);
+    for (size_t k = 0; k < total; k++) {
+        if (is_int) ((int *)in)[k] = ival(me, k, seed);
+        else ((double *)in)[k] = dval(me, k, seed);
+    }
+    memset(out, 0x5A, (out_n + GUARD) * es);
+    if (in_place) memcpy(out, in, total * es);
+    memcpy(before, out, (out_n + GUARD) * es);
+    stats_t s0 = get_stats();
+    MPI_Datatype dt = is_int ? MPI_INT : MPI_DOUBLE;
+    int rc = call(kind, c_form, in_place ? MPI_IN_PLACE : in, out, n, icounts, dt, op);
+    stats_t s1 = get_stats();
+    int ours = numacoll_count(&s1, kind) - numacoll_count(&s0, kind) == 1;
+    CHECK(rc == MPI_SUCCESS, "%s: rc %d", names[kind], rc);
+    const int last = kind == EXSCAN ? me - 1 : kind == SCAN ? me : P - 1;
+    if (kind == EXSCAN && me == 0) {
+        if (ours)
+            CHECK(memcmp(out, before, (out_n + GUARD) * es) == 0, "%s: rank 0's recvbuf written",
+                  names[kind]);
+    } else {
+        for (size_t k = 0; k < mine; k++) {
+            size_t e = off + k;
+            if (is_int) {
+                int acc = ival(0, e, seed);
+                for (int r = 1; r <= last; r++) {
+                    int x = ival(r, e, seed);
+                    acc = x > acc ? x : acc;
+                }
+                if (((int *)out)[k] != acc) {
+                    CHECK(0, "%s c=%d n=%zu in_place=%d: element %zu: %d, want %d", names[kind],
+                          c_form, n, in_place, k, ((int *)out)[k], acc);
+                    break;
+                }
+            } else {
+                double acc = dval(0, e, seed), mag = fabs(acc);
+                for (int r = 1; r <= last; r++) {
+                    acc = acc + dval(r, e, seed);
+                    mag += fabs(dval(r, e, seed));
+                }
+                double got = ((double *)out)[k];
+                int ok = g_mode == 1 && op == MPI_SUM ? memcmp(&got, &acc, sizeof acc) == 0
+                                                      : fabs(got - acc) <= 1e-13 * mag;
+                if (!ok) {
+                    CHECK(0, "%s c=%d n=%zu in_place=%d: element %zu: %.17g, want %.17g",
+                          names[kind], c_form, n, in_place, k, got, acc);
+                    break;
+                }
+            }
+        }
+        if (!in_place)
+            CHECK(memcmp(out + mine * es, before + mine * es, GUARD * es) == 0,
+                  "%s: bytes after the output written", names[kind]);
+    }
+    free(in);
+    free(out);
+    free(before);
+    return ours;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    find_stats_fn();
+    MPI_Barrier(MPI_COMM_WORLD); /* sets the communicator up */
+    int (*mode_fn)(MPI_Comm) = (int (*)(MPI_Comm))dlsym(RTLD_DEFAULT, "numacoll_mpi_comm_mode");
+    g_mode = mode_fn ? mode_fn(MPI_COMM_WORLD) : 0;
+    static const size_t sizes[] = {0, 1, 1000, 96 * 1024};
+#if MPI_VERSION >= 4
+    const int nforms = 2;
+#else
+    const int nforms = 1;
+#endif
+    int calls = 0, ours = 0, seed = 1;
+    for (int kind = RSB; kind <= EXSCAN; kind++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int c_form = 0; c_form < nforms; c_form++)
+                for (int ip = 0; ip <= 1; ip++) {
+                    int is_int = (int)(s + (size_t)ip) % 2;
+                    ours += run(kind, c_form, sizes[s], ip, is_int, is_int ? MPI_MAX : MPI_SUM, seed++);
+                    calls++;
+                }
+    /* a user-defined op: the MPI library's, right */
+    MPI_Op user;
+    MPI_Op_create(user_sum, 1, &user);
+    for (int kind = RSB; kind <= EXSCAN; kind++) {
+        int before = ours;
+        ours += run(kind, 0, 100, 0, 0, user, seed++);
+        CHECK(ours == before, "%s with a user op ran in numacoll", names[kind]);
+    }
+    MPI_Op_free(&user);
+    int fails = total_failures(MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        printf("scatter_scan: %d calls checked, %d of them numacoll's (%s)\n", calls, ours,
+               g_mode == 1 ? "flat" : g_mode == 2 ? "hierarchical" : "the MPI library's");
+        printf("scatter_scan: %s\n", fails ? "FAIL" : "PASS");
+    }
+    MPI_Finalize();
+    return fails ? 1 : 0;
+}
