@@ -1,6 +1,6 @@
 /*
- * libnumacoll_mpi: the Fortran entry points of MPI_Barrier, MPI_Bcast, MPI_Allreduce and
- * MPI_Reduce.
+ * libnumacoll_mpi: the Fortran entry points of MPI_Barrier, MPI_Bcast, MPI_Allreduce,
+ * MPI_Reduce, MPI_Reduce_scatter(_block), MPI_Scan and MPI_Exscan.
  */
 #include "mpi_internal.h"
 
@@ -41,6 +41,13 @@ static int f_delegate_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_
                              MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
     (void)sendbuf, (void)recvbuf, (void)count, (void)dt, (void)op, (void)root, (void)comm;
+    (void)ierr;
+    return 0;
+}
+static int f_delegate_ss(int kind, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt,
+                         MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    (void)kind, (void)sendbuf, (void)recvbuf, (void)count, (void)dt, (void)op, (void)comm;
     (void)ierr;
     return 0;
 }
@@ -85,6 +92,25 @@ static int f_delegate_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_
     if (ierr) *ierr = rc;
     return 1;
 }
+typedef void f_ss_fn(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+extern f_ss_fn pmpi_reduce_scatter_block_ __attribute__((weak));
+extern f_ss_fn pmpi_reduce_scatter_ __attribute__((weak));
+extern f_ss_fn pmpi_scan_ __attribute__((weak));
+extern f_ss_fn pmpi_exscan_ __attribute__((weak));
+/* as f_delegate_bcast, for f_scatter_scan's @p kind */
+static int f_delegate_ss(int kind, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt,
+                         MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    f_ss_fn *fn = kind == 0   ? pmpi_reduce_scatter_block_
+                  : kind == 1 ? pmpi_reduce_scatter_
+                  : kind == 2 ? pmpi_scan_
+                              : pmpi_exscan_;
+    if (!(&MPIR_F_NeedInit && MPIR_F_NeedInit && fn)) return 0;
+    MPI_Fint rc = MPI_SUCCESS;
+    fn(sendbuf, recvbuf, count, dt, op, comm, &rc);
+    if (ierr) *ierr = rc;
+    return 1;
+}
 #endif
 
 static void f_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,
@@ -111,6 +137,47 @@ static void f_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt
                   : MPI_Allreduce(f_buf(sendbuf), f_buf(recvbuf), (int)*count, cdt, cop, ccomm);
     if (ierr) *ierr = (MPI_Fint)rc;
 }
+
+/* MPI_Reduce_scatter_block (@p kind 0; @p count the recvcount), MPI_Reduce_scatter (1; the
+ * recvcounts), MPI_Scan (2), MPI_Exscan (3) */
+static void f_scatter_scan(int kind, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt,
+                           MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    COUNT(fortran_calls);
+    if (f_delegate_ss(kind, sendbuf, recvbuf, count, dt, op, comm, ierr)) return;
+    MPI_Datatype cdt = PMPI_Type_f2c(*dt);
+    MPI_Op cop = PMPI_Op_f2c(*op);
+    MPI_Comm ccomm = PMPI_Comm_f2c(*comm);
+    void *sb = f_buf(sendbuf), *rb = f_buf(recvbuf);
+    int rc;
+    if (kind == 1) {
+        int size = 0, *counts = (int *)count;
+        if (sizeof(MPI_Fint) != sizeof(int)) { /* INTEGER of another size: the C ints */
+            PMPI_Comm_size(ccomm, &size);
+            counts = malloc((size_t)(size > 0 ? size : 1) * sizeof *counts);
+            for (int m = 0; counts && m < size; m++)
+                counts[m] = (int)count[m];
+        }
+        rc = counts ? MPI_Reduce_scatter(sb, rb, counts, cdt, cop, ccomm) : MPI_ERR_NO_MEM;
+        if (counts != (int *)count) free(counts);
+    } else if (kind == 0) {
+        rc = MPI_Reduce_scatter_block(sb, rb, (int)*count, cdt, cop, ccomm);
+    } else if (kind == 2) {
+        rc = MPI_Scan(sb, rb, (int)*count, cdt, cop, ccomm);
+    } else {
+        rc = MPI_Exscan(sb, rb, (int)*count, cdt, cop, ccomm);
+    }
+    if (ierr) *ierr = (MPI_Fint)rc;
+}
+
+#define NC_F_SCATTER_SCAN(name, kind)                                                             \
+    void name(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *op,           \
+              MPI_Fint *comm, MPI_Fint *ierr);                                                     \
+    void name(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *op,           \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                      \
+    {                                                                                              \
+        f_scatter_scan(kind, sendbuf, recvbuf, count, dt, op, comm, ierr);                         \
+    }
 
 #define NC_F_BARRIER(name)                                                                         \
     void name(MPI_Fint *comm, MPI_Fint *ierr);                                                     \
@@ -152,6 +219,22 @@ NC_F_REDUCE(mpi_reduce_)
 NC_F_REDUCE(mpi_reduce__)
 NC_F_REDUCE(mpi_reduce)
 NC_F_REDUCE(MPI_REDUCE)
+NC_F_SCATTER_SCAN(mpi_reduce_scatter_block_, 0)
+NC_F_SCATTER_SCAN(mpi_reduce_scatter_block__, 0)
+NC_F_SCATTER_SCAN(mpi_reduce_scatter_block, 0)
+NC_F_SCATTER_SCAN(MPI_REDUCE_SCATTER_BLOCK, 0)
+NC_F_SCATTER_SCAN(mpi_reduce_scatter_, 1)
+NC_F_SCATTER_SCAN(mpi_reduce_scatter__, 1)
+NC_F_SCATTER_SCAN(mpi_reduce_scatter, 1)
+NC_F_SCATTER_SCAN(MPI_REDUCE_SCATTER, 1)
+NC_F_SCATTER_SCAN(mpi_scan_, 2)
+NC_F_SCATTER_SCAN(mpi_scan__, 2)
+NC_F_SCATTER_SCAN(mpi_scan, 2)
+NC_F_SCATTER_SCAN(MPI_SCAN, 2)
+NC_F_SCATTER_SCAN(mpi_exscan_, 3)
+NC_F_SCATTER_SCAN(mpi_exscan__, 3)
+NC_F_SCATTER_SCAN(mpi_exscan, 3)
+NC_F_SCATTER_SCAN(MPI_EXSCAN, 3)
 NC_F_BARRIER(mpi_barrier_)
 NC_F_BARRIER(mpi_barrier__)
 NC_F_BARRIER(mpi_barrier)
@@ -166,6 +249,10 @@ NC_F_BARRIER(mpi_barrier_f08_)
 NC_F_BCAST(ompi_bcast_f)
 NC_F_ALLREDUCE(ompi_allreduce_f)
 NC_F_REDUCE(ompi_reduce_f)
+NC_F_SCATTER_SCAN(ompi_reduce_scatter_block_f, 0)
+NC_F_SCATTER_SCAN(ompi_reduce_scatter_f, 1)
+NC_F_SCATTER_SCAN(ompi_scan_f, 2)
+NC_F_SCATTER_SCAN(ompi_exscan_f, 3)
 #else
 NC_F_BARRIER(mpi_barrier_f08_)
 #endif

@@ -1,5 +1,5 @@
 ! A Fortran MPI program (mpif.h, whose entry points are mpi_barrier_, mpi_bcast_,
-! mpi_allreduce_, mpi_reduce_; the subroutine reductions_usempi through `use mpi`): its calls
+! mpi_allreduce_, mpi_reduce_, mpi_scan_, mpi_reduce_scatter_block_; the subroutine reductions_usempi through `use mpi`): its calls
 ! must go through libnumacoll_mpi (checked by the test from the NUMACOLL_MPI_STATS=1 report:
 ! "fortran N" with N > 0, and how many allreduces and reduces numacoll ran) and give correct
 ! results.
@@ -198,6 +198,17 @@ program fortran_test
   else
     call MPI_Reduce(dbuf, dbuf, 17, MPI_DOUBLE_PRECISION, MPI_PROD, 0, MPI_COMM_WORLD, ierr)
   end if
+  ! MPI_SCAN in place and MPI_REDUCE_SCATTER_BLOCK through mpif.h: one of each
+  ibuf(1:10) = rank + 1
+  call MPI_Scan(MPI_IN_PLACE, ibuf, 10, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (ierr /= MPI_SUCCESS .or. any(ibuf(1:10) /= (rank + 1) * (rank + 2) / 2)) bad = bad + 1
+  do i = 1, 4 * nprocs
+    ibuf(i) = i + rank
+  end do
+  call MPI_Reduce_scatter_block(ibuf, ibuf(501), 4, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  do i = 1, 4
+    if (ibuf(500 + i) /= nprocs * (4 * rank + i) + nprocs * (nprocs - 1) / 2) bad = bad + 1
+  end do
   call reductions_usempi(bad)
   call reductions_kinds(bad)
   call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, sub, ierr)
