@@ -39,7 +39,7 @@ if ls "$1"/numacoll-bench-mpi-* >/dev/null 2>&1; then
     bad "--target-ms '0' is not valid" --mpi bcast --target-ms 0
     bad "--min-bytes '4Q' is not valid; allowed: a size like" --mpi bcast --min-bytes 4Q
     bad "unknown option '--frob'" --mpi barrier --frob 1
-    bad "unknown collective 'allreduc'; allowed: barrier, bcast, allreduce, reduce" --mpi allreduc
+    bad "unknown collective 'allreduc'; allowed: barrier, bcast, allreduce, reduce, reduce_scatter_block, scan" --mpi allreduc
     bad "--min-bytes '12' is not valid; allowed: a multiple of 8 bytes" --mpi allreduce --min-bytes 12
     bad "--max-bytes '2G' is not valid; allowed: a multiple of 8 bytes .* from 8 to 1G" \
         --mpi reduce --max-bytes 2G

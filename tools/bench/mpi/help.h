@@ -9,11 +9,13 @@
 static inline void nc_bench_mpi_help(FILE *f)
 {
     fprintf(f,
-            "usage: numacoll-bench --mpi [--impl openmpi|mpich] barrier|bcast|allreduce|reduce\n"
+            "usage: numacoll-bench --mpi [--impl openmpi|mpich] barrier|bcast|allreduce|reduce|\n"
+            "         reduce_scatter_block|scan\n"
             "         [--csv FILE] [--csv-slowest FILE] [--iters N] [--reps R]\n"
             "         [--target-ms MS] [--min-bytes B] [--max-bytes B] [--variants A,B,...]\n"
             "         [--native-label NAME] [--root-shift] [--root R] [--quiet]\n"
-            "MPI_Barrier / MPI_Bcast / MPI_Allreduce / MPI_Reduce (MPI_DOUBLE, MPI_SUM) under\n"
+            "MPI_Barrier / MPI_Bcast / MPI_Allreduce / MPI_Reduce / MPI_Reduce_scatter_block /\n"
+            "MPI_Scan (MPI_DOUBLE, MPI_SUM; reduce_scatter_block's size: each rank's block) under\n"
             "numacoll against the MPI's own collectives, the variants interleaved in every\n"
             "repetition. Run it under a launcher, e.g.\n"
             "  mpirun -np 2 numacoll-bench --mpi bcast      (or mpiexec.mpich -n 2 ...)\n"
@@ -48,6 +50,8 @@ static inline void nc_bench_mpi_help(FILE *f)
             "                    allreduce, reduce: every reduction algorithm (flat, rsag,\n"
             "                    hier: numacoll-info --algorithms), core, limit:inline (up to\n"
             "                    1 KiB, np <= CPUs), limit:fold\n"
+            "                    reduce_scatter_block, scan: core, limit:fold (np blocks, or\n"
+            "                    2 messages, folded out of memory)\n"
             "                    Default: native, default, native-sm, limit:memcpy, and with\n"
             "                    np <= CPUs limit:signal and limit:inline (bcast); native,\n"
             "                    default, native-sm and every algorithm (barrier); native,\n"

@@ -174,7 +174,7 @@ static void usage(FILE *f)
 /* after a usage error (every rank prints it: keep it short) */
 static void usage_hint(void)
 {
-    fprintf(stderr, "usage: numacoll-bench --mpi barrier|bcast|allreduce|reduce [options]; "
+    fprintf(stderr, "usage: numacoll-bench --mpi barrier|bcast|allreduce|reduce|reduce_scatter_block|scan [options]; "
                     "numacoll-bench --mpi --help lists them\n");
 }
 
@@ -642,7 +642,8 @@ int main(int argc, char **argv)
             return 0;
         }
     }
-    if (!strcmp(argv[1], "allreduce") || !strcmp(argv[1], "reduce"))
+    if (!strcmp(argv[1], "allreduce") || !strcmp(argv[1], "reduce") ||
+        !strcmp(argv[1], "reduce_scatter_block") || !strcmp(argv[1], "scan"))
         return nc_reduce_bench_main(argc, argv); /* reduce_bench.c */
     if (!strcmp(argv[1], "barrier"))
         o.barrier = 1;
@@ -650,7 +651,7 @@ int main(int argc, char **argv)
         o.barrier = 0;
     else {
         fprintf(stderr, "numacoll-bench --mpi: unknown collective '%s'; allowed: barrier, bcast, "
-                        "allreduce, reduce\n",
+                        "allreduce, reduce, reduce_scatter_block, scan\n",
                 argv[1]);
         return 2;
     }

@@ -1,7 +1,9 @@
 /*
- * numacoll-bench --mpi allreduce|reduce: MPI_Allreduce / MPI_Reduce of MPI_DOUBLE with
- * MPI_SUM under numacoll against the MPI's own, with the method and the CSV schema of the
- * barrier and broadcast modes (mpibench.c):
+ * numacoll-bench --mpi allreduce|reduce|reduce_scatter_block|scan: MPI_Allreduce /
+ * MPI_Reduce / MPI_Reduce_scatter_block / MPI_Scan of MPI_DOUBLE with MPI_SUM under
+ * numacoll against the MPI's own, with the method and the CSV schema of the barrier and
+ * broadcast modes (mpibench.c). The size of a reduce_scatter_block row is each member's
+ * block (its input is np blocks), of a scan row the message:
  *
  *   numacoll-bench --mpi allreduce|reduce [--csv FILE] [--iters N] [--reps R]
  *                  [--target-ms T] [--min-bytes B] [--max-bytes B] [--root R]
@@ -22,7 +24,10 @@
  *   limit:fold (every size): each member folds np slices of ceil(count / np) doubles of a
  *     buffer no call has touched for 64 MiB of other traffic: the time one core needs to
  *     combine its share of the inputs out of memory, the bandwidth floor of a
- *     reduce-scatter.
+ *     reduce-scatter (reduce_scatter_block: np slices of its block; scan: 2 slices of the
+ *     message, the previous member's prefix and its own input).
+ * reduce_scatter_block and scan have no algorithm rows and no limit:inline; their core row
+ * is numacoll_reduce_scatter_block / numacoll_scan on the communicator's team.
  *
  * Buffers: every call uses the next pair (input, result) of a pool of min(64, 64 MiB /
  * (2 n)) page-aligned pairs of one 64 MiB region per rank (n: the message, rounded up to
@@ -82,7 +87,7 @@ typedef struct rb_variant {
 } rb_variant_t;
 
 typedef struct rb_opts {
-    const char *coll; /* "allreduce" or "reduce" */
+    const char *coll; /* "allreduce", "reduce", "reduce_scatter_block" or "scan" */
     const char *csv, *variants, *native_label;
     long iters;
     int reps;
@@ -105,6 +110,8 @@ static size_t g_fold_next;   /* offset of its next input in g_fold_base */
 static double g_fold_sink;               /* keeps the folds alive */
 static unsigned g_key;                   /* the current call's content (same on every rank) */
 static long g_bad;                       /* checked elements with a wrong sum */
+enum { RB_REDUCE = 0, RB_RSB = 1, RB_SCAN = 2 };
+static int g_coll;                       /* RB_REDUCE (allreduce, reduce), RB_RSB, RB_SCAN */
 
 static const char *const g_fixed_names[] = {"native", "native-sm", "default",
                                             "core",   "limit:inline", "limit:fold"};
@@ -259,11 +266,48 @@ static int gets_result(void)
     return g_call.root < 0 || g_call.rank == g_call.root;
 }
 
+/* elements of this member's input: np blocks (reduce_scatter_block) or the message */
+static size_t input_count(void)
+{
+    return g_coll == RB_RSB ? g_call.count * (size_t)g_call.size : g_call.count;
+}
+
+/* run_once of reduce_scatter_block and scan */
+static int run_once_other(const rb_variant_t *v)
+{
+    const rb_call_t *c = &g_call;
+    int count = (int)c->count, rsb = g_coll == RB_RSB;
+    MPI_Comm comm = v->kind == RB_NATIVE_SM ? g_comm_sm : c->comm;
+    switch (v->kind) {
+    case RB_NATIVE:
+    case RB_NATIVE_SM:
+        return rsb ? PMPI_Reduce_scatter_block(c->send, c->recv, count, MPI_DOUBLE, MPI_SUM, comm)
+                   : PMPI_Scan(c->send, c->recv, count, MPI_DOUBLE, MPI_SUM, comm);
+    case RB_DEFAULT:
+        return rsb ? MPI_Reduce_scatter_block(c->send, c->recv, count, MPI_DOUBLE, MPI_SUM, comm)
+                   : MPI_Scan(c->send, c->recv, count, MPI_DOUBLE, MPI_SUM, comm);
+    case RB_CORE: {
+        int rc = rsb ? numacoll_reduce_scatter_block(g_team, c->send, c->recv, c->count,
+                                                     NUMACOLL_DOUBLE, NUMACOLL_OP_SUM)
+                     : numacoll_scan(g_team, c->send, c->recv, c->count, NUMACOLL_DOUBLE,
+                                     NUMACOLL_OP_SUM);
+        return rc == NUMACOLL_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
+    }
+    case RB_LIMIT_FOLD:
+        rb_fold_run(c->send, c->recv, c->count, rsb ? c->size : 2);
+        g_fold_sink += c->recv[c->count - 1]; /* the fold is not dead code */
+        return MPI_SUCCESS;
+    default:
+        return MPI_ERR_OTHER;
+    }
+}
+
 /* One call of variant @p v on the current buffers: an MPI error code. */
 static int run_once(const rb_variant_t *v)
 {
     const rb_call_t *c = &g_call;
     int count = (int)c->count;
+    if (g_coll != RB_REDUCE) return run_once_other(v);
     switch (v->kind) {
     case RB_NATIVE:
     case RB_NATIVE_SM: {
@@ -309,7 +353,7 @@ static void prepare_call(const rb_variant_t *v, long i)
         return;
     }
     double *in = g_send_pool[i % g_npool];
-    for (size_t k = 0; k < c->count; k++)
+    for (size_t k = 0, n = input_count(); k < n; k++)
         in[k] = (double)(g_key + (unsigned)c->rank + (k & 7));
     c->send = in;
 }
@@ -320,9 +364,11 @@ static void check_result(void)
 {
     const rb_call_t *c = &g_call;
     size_t ks[3] = {0, c->count / 2, c->count - 1};
-    double p = (double)c->size;
+    /* reduce_scatter_block: our block of the vector; scan: the ranks 0..rank */
+    size_t first = g_coll == RB_RSB ? (size_t)c->rank * c->count : 0;
+    double p = g_coll == RB_SCAN ? (double)(c->rank + 1) : (double)c->size;
     for (int j = 0; j < 3; j++) {
-        double want = p * (double)(g_key + (ks[j] & 7)) + p * (p - 1) / 2;
+        double want = p * (double)(g_key + ((first + ks[j]) & 7)) + p * (p - 1) / 2;
         if (c->recv[ks[j]] != want) g_bad++;
     }
 }
@@ -463,6 +509,7 @@ static int add_variants(const rb_opts_t *o, rb_variant_t *vs, int mode)
     g_team = mode == 1 ? numacoll_mpi_comm_team(g_call.comm) : NULL;
     int na = 0;
     const numacoll_algorithm_info_t *al = numacoll_reduce_algorithms(&na);
+    if (g_coll != RB_REDUCE) na = 0; /* no algorithm rows */
     if (g_team) {
         for (int i = 0; i < na && nv < RB_MAXV - 3; i++)
             if (in_list(vl, al[i].name))
@@ -478,7 +525,7 @@ static int add_variants(const rb_opts_t *o, rb_variant_t *vs, int mode)
     /* limit:inline spins: only when every rank has a CPU of its own */
     int spin_ok = g_call.size <= (int)sysconf(_SC_NPROCESSORS_ONLN), all_ok = 0;
     PMPI_Allreduce(&spin_ok, &all_ok, 1, MPI_INT, MPI_MIN, g_call.comm);
-    if (all_ok && in_list(vl, "limit:inline")) {
+    if (all_ok && g_coll == RB_REDUCE && in_list(vl, "limit:inline")) {
         if (rb_inline_setup(&g_call)) PMPI_Abort(MPI_COMM_WORLD, 2);
         vs[nv++] = (rb_variant_t){.name = "limit:inline", .kind = RB_LIMIT_INLINE};
     }
@@ -498,23 +545,31 @@ static void *map_region(const char *what)
     return p;
 }
 
-/* The pool's pairs and limit:fold's stride for messages of @p bytes */
-static void set_size(size_t bytes)
+/* The pool's pairs and limit:fold's stride for messages of @p bytes; 0 when one pair does
+ * not fit the region (reduce_scatter_block's np blocks) */
+static int set_size(size_t bytes)
 {
     size_t page = 4096, stride = (bytes + page - 1) / page * page;
     g_call.count = bytes / sizeof(double);
-    g_npool = (int)(RB_REGION / (2 * stride) < RB_POOL_MAX ? RB_REGION / (2 * stride)
-                                                           : RB_POOL_MAX);
+    size_t sstride = (input_count() * sizeof(double) + page - 1) / page * page;
+    if (sstride + stride > RB_REGION) return 0;
+    g_npool = (int)(RB_REGION / (sstride + stride) < RB_POOL_MAX ? RB_REGION / (sstride + stride)
+                                                                 : RB_POOL_MAX);
     for (int i = 0; i < g_npool; i++) {
-        g_send_pool[i] = (double *)(g_pool_base + (size_t)(2 * i) * stride);
-        g_recv_pool[i] = (double *)(g_pool_base + (size_t)(2 * i + 1) * stride);
+        g_send_pool[i] = (double *)(g_pool_base + (size_t)i * (sstride + stride));
+        g_recv_pool[i] = (double *)(g_pool_base + (size_t)i * (sstride + stride) + sstride);
     }
     g_call.send = g_send_pool[0];
     g_call.recv = g_recv_pool[0];
-    /* limit:fold reads size slices of its share: at most bytes + size doubles */
-    size_t in = rb_fold_share(g_call.count, g_call.size) * (size_t)g_call.size * sizeof(double);
+    /* limit:fold reads size slices of its share: at most bytes + size doubles
+     * (reduce_scatter_block: size blocks; scan: 2 messages) */
+    size_t in = g_coll == RB_RSB    ? input_count() * sizeof(double)
+                : g_coll == RB_SCAN ? 2 * bytes
+                                    : rb_fold_share(g_call.count, g_call.size) *
+                                          (size_t)g_call.size * sizeof(double);
     g_fold_stride = (in + page - 1) / page * page;
     g_fold_next = 0;
+    return g_fold_stride <= RB_REGION;
 }
 
 int nc_reduce_bench_main(int argc, char **argv)
@@ -522,10 +577,14 @@ int nc_reduce_bench_main(int argc, char **argv)
     rb_opts_t o = {.coll = argv[1], .iters = 2000, .reps = 11, .target_ms = 20,
                    .min_bytes = 8, .max_bytes = 4u << 20, .native_label = "native"};
     if (parse_options(argc, argv, &o)) {
-        fprintf(stderr, "usage: numacoll-bench --mpi allreduce|reduce [options]; "
+        fprintf(stderr, "usage: numacoll-bench --mpi allreduce|reduce|reduce_scatter_block|scan "
+                        "[options]; "
                         "numacoll-bench --mpi --help lists them\n");
         return 2;
     }
+    g_coll = !strcmp(o.coll, "reduce_scatter_block") ? RB_RSB
+             : !strcmp(o.coll, "scan")               ? RB_SCAN
+                                                     : RB_REDUCE;
     MPI_Init(&argc, &argv);
     PMPI_Comm_dup(MPI_COMM_WORLD, &g_call.comm);
     PMPI_Comm_set_name(g_call.comm, "bench");
@@ -581,7 +640,13 @@ int nc_reduce_bench_main(int argc, char **argv)
     for (int i = 0; i < nv; i++)
         if (vs[i].kind == RB_LIMIT_FOLD) g_fold_base = map_region("limit:fold's inputs");
     for (size_t b = o.min_bytes; b <= o.max_bytes; b *= 2) {
-        set_size(b);
+        if (!set_size(b)) {
+            if (g_call.rank == 0)
+                fprintf(stderr, RB_TOOL ": %zu bytes and above left out: %d blocks of input "
+                                "do not fit the benchmark's %zu MiB region\n",
+                        b, g_call.size, RB_REGION >> 20);
+            break;
+        }
         err |= measure(&o, csv, vs, nv);
     }
     munmap(g_pool_base, RB_REGION);
