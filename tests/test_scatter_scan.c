@@ -103,7 +103,9 @@ static int run_case(nc_forkctx_t *c, int i, const scase_t *cs)
     const void *send = cs->in_place ? NUMACOLL_IN_PLACE : in;
     int rc;
     switch (cs->kind) {
-    case RSB: rc = numacoll_reduce_scatter_block(c->team, send, out, cs->count, ti->dtype, cs->op); break;
+    case RSB:
+        rc = numacoll_reduce_scatter_block(c->team, send, out, cs->count, ti->dtype, cs->op);
+        break;
     case RS: rc = numacoll_reduce_scatter(c->team, send, out, counts, ti->dtype, cs->op); break;
     case SCAN: rc = numacoll_scan(c->team, send, out, cs->count, ti->dtype, cs->op); break;
     default: rc = numacoll_exscan(c->team, send, out, cs->count, ti->dtype, cs->op); break;
@@ -216,7 +218,8 @@ static void test_sizes(void **state)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
             for (size_t q = 0; q < sizeof pairs / sizeof pairs[0]; q++)
                 for (int k = RSB; k <= EXSCAN; k++)
-                    add(&g_list, (kind_t)k, pairs[q].dt, pairs[q].op, sizes[s], (int)(s + q + k) % 2);
+                    add(&g_list, (kind_t)k, pairs[q].dt, pairs[q].op, sizes[s],
+                        (int)(s + q + (size_t)k) % 2);
         if (Ps[p] == 3) { /* MiB: slices and prefixes of many chunks */
             add(&g_list, RSB, NUMACOLL_DOUBLE, NUMACOLL_OP_SUM, 1 << 17, 0);       /* 1 MiB each */
             add(&g_list, RS, NUMACOLL_FLOAT, NUMACOLL_OP_SUM, 150000, 1);

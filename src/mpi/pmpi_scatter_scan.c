@@ -134,14 +134,16 @@ static int native(const ss_args_t *a)
     return native_call(a);
 }
 
+/* one more call of @p kind seen (@p numacoll 0) or run by numacoll (1); process totals:
+ * these calls are not on a fast path that a shared counter would slow down */
 static void count_call(ss_kind_t kind, int numacoll)
 {
-    switch (kind) {
-    case SS_RSB: numacoll ? COUNT(reduce_scatter_block_numacoll) : COUNT(reduce_scatter_block_calls); break;
-    case SS_RS: numacoll ? COUNT(reduce_scatter_numacoll) : COUNT(reduce_scatter_calls); break;
-    case SS_SCAN: numacoll ? COUNT(scan_numacoll) : COUNT(scan_calls); break;
-    default: numacoll ? COUNT(exscan_numacoll) : COUNT(exscan_calls); break;
-    }
+    _Atomic uint64_t *const c[4][2] = {
+        {&g_st.reduce_scatter_block_calls, &g_st.reduce_scatter_block_numacoll},
+        {&g_st.reduce_scatter_calls, &g_st.reduce_scatter_numacoll},
+        {&g_st.scan_calls, &g_st.scan_numacoll},
+        {&g_st.exscan_calls, &g_st.exscan_numacoll}};
+    atomic_fetch_add_explicit(c[kind][numacoll], 1, memory_order_relaxed);
 }
 
 /* NUMACOLL_VERBOSE=1: say once per process that such a call went to the MPI library */

@@ -293,7 +293,8 @@ void print_stats(void)
             (unsigned long long)READ(teams_created), (unsigned long long)READ(teams_destroyed),
             (unsigned long long)READ(team_failures), (unsigned long long)READ(teams_reused),
             (unsigned long long)READ(bcast_states_kept), (unsigned long long)READ(comms_deferred),
-            (unsigned long long)READ(comms_promoted), (unsigned long long)READ(progress_calls), more);
+            (unsigned long long)READ(comms_promoted), (unsigned long long)READ(progress_calls),
+            more);
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first: release every communicator

@@ -33,7 +33,8 @@ static int g_mode;
 /* member r's input element k of a case: doubles of mixed magnitudes (the order shows) */
 static double dval(int r, size_t k, int seed)
 {
-    uint64_t h = ((uint64_t)r * 0x9E3779B97F4A7C15ull) ^ (k * 0xBF58476D1CE4E5B9ull) ^ (uint64_t)seed;
+    uint64_t h = ((uint64_t)r * 0x9E3779B97F4A7C15ull) ^ (k * 0xBF58476D1CE4E5B9ull) ^
+                 (uint64_t)seed;
     h ^= h >> 29;
     h *= 0x94D049BB133111EBull;
     h ^= h >> 32;
@@ -67,7 +68,8 @@ static int call(int kind, int c_form, const void *send, void *recv, size_t n, co
         for (int m = 0; m < g_size; m++)
             cc[m] = icounts[m];
         switch (kind) {
-        case RSB: return MPI_Reduce_scatter_block_c(send, recv, (MPI_Count)n, dt, op, MPI_COMM_WORLD);
+        case RSB:
+            return MPI_Reduce_scatter_block_c(send, recv, (MPI_Count)n, dt, op, MPI_COMM_WORLD);
         case RS: return MPI_Reduce_scatter_c(send, recv, cc, dt, op, MPI_COMM_WORLD);
         case SCAN: return MPI_Scan_c(send, recv, (MPI_Count)n, dt, op, MPI_COMM_WORLD);
         default: return MPI_Exscan_c(send, recv, (MPI_Count)n, dt, op, MPI_COMM_WORLD);
@@ -103,9 +105,11 @@ static int run(int kind, int c_form, size_t n, int in_place, int is_int, MPI_Op 
         total += (size_t)icounts[m];
     }
     if (kind >= SCAN) total = n, off = 0;
-    const size_t mine = kind >= SCAN ? n : (size_t)icounts[me], es = is_int ? sizeof(int) : sizeof(double);
+    const size_t mine = kind >= SCAN ? n : (size_t)icounts[me];
+    const size_t es = is_int ? sizeof(int) : sizeof(double);
     const size_t out_n = in_place ? total : mine;
-    char *in = malloc(total * es + 1), *out = malloc((out_n + GUARD) * es), *before = malloc((out_n + GUARD) * es);
+    char *in = malloc(total * es + 1), *out = malloc((out_n + GUARD) * es);
+    char *before = malloc((out_n + GUARD) * es);
     for (size_t k = 0; k < total; k++) {
         if (is_int) ((int *)in)[k] = ival(me, k, seed);
         else ((double *)in)[k] = dval(me, k, seed);
@@ -186,7 +190,8 @@ int main(int argc, char **argv)
             for (int c_form = 0; c_form < nforms; c_form++)
                 for (int ip = 0; ip <= 1; ip++) {
                     int is_int = (int)(s + (size_t)ip) % 2;
-                    ours += run(kind, c_form, sizes[s], ip, is_int, is_int ? MPI_MAX : MPI_SUM, seed++);
+                    ours += run(kind, c_form, sizes[s], ip, is_int, is_int ? MPI_MAX : MPI_SUM,
+                                seed++);
                     calls++;
                 }
     /* a user-defined op: the MPI library's, right */

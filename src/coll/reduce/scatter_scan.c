@@ -103,8 +103,9 @@ int nc_reduce_scatter_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf
     call.input = in_place ? recvbuf : sendbuf;
     call.output = recvbuf;
     if (((in_place && total) || mine) && !recvbuf) {
-        rc = nc_error(NUMACOLL_ERR_ARG, "%s: recvbuf is NULL on rank %d, which receives %zu "
-                      "elements%s", who, me, mine, in_place ? " (and holds the input: in place)" : "");
+        rc = nc_error(NUMACOLL_ERR_ARG,
+                      "%s: recvbuf is NULL on rank %d, which receives %zu elements%s", who, me,
+                      mine, in_place ? " (and holds the input: in place)" : "");
         goto out;
     }
     if (total && !call.input) {

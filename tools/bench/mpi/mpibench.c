@@ -174,8 +174,9 @@ static void usage(FILE *f)
 /* after a usage error (every rank prints it: keep it short) */
 static void usage_hint(void)
 {
-    fprintf(stderr, "usage: numacoll-bench --mpi barrier|bcast|allreduce|reduce|reduce_scatter_block|scan [options]; "
-                    "numacoll-bench --mpi --help lists them\n");
+    fprintf(stderr, "usage: numacoll-bench --mpi barrier|bcast|allreduce|reduce|"
+                    "reduce_scatter_block|scan [options]; numacoll-bench --mpi --help lists "
+                    "them\n");
 }
 
 /* The next name of comma list @p p into @p out (at most @p n - 1 bytes of it); the rest of
