@@ -237,6 +237,11 @@ int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll
 MPI_Op reduce_kernel_op(numacoll_op_t op);
 int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
                  int root, MPI_Comm comm);
+/* pmpi_reduce.c: the hierarchical mode's allreduce (@p root -1) or reduce of @p n elements
+ * of core type @p ct (the MPI's steps as n elements of the predefined @p base): the node
+ * teams' reduce, the leaders' MPI step, the node broadcast; a numacoll status */
+int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numacoll_dtype_t ct,
+                numacoll_op_t co, MPI_Datatype base, MPI_Op op, int root);
 /* pmpi_scatter_scan.c: the stats line's part of those four calls (", MPI_Scan N ...") */
 void stats_scatter_scan(char *buf, size_t n);
 

@@ -143,7 +143,7 @@ static int node_reduce(nc_comm_t *s, const void *input, void *out, size_t n,
 
 /* The MPI library's steps take @p n elements of the predefined type @p base, not the
  * caller's count and datatype: Open MPI 4.1 rejects predefined ops on a derived type. */
-static int hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numacoll_dtype_t ct,
+int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numacoll_dtype_t ct,
                 numacoll_op_t co, MPI_Datatype base, MPI_Op op, int root)
 {
     size_t bytes = n * numacoll_dtype_size(ct);
@@ -233,7 +233,7 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
             return native(sendbuf, recvbuf, count, dt, op, root, comm);
         }
     } else {
-        rc = hier(s, input, recvbuf, n, ct, co, base, op, root);
+        rc = reduce_hier(s, input, recvbuf, n, ct, co, base, op, root);
     }
     /* numacoll's when it ran the node part (hierarchical: a node of one member has none) */
     if (rc == NUMACOLL_OK &&

@@ -9,9 +9,13 @@
  * communicator's agreed state, as for MPI_Allreduce: user-defined ops and other types, a
  * team whose reduction buffers could not be set up, or whose larger chunks found no
  * memory (every member fails that call before any data moved; the team's reductions then
- * stay native). A hierarchical communicator (several nodes, NUMACOLL_FAKE_NODES) calls the
- * MPI library: a prefix over nodes whose ranks interleave needs more than one node step
- * and a leaders' step, which this layer does not have yet.
+ * stay native). On a hierarchical communicator (several nodes, NUMACOLL_FAKE_NODES) a
+ * reduce-scatter is MPI_Allreduce's hierarchical reduction of the whole vector into a
+ * scratch buffer (node teams, leaders' MPI step with numacoll's kernels in node order, node
+ * broadcast), of which each member keeps its slice: the order of that reduction, the same
+ * bits on every member. Scans there call the MPI library: a prefix over nodes whose ranks
+ * interleave needs more than one node step and a leaders' step, which this layer does not
+ * have.
  */
 #include "mpi_internal.h"
 
@@ -173,6 +177,26 @@ static int counts_of(const ss_args_t *a, int size, MPI_Count mult, size_t esize,
     return 1;
 }
 
+/* A reduce-scatter on a hierarchical communicator (see the top); a numacoll status. A
+ * member without memory for the scratch vector fails (NUMACOLL_ERR_NOMEM), as the
+ * allreduce's leader without memory for its scratch does: it cannot take part. */
+static int hier_reduce_scatter(nc_comm_t *s, const ss_args_t *a, const size_t *counts,
+                               size_t total, numacoll_dtype_t ct, numacoll_op_t co,
+                               MPI_Datatype base)
+{
+    const size_t es = numacoll_dtype_size(ct);
+    size_t off = 0;
+    for (int m = 0; m < s->rank; m++)
+        off += counts[m];
+    char *all = malloc(total ? total * es : 1);
+    if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", total * es);
+    const void *input = a->sendbuf == MPI_IN_PLACE ? a->recvbuf : a->sendbuf;
+    int rc = reduce_hier(s, input, all, total, ct, co, base, a->op, -1);
+    if (rc == NUMACOLL_OK) memcpy(a->recvbuf, all + off * es, counts[s->rank] * es);
+    free(all);
+    return rc;
+}
+
 static int ss_entry(const ss_args_t *a)
 {
     ensure_init();
@@ -209,7 +233,9 @@ static int ss_entry(const ss_args_t *a)
     /* the same units on every member (the same counts and type): see defer_step */
     nc_comm_t *s = comm_get(a->comm, bcast_units((MPI_Count)total, (MPI_Count)esize), 0);
     int rc = NUMACOLL_ERR_UNSUPPORTED;
-    if (s && s->mode == MODE_FLAT && s->team && reduce_ready(s)) {
+    if (s && s->mode == MODE_HIER && !scan) {
+        rc = hier_reduce_scatter(s, a, counts, total, ct, co, base);
+    } else if (s && s->mode == MODE_FLAT && s->team && reduce_ready(s)) {
         const void *send = a->sendbuf == MPI_IN_PLACE ? NUMACOLL_IN_PLACE : a->sendbuf;
         static const char *const ops[] = {"reduce_scatter_block", "reduce_scatter", "scan",
                                           "exscan"};
@@ -226,7 +252,9 @@ static int ss_entry(const ss_args_t *a)
     if (counts != stack_counts) free(counts);
     if (rc == NUMACOLL_ERR_UNSUPPORTED) return native(a); /* every member alike */
     if (rc == NUMACOLL_OK) {
-        count_call(a->kind, 1);
+        /* numacoll's when it ran the node part (as MPI_Allreduce counts) */
+        if (s->mode == MODE_FLAT || s->node_size == 1 || (s->team && !s->reduce_native))
+            count_call(a->kind, 1);
         return MPI_SUCCESS;
     }
     if (rc == NUMACOLL_ERR_ARG) { /* members passed different arguments: the team stays usable */
