@@ -254,6 +254,21 @@ foreach(f ${NC_MPI_FLAVORS})
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} reduce --root 1 --reps 1
                 --iters 20 --target-ms 1 --max-bytes 2K
                 --variants default,rsag,limit:inline)
+    # numacoll-bench --mpi reduce_scatter_block|scan at np = 2, 8 B .. 64 KiB (one chunk and
+    # many): every row at every size, results checked, `default` numacoll's (its counters)
+    foreach(c reduce_scatter_block scan)
+      if(c STREQUAL "scan")
+        set(stat "MPI_Scan [1-9][0-9]* .numacoll [1-9][0-9]*")
+      else()
+        set(stat "MPI_Reduce_scatter_block [1-9][0-9]* .numacoll [1-9][0-9]*")
+      endif()
+      nc_mpi_test(mpi_${f}_bench_${c} ${f} 2 --count "^${c} +native +2 " 14
+                  --count "^${c} +default +2 " 14 --count "^${c} +core +2 " 14
+                  --count "^${c} +limit:fold +2 " 14 --env NUMACOLL_MPI_STATS=1
+                  --count "${stat}" 2
+                  -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} ${c} --reps 1 --iters 10
+                  --target-ms 1 --max-bytes 64K --variants native,default,core,limit:fold)
+    endforeach()
     if(f STREQUAL "openmpi")
       nc_mpi_test(mpi_${f}_bench_reduce_bad_root ${f} 2 --fail
                   --count "--root 2 is not valid with 2 processes. allowed: 0..1" 1
