@@ -13,9 +13,15 @@
  * reduce-scatter is MPI_Allreduce's hierarchical reduction of the whole vector into a
  * scratch buffer (node teams, leaders' MPI step with numacoll's kernels in node order, node
  * broadcast), of which each member keeps its slice: the order of that reduction, the same
- * bits on every member. Scans there call the MPI library: a prefix over nodes whose ranks
- * interleave needs more than one node step and a leaders' step, which this layer does not
- * have.
+ * bits on every member. A scan there, when every node holds consecutive ranks and the
+ * nodes follow each other in rank order (pseudo-nodes always; agreed: the node map is the
+ * same on every member), is the node team's scan (exscan) L_m, the nodes' totals
+ * T_k = x_a op ... op x_b (the node's last member has it) sent to their leaders, the
+ * leaders' MPI_Exscan of the totals with numacoll's kernels as a non-commutative op (node
+ * order) E_k = T_0 op ... op T_{k-1}, broadcast on node k, and E_k op L_m on the nodes after
+ * the first: each prefix in rank order, grouped by node ((T_0 op T_1) op L_m), the same bits
+ * at every call. Interleaved nodes, or more elements than an int counts, call the MPI
+ * library.
  */
 #include "mpi_internal.h"
 
@@ -197,6 +203,91 @@ static int hier_reduce_scatter(nc_comm_t *s, const ss_args_t *a, const size_t *c
     return rc;
 }
 
+enum { TAG_SCAN_TOTAL = 0x4e44 }; /* last member -> leader on the private node communicator */
+
+/* 1 if every node holds consecutive ranks and node k's follow node k-1's */
+static int nodes_in_rank_order(const nc_comm_t *s)
+{
+    if (!s->node_of || s->node_of[0] != 0) return 0;
+    for (int r = 1; r < s->size; r++) {
+        int d = s->node_of[r] - s->node_of[r - 1];
+        if (d != 0 && d != 1) return 0;
+    }
+    return 1;
+}
+
+/* The node step of a hierarchical scan: the node's inclusive scan (@p exclusive 0) or exscan
+ * of @p n elements of @p input into @p out (the node's first member's out untouched by an
+ * exscan): the node team's, or the MPI's on the node communicator (with the kernel op
+ * @p kop) when the node has no team or the team cannot reduce */
+static int node_scan(nc_comm_t *s, const void *input, void *out, size_t n, numacoll_dtype_t ct,
+                     numacoll_op_t co, MPI_Datatype base, MPI_Op kop, int exclusive)
+{
+    if (s->team && reduce_ready(s)) {
+        nc_team_op_enter(s->team, exclusive ? "exscan" : "scan");
+        int rc = nc_scan_run(s->team, input == out ? NUMACOLL_IN_PLACE : input, out, n, ct, co,
+                             exclusive, "MPI_Scan/MPI_Exscan (node step)");
+        if (rc == NUMACOLL_OK || rc == NUMACOLL_ERR_UNSUPPORTED) nc_team_op_leave(s->team);
+        if (rc != NUMACOLL_ERR_UNSUPPORTED) return rc;
+        reduce_gave_up(s); /* every member of the node alike: its MPI takes the step */
+    }
+    if (s->node_size == 1) {
+        if (!exclusive && out != input) memcpy(out, input, n * numacoll_dtype_size(ct));
+        return NUMACOLL_OK;
+    }
+    const void *send = input == out ? MPI_IN_PLACE : input;
+    int mrc = exclusive ? PMPI_Exscan(send, out, (int)n, base, kop, s->node)
+                        : PMPI_Scan(send, out, (int)n, base, kop, s->node);
+    return mrc == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
+}
+
+/* A scan or exscan on a hierarchical communicator whose nodes are in rank order (see the
+ * top); a numacoll status */
+static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_t ct,
+                     numacoll_op_t co, MPI_Datatype base)
+{
+    const int exclusive = a->kind == SS_EXSCAN, leader = s->node_rank == 0;
+    const int last = s->node_rank == s->node_size - 1;
+    const size_t bytes = n * numacoll_dtype_size(ct);
+    MPI_Op kop = reduce_kernel_op(co);
+    if (kop == MPI_OP_NULL) kop = a->op;
+    const void *input = a->sendbuf == MPI_IN_PLACE ? a->recvbuf : a->sendbuf;
+    char *scratch = malloc(3 * bytes + 1);
+    if (!scratch) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", 3 * bytes);
+    char *total = scratch, *front = scratch + bytes, *own = scratch + 2 * bytes;
+    if (exclusive && last && input == a->recvbuf) { /* the node step overwrites it */
+        memcpy(own, input, bytes);
+        input = own;
+    }
+    int rc = node_scan(s, input, a->recvbuf, n, ct, co, base, kop, exclusive);
+    if (rc == NUMACOLL_OK && last && s->nnodes > 1) {
+        /* the node's total: our inclusive prefix (exscan: our exclusive one op our input) */
+        if (exclusive && s->node_size > 1) {
+            memcpy(total, input, bytes);
+            rc = nc_reduce_local(ct, co, a->recvbuf, total, n);
+        } else {
+            memcpy(total, exclusive ? input : a->recvbuf, bytes);
+        }
+    }
+    int mrc = MPI_SUCCESS;
+    if (rc == NUMACOLL_OK && s->nnodes > 1 && s->node_size > 1 && (leader || last))
+        mrc = last ? PMPI_Send(total, (int)bytes, MPI_BYTE, 0, TAG_SCAN_TOTAL, s->node)
+                   : PMPI_Recv(total, (int)bytes, MPI_BYTE, s->node_size - 1, TAG_SCAN_TOTAL,
+                               s->node, MPI_STATUS_IGNORE);
+    /* the leaders (ranked by node index) combine the totals in node order */
+    if (rc == NUMACOLL_OK && mrc == MPI_SUCCESS && s->nnodes > 1 && leader)
+        mrc = PMPI_Exscan(total, front, (int)n, base, kop, s->leaders);
+    if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
+    if (rc == NUMACOLL_OK && s->my_node > 0) {
+        rc = node_bcast_bytes(s, front, bytes, 0);
+        /* the nodes' prefix in front of the node's: recvbuf = front op recvbuf */
+        if (rc == NUMACOLL_OK && exclusive && leader) memcpy(a->recvbuf, front, bytes);
+        else if (rc == NUMACOLL_OK) rc = nc_reduce_local(ct, co, front, a->recvbuf, n);
+    }
+    free(scratch);
+    return rc;
+}
+
 static int ss_entry(const ss_args_t *a)
 {
     ensure_init();
@@ -235,6 +326,8 @@ static int ss_entry(const ss_args_t *a)
     int rc = NUMACOLL_ERR_UNSUPPORTED;
     if (s && s->mode == MODE_HIER && !scan) {
         rc = hier_reduce_scatter(s, a, counts, total, ct, co, base);
+    } else if (s && s->mode == MODE_HIER && total * esize <= INT_MAX && nodes_in_rank_order(s)) {
+        rc = hier_scan(s, a, n, ct, co, base);
     } else if (s && s->mode == MODE_FLAT && s->team && reduce_ready(s)) {
         const void *send = a->sendbuf == MPI_IN_PLACE ? NUMACOLL_IN_PLACE : a->sendbuf;
         static const char *const ops[] = {"reduce_scatter_block", "reduce_scatter", "scan",
