@@ -20,8 +20,7 @@
  * leaders' MPI_Exscan of the totals with numacoll's kernels as a non-commutative op (node
  * order) E_k = T_0 op ... op T_{k-1}, broadcast on node k, and E_k op L_m on the nodes after
  * the first: each prefix in rank order, grouped by node ((T_0 op T_1) op L_m), the same bits
- * at every call. Interleaved nodes, or more elements than an int counts, call the MPI
- * library.
+ * at every call. Interleaved nodes, or messages over INT_MAX bytes, call the MPI library.
  */
 #include "mpi_internal.h"
 
