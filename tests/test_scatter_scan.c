@@ -9,7 +9,9 @@
  *    bytes after every output; exscan leaves member 0's recvbuf alone (a canary);
  *  - members that disagree on the count, the counts or the type: NUMACOLL_ERR_ARG on every
  *    member naming the other member and itself, and the team's next call works; bad
- *    arguments: a message naming them; a killed member: NUMACOLL_ERR_PEER_DEAD naming it.
+ *    arguments: a message naming them; a killed member: NUMACOLL_ERR_PEER_DEAD naming it;
+ *  - small calls write only the slots' first pages (NUMACOLL_REDUCE_EAGER): the rest of a
+ *    member's reduction area stays out of memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,10 +19,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "coll/reduce/reduce_internal.h"
 #include "forkrun.h"
 #include "test_reduce_elements.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +373,51 @@ static void test_killed_member(void **state)
     assert_int_equal(nc_shm_settle(baseline), baseline);
 }
 
+/* Pages of this member's reduction area that are in memory (mincore on the shared file) */
+static size_t area_pages_in_memory(numacoll_team_t *t)
+{
+    nc_reduce_team_t *r = t->reduce;
+    size_t ps = nc_page_size(), n = r->area_stride / ps, in = 0;
+    unsigned char *vec = malloc(n);
+    if (!vec || mincore(rd_area(r, t->rank), r->area_stride, vec) != 0) {
+        free(vec);
+        return (size_t)-1;
+    }
+    for (size_t i = 0; i < n; i++)
+        in += vec[i] & 1;
+    free(vec);
+    return in;
+}
+
+/* every slot used by small reduce-scatters and scans: only the eager pages are touched */
+static int small_child(nc_forkctx_t *c)
+{
+    double in[64], out[64];
+    for (int k = 0; k < 64; k++)
+        in[k] = c->rank + k;
+    for (int i = 0; i < 40; i++) {
+        int rc = i % 2 ? numacoll_reduce_scatter_block(c->team, in, out, 3, NUMACOLL_DOUBLE,
+                                                       NUMACOLL_OP_SUM)
+                       : numacoll_scan(c->team, in, out, 7, NUMACOLL_DOUBLE, NUMACOLL_OP_SUM);
+        if (rc) return 1;
+    }
+    size_t pages = area_pages_in_memory(c->team);
+    /* the control page, two pages per in slot (header and eager bytes), one per result */
+    size_t expect_max = 1 + 3 * (size_t)c->team->reduce->slots;
+    if (pages <= expect_max) return 0;
+    fprintf(stderr, "rank %d: %zu pages of the reduction area in memory after small calls; at "
+                    "most %zu expected\n", c->rank, pages, expect_max);
+    return 2;
+}
+
+static void test_small_calls_stay_eager(void **state)
+{
+    (void)state;
+    clear_env();
+    nc_forkresult_t res;
+    assert_int_equal(nc_forkrun(4, 0, small_child, NULL, 0, 60, &res), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_killed_member),
+        cmocka_unit_test(test_small_calls_stay_eager),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

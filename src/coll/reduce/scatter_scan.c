@@ -115,7 +115,9 @@ int nc_reduce_scatter_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf
     }
     rc = rd_state_get(t, &call.state);
     if (rc) goto out;
-    /* a piece of every member's slice per chunk, in 64-byte grains where they fit */
+    /* a piece of every member's slice per chunk, in 64-byte grains where they fit; no
+     * longer than the longest slice, so that the pieces of a small call stay within the
+     * slots' first (eager) pages: a chunk writes P q elements of a slot, no more */
     size_t q = call.state->fragment / (size_t)P / 64 * 64 / es;
     if (!q) q = call.state->fragment / ((size_t)P * es);
     if (!q) {
@@ -124,12 +126,13 @@ int nc_reduce_scatter_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf
                       numacoll_dtype_name(dtype), call.state->fragment);
         goto out;
     }
+    if (q > longest) q = longest ? longest : 1;
     call.count = longest;
     call.chunk_elems = q;
     call.slice_off = off;
     call.post_own = overlap(call.input, total * es, recvbuf, mine * es);
     call.sig = ss_signature(shape, dtype, op, SS_RSCATTER, 0);
-    rc = ss_run(&call, SS_RSCATTER, (size_t)P * (longest < q ? longest : q) * es);
+    rc = ss_run(&call, SS_RSCATTER, longest ? (size_t)P * q * es : 0);
 out:
     if (off != stack_off) free(off);
     return rc;
