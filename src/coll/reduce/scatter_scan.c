@@ -152,8 +152,9 @@ int nc_scan_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t c
     const int in_place = sendbuf == NUMACOLL_IN_PLACE, gets = !exclusive || t->rank > 0;
     call.input = in_place ? recvbuf : sendbuf;
     call.output = gets ? recvbuf : NULL;
-    if (count && gets && !recvbuf)
-        return nc_error(NUMACOLL_ERR_ARG, "%s: recvbuf is NULL for %zu elements", who, count);
+    if (count && (gets || in_place) && !recvbuf)
+        return nc_error(NUMACOLL_ERR_ARG, "%s: recvbuf is NULL for %zu elements%s", who, count,
+                        in_place ? " (it holds the input: NUMACOLL_IN_PLACE)" : "");
     if (count && !call.input)
         return nc_error(NUMACOLL_ERR_ARG, "%s: sendbuf is NULL for %zu elements (pass "
                         "NUMACOLL_IN_PLACE to take the input from recvbuf)", who, count);
