@@ -70,6 +70,10 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "scatter_scan: ([0-9]+) calls checked, \\1 of them numacoll's .flat"
               --expect "MPI_Reduce_scatter_block [1-9][0-9]* \\(numacoll [1-9][0-9]*\\), MPI_Reduce_scatter [1-9][0-9]* \\(numacoll [1-9][0-9]*\\), MPI_Scan [1-9][0-9]* \\(numacoll [1-9][0-9]*\\), MPI_Exscan [1-9][0-9]* \\(numacoll [1-9][0-9]*\\)"
               --expect "scatter_scan: PASS" -- ${NC_MPI_TDIR}/${t})
+  # ranks that pass other counts: MPI_ERR_ARG on every rank, naming rank 2; the next works
+  nc_mpi_test(mpi_${f}_scatter_scan_mismatch ${f} 3 --timeout 60
+              --count "^numacoll-mpi: MPI_(Scan|Reduce_scatter): rank 2 passed other arguments than rank [01] " 4
+              --expect "mismatch: PASS" -- ${NC_MPI_TDIR}/${t} mismatch)
   nc_mpi_test(mpi_${f}_scatter_scan_fake2 ${f} 3 --timeout 60 --env NUMACOLL_FAKE_NODES=2
               --env NUMACOLL_MPI_STATS=1
               --expect "scatter_scan: ([0-9]+) calls checked, \\1 of them numacoll's .hierarchical"

@@ -350,7 +350,7 @@ static int ss_entry(const ss_args_t *a)
         return MPI_SUCCESS;
     }
     if (rc == NUMACOLL_ERR_ARG) { /* members passed different arguments: the team stays usable */
-        mpi_say("numacoll-mpi: %s: %s\n", name, numacoll_last_error());
+        mpi_say("numacoll-mpi: %s\n", numacoll_last_error()); /* it begins with the name */
         PMPI_Comm_call_errhandler(a->comm, MPI_ERR_ARG);
         return MPI_ERR_ARG;
     }

@@ -11,6 +11,9 @@
  *                                  rank 0's recvbuf alone (numacoll; checked on a flat
  *                                  communicator); bytes after every output untouched; a
  *                                  user-defined op goes to the MPI library and is right
+ *   mpi_scatter_scan_test mismatch rank 2 passes another count to MPI_Scan, then other
+ *                                  recvcounts to MPI_Reduce_scatter: every rank gets
+ *                                  MPI_ERR_ARG (flat communicator), the next calls work
  *
  * Every rank computes every member's input itself. On a flat communicator
  * (numacoll_mpi_comm_mode 1) each call must raise its numacoll counter by one; the run
@@ -168,9 +171,33 @@ static int run(int kind, int c_form, size_t n, int in_place, int is_int, MPI_Op 
     return ours;
 }
 
+/* the mismatch mode (see the top); flat communicators only */
+static void mismatch(void)
+{
+    double in[300], out[300];
+    int counts[64], odd[64];
+    for (int k = 0; k < 300; k++)
+        in[k] = g_rank + k;
+    for (int m = 0; m < g_size; m++)
+        counts[m] = 10, odd[m] = m == 0 ? 11 : m == 1 ? 9 : 10; /* the same total */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Scan(in, out, g_rank == 2 ? 101 : 100, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(rc == MPI_ERR_ARG, "MPI_Scan with rank 2's other count: rc %d", rc);
+    rc = MPI_Reduce_scatter(in, out, g_rank == 2 ? odd : counts, MPI_DOUBLE, MPI_SUM,
+                            MPI_COMM_WORLD);
+    CHECK(rc == MPI_ERR_ARG, "MPI_Reduce_scatter with rank 2's other counts: rc %d", rc);
+    rc = MPI_Scan(in, out, 100, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double want = 0;
+    for (int r = 0; r <= g_rank; r++)
+        want += r + 7;
+    CHECK(rc == MPI_SUCCESS && out[7] == want, "MPI_Scan after the mismatches: rc %d, %g want %g",
+          rc, out[7], want);
+    int fails = total_failures(MPI_COMM_WORLD);
+    if (g_rank == 0) printf("mismatch: %s\n", fails ? "FAIL" : "PASS");
+}
+
 int main(int argc, char **argv)
 {
-    (void)argc, (void)argv;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
@@ -178,6 +205,11 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD); /* sets the communicator up */
     int (*mode_fn)(MPI_Comm) = (int (*)(MPI_Comm))dlsym(RTLD_DEFAULT, "numacoll_mpi_comm_mode");
     g_mode = mode_fn ? mode_fn(MPI_COMM_WORLD) : 0;
+    if (argc > 1 && !strcmp(argv[1], "mismatch")) {
+        mismatch();
+        MPI_Finalize();
+        return g_fail ? 1 : 0;
+    }
     static const size_t sizes[] = {0, 1, 1000, 96 * 1024};
 #if MPI_VERSION >= 4
     const int nforms = 2;
