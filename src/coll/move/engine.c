@@ -1,0 +1,154 @@
+/*
+ * The paths' table and one call's progress loop: the member writes its stream (if it owns
+ * blocks others read) and reads the owners' streams or buffers (if it reads blocks), in
+ * one loop that moves on whatever can move, so that a member that is owner and reader at
+ * once never waits for a reader while that reader waits for it.
+ */
+#include "move_internal.h"
+
+#include <string.h>
+
+const mv_path_t mv_paths[] = {
+    {"copy", "the owner copies its block into its NUMA-local slots in chunks, the readers "
+             "copy them out (two copies, pipelined)"},
+    {"cma", "the readers copy straight from the owner's buffer with process_vm_readv "
+            "(single copy); the owner returns once every reader is done"},
+};
+const int mv_path_count = (int)(sizeof mv_paths / sizeof mv_paths[0]);
+
+int mv_wait_flag(mv_call_t *c, int member, _Atomic uint64_t *flag, uint64_t target)
+{
+    if (atomic_load_explicit(flag, memory_order_acquire) >= target) return NUMACOLL_OK;
+    nc_wait_t w;
+    nc_wait_init(&w, c->team, c->who);
+    w.waiting_for = member;
+    /* @p member wakes us (nc_flag_post) if we sleep on the flag in the kernel */
+    uint64_t v;
+    while ((v = atomic_load_explicit(flag, memory_order_acquire)) < target) {
+        int rc = nc_wait_step_on(&w, flag, v);
+        if (rc) return rc;
+    }
+    return NUMACOLL_OK;
+}
+
+/* keep the call's first error (its message stays the thread's last error) */
+static void call_error(mv_call_t *c, int rc)
+{
+    if (c->rc == NUMACOLL_OK) c->rc = rc;
+}
+
+/* The head and entries of @p rd's owner, as read: check them against ours. */
+static int check_head(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e)
+{
+    if (h->sig != c->sig) {
+        if (h->sig == MV_SIG_NOMEM)
+            return nc_error(NUMACOLL_ERR_UNSUPPORTED,
+                            "%s: rank %d could not get the memory of its data-movement slots; "
+                            "its blocks did not move",
+                            c->who, rd->owner);
+        if (h->sig == MV_SIG_BAD)
+            return nc_error(NUMACOLL_ERR_ARG,
+                            "%s: rank %d passed invalid arguments (its own error says which); "
+                            "its blocks did not move",
+                            c->who, rd->owner);
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "%s: rank %d passed other arguments than rank %d (block size%s, root or "
+                        "collective differ); every member must pass the same",
+                        c->who, rd->owner, c->me, c->multi ? "" : "s");
+    }
+    if (h->entries != rd->nent)
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "%s: rank %d posted %u blocks, rank %d expects %u: the members disagree "
+                        "about the collective; every member must call the same",
+                        c->who, rd->owner, h->entries, c->me, rd->nent);
+    if (e->size != rd->expect)
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "%s: rank %d sends %llu bytes to rank %d, which expects %zu from it; the "
+                        "sizes must match",
+                        c->who, rd->owner, (unsigned long long)e->size, c->me, rd->expect);
+    return NUMACOLL_OK;
+}
+
+/* Advance the reading of one owner: 1 done with it, 0 blocked, < 0 a failed wait. Errors
+ * of the call (mismatches) are kept in c->rc, and the owner is left as done. */
+static int read_step(mv_call_t *c, mv_read_t *rd)
+{
+    nc_move_team_t *s = c->state;
+    const size_t hb_max = MV_HEAD_BYTES + (size_t)c->P * MV_ENTRY_BYTES;
+    char *hbuf = s->heads + (size_t)rd->owner * hb_max;
+    int rc;
+    if (rd->phase == MV_READ_HEAD) {
+        if (rd->len == 0) { /* the head and the entries up to ours */
+            rd->off = 0, rd->got = 0, rd->into = hbuf, rd->last_chunk = UINT64_MAX;
+            rd->len = MV_HEAD_BYTES + (size_t)(rd->entry + 1) * MV_ENTRY_BYTES;
+        }
+        rc = mv_copy_pull(c, rd);
+        if (rc == 0) return 0;
+        const mv_head_t *h = (const mv_head_t *)hbuf;
+        const mv_entry_t *e = (const mv_entry_t *)(hbuf + MV_HEAD_BYTES);
+        if (rc == 1 && c->rc == NUMACOLL_OK) rc = check_head(c, rd, h, &e[rd->entry]);
+        else if (rc == 1) rc = NUMACOLL_OK; /* our own arguments failed: we read no blocks */
+        else rc = rc < 0 ? rc : NUMACOLL_OK;
+        if (rc != NUMACOLL_OK || c->rc != NUMACOLL_OK || e[rd->entry].size == 0) {
+            call_error(c, rc);
+            mv_copy_leave(c, rd);
+            return 1;
+        }
+        if (e[rd->entry].addr != 0) { /* single copy */
+            rc = mv_cma_read(c, rd, h, &e[rd->entry]);
+            mv_copy_leave(c, rd);
+            if (rc == NUMACOLL_ERR_PEER_DEAD || rc == NUMACOLL_ERR_TIMEOUT) return rc;
+            call_error(c, rc);
+            return 1;
+        }
+        rd->off = mv_stream_offset(c, e, rd->nent, rd->entry, rd->owner);
+        rd->len = (size_t)e[rd->entry].size;
+        rd->got = 0;
+        rd->into = rd->dst;
+        rd->phase = MV_READ_DATA;
+    }
+    rc = mv_copy_pull(c, rd);
+    if (rc == 0) return 0;
+    if (rc < 0) call_error(c, rc);
+    mv_copy_leave(c, rd);
+    return 1;
+}
+
+int mv_run(mv_call_t *c)
+{
+    nc_wait_t w;
+    nc_wait_init(&w, c->team, c->who);
+    for (;;) {
+        c->blk_flag = NULL;
+        c->blk_member = -1;
+        int progress = 0;
+        if (c->next_chunk < c->nchunks) progress |= mv_copy_write(c);
+        /* every owner not done yet, in our order: reading only the first until it is done
+         * could wait for an owner whose slots are full of chunks that a member we block
+         * has yet to read (a cycle of finite buffers) */
+        for (int j = c->cur_read; j < c->nreads; j++) {
+            mv_read_t *rd = &c->reads[j];
+            if (rd->phase == MV_READ_DONE) continue;
+            int phase = rd->phase;
+            size_t got = rd->got;
+            int rc = read_step(c, rd);
+            if (rc < 0) return rc; /* a dead member or a timeout: the team is broken */
+            if (rd->phase != phase || rd->got != got) progress = 1;
+        }
+        while (c->cur_read < c->nreads && c->reads[c->cur_read].phase == MV_READ_DONE)
+            c->cur_read++;
+        if (c->next_chunk >= c->nchunks && c->cur_read >= c->nreads) break;
+        if (progress) {
+            nc_wait_init(&w, c->team, c->who);
+            continue;
+        }
+        w.waiting_for = c->blk_member;
+        int rc = c->blk_flag ? nc_wait_step_on(&w, c->blk_flag, c->blk_seen) : nc_wait_step(&w);
+        if (rc) return rc;
+    }
+    /* release: our reads of the call (single copies from owners' buffers included) before
+     * the flag owners wait for */
+    nc_flag_post(c->team, mv_flag(c->state, c->me, MV_LINE_READ_DONE), c->k);
+    if (c->cma_blocks) return mv_cma_wait_readers(c);
+    return NUMACOLL_OK;
+}
