@@ -110,7 +110,7 @@ static void run_modes(int P, int all_roots, int big)
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         set_env(modes[m][0], modes[m][1]);
         memset(&the_launch, 0, sizeof the_launch);
-        add_cases(&the_launch, P, all_roots, big && m < 2, SCATTERV);
+        add_cases(&the_launch, P, all_roots, big && m < 2, ALLTOALLV);
         run_members(P, cases_worker, &the_launch);
         printf("P=%d NUMACOLL_MOVE=%s: %d calls checked\n", P, modes[m][0], the_launch.n);
     }

@@ -181,7 +181,10 @@ static int mc_run(numacoll_team_t *t, int me, int P, const mcase_t *c, int i)
         case SCATTER: case SCATTERV:
             if (root_here) recv = (void *)NUMACOLL_IN_PLACE;
             break;
-        default:
+        default: /* alltoall(v): the send layout is the receive layout (symmetric sizes) */
+            for (int j = 0; j < P; j++)
+                memcpy(rb + in.displ[j], sb + in.displ[j], in.size[j]);
+            send = NUMACOLL_IN_PLACE;
             break;
         }
     }
@@ -201,6 +204,11 @@ static int mc_run(numacoll_team_t *t, int me, int P, const mcase_t *c, int i)
     case SCATTERV:
         rc = numacoll_scatterv(t, root_here ? send : NULL, root_here ? counts : NULL,
                                root_here ? in.displ : NULL, recv, out.size[0], c->root);
+        break;
+    case ALLTOALL: rc = numacoll_alltoall(t, send, recv, c->b); break;
+    case ALLTOALLV:
+        rc = numacoll_alltoallv(t, send, c->in_place ? NULL : counts,
+                                c->in_place ? NULL : in.displ, recv, rcounts, out.displ);
         break;
     default: break;
     }

@@ -348,3 +348,87 @@ int numacoll_scatterv(numacoll_team_t *team, const void *sendbuf, const size_t *
     return scatter_any(team, "numacoll_scatterv", K_SCATTERV, sendbuf, sendbytes, displs, recvbuf,
                        recvbytes, root);
 }
+
+/* ---- alltoall(v) ------------------------------------------------------------------- */
+
+static int alltoall_any(numacoll_team_t *t, const char *who, int kind, const void *sendbuf,
+                        const size_t *sendbytes, const size_t *sdispls, void *recvbuf,
+                        const size_t *recvbytes, const size_t *rdispls, size_t bytes)
+{
+    mv_call_t c;
+    int rc = call_begin(t, who, 0, 0, &c);
+    if (rc) return rc;
+    const int P = c.P, me = c.me;
+    const int in_place = sendbuf == NUMACOLL_IN_PLACE;
+    const int v = kind == K_ALLTOALLV;
+    char *rb = recvbuf, *copy = NULL;
+    c.sig = signature(kind, -1, v ? 0 : bytes);
+    if (v && !recvbytes)
+        bad(&c, nc_error(NUMACOLL_ERR_ARG, "%s: recvbytes is NULL (rank %d)", who, me));
+    else if (v && !rdispls)
+        bad(&c, nc_error(NUMACOLL_ERR_ARG, "%s: rdispls is NULL (rank %d)", who, me));
+    else if (v && !in_place && !sendbytes)
+        bad(&c, nc_error(NUMACOLL_ERR_ARG, "%s: sendbytes is NULL (rank %d)", who, me));
+    else if (v && !in_place && !sdispls)
+        bad(&c, nc_error(NUMACOLL_ERR_ARG, "%s: sdispls is NULL (rank %d)", who, me));
+    else if (!v && bytes > SIZE_MAX / (size_t)P)
+        bad(&c, nc_error(NUMACOLL_ERR_TOOBIG, "%s: %d blocks of %zu bytes exceed the address "
+                         "space", who, P, bytes));
+    /* in place: the blocks to send are where the received ones go (MPI: sizes and
+     * displacements of the receive side) */
+    const size_t *ss = in_place ? recvbytes : sendbytes, *sd = in_place ? rdispls : sdispls;
+#define RDISPL(m) (v ? rdispls[m] : (size_t)(m) * bytes)
+#define RSIZE(m) (v ? recvbytes[m] : bytes)
+#define SDISPL(m) (v ? sd[m] : (size_t)(m) * bytes)
+#define SSIZE(m) (v ? ss[m] : bytes)
+    size_t rany = 0, sany = 0, extent = 0;
+    for (int m = 0; c.rc == NUMACOLL_OK && m < P; m++) {
+        rany |= RSIZE(m), sany |= SSIZE(m);
+        if (RSIZE(m) && RDISPL(m) + RSIZE(m) > extent) extent = RDISPL(m) + RSIZE(m);
+    }
+    need(&c, !rany || recvbuf, "recvbuf", rany);
+    need(&c, in_place || !sany || sendbuf, "sendbuf", sany);
+    if (c.rc == NUMACOLL_OK && SSIZE(me) != RSIZE(me))
+        bad(&c, nc_error(NUMACOLL_ERR_ARG, "%s: rank %d sends itself %zu bytes but expects %zu; "
+                         "they must be equal", who, me, SSIZE(me), RSIZE(me)));
+    const char *src = sendbuf;
+    if (c.rc == NUMACOLL_OK && in_place && P > 1 && extent) {
+        /* our input, before the blocks we receive overwrite it */
+        copy = malloc(extent);
+        if (!copy) bad(&c, nc_error(NUMACOLL_ERR_NOMEM, "%s: out of memory for a copy of %zu "
+                                    "bytes (in place)", who, extent));
+        else memcpy(copy, rb, extent);
+        src = copy;
+    }
+    if (P > 1) stream_init(&c, 1, 0, P - 1);
+    for (int d = 0; c.rc == NUMACOLL_OK && P > 1 && d < P; d++)
+        if (d != me) stream_block(&c, (uint32_t)d, src + SDISPL(d), SSIZE(d));
+    if (c.rc == NUMACOLL_OK && !in_place) local_copy(rb + RDISPL(me), src + SDISPL(me), RSIZE(me));
+    /* rotated: member m starts with m + 1, so that the owners' first readers differ */
+    for (int j = 1; j < P; j++) {
+        int o = (me + j) % P;
+        if (c.rc == NUMACOLL_OK) read_block(&c, o, 1, RSIZE(o), rb + RDISPL(o));
+        else read_block(&c, o, 1, 0, NULL);
+    }
+#undef RDISPL
+#undef RSIZE
+#undef SDISPL
+#undef SSIZE
+    rc = call_run(&c);
+    free(copy); /* after the call: single-copy readers are done with it */
+    return rc;
+}
+
+int numacoll_alltoall(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+    return alltoall_any(team, "numacoll_alltoall", K_ALLTOALL, sendbuf, NULL, NULL, recvbuf, NULL,
+                        NULL, bytes);
+}
+
+int numacoll_alltoallv(numacoll_team_t *team, const void *sendbuf, const size_t *sendbytes,
+                       const size_t *sdispls, void *recvbuf, const size_t *recvbytes,
+                       const size_t *rdispls)
+{
+    return alltoall_any(team, "numacoll_alltoallv", K_ALLTOALLV, sendbuf, sendbytes, sdispls,
+                        recvbuf, recvbytes, rdispls, 0);
+}
