@@ -11,12 +11,12 @@ static const nc_cfg_def_t rows[] = {
      .defval = "auto",
      .allowed = "auto|copy|cma",
      .doc = "how gather, scatter, allgather and alltoall move a block: copy = through the "
-            "owner's shared slots (two copies), cma = single copy from the owner's buffer with "
-            "process_vm_readv, auto = cma from NUMACOLL_MOVE_CMA_MIN bytes; cma needs ptrace "
-            "permission between the members, else copy"},
+            "owner's shared slots, cma = single copy from the owner's buffer (process_vm_readv; "
+            "needs ptrace permission), auto = cma from NUMACOLL_MOVE_CMA_MIN bytes unless the "
+            "team has more members than CPUs"},
     {.id = NC_CFG_MOVE_CMA_MIN,
      .type = NC_CFG_TYPE_SIZE,
-     .defval = "64K",
+     .defval = "32K",
      .allowed = "0..1G",
      .doc = "smallest block (bytes) that NUMACOLL_MOVE=auto moves by single copy; smaller "
             "blocks go through the shared slots"},

@@ -74,7 +74,7 @@ int mv_copy_write(mv_call_t *c)
              * (release), so our writes below cannot change what it reads */
             uint64_t v = atomic_load_explicit(f, memory_order_acquire);
             if (v < rec->stamp) {
-                c->blk_flag = f, c->blk_seen = v, c->blk_member = m;
+                c->blk_flag = f, c->blk_seen = v, c->blk_member = m, c->nblocked++;
                 return progress;
             }
             rec->lo = m + 1; /* checked: not again */
@@ -122,7 +122,7 @@ int mv_copy_pull(mv_call_t *c, mv_read_t *rd)
          * chunk's readers. */
         uint64_t v = atomic_load_explicit(stamp, memory_order_acquire);
         if (v < want) {
-            c->blk_flag = stamp, c->blk_seen = v, c->blk_member = o;
+            c->blk_flag = stamp, c->blk_seen = v, c->blk_member = o, c->nblocked++;
             return 0;
         }
         if (v != want)

@@ -121,6 +121,7 @@ int mv_run(mv_call_t *c)
     for (;;) {
         c->blk_flag = NULL;
         c->blk_member = -1;
+        c->nblocked = 0;
         int progress = 0;
         if (c->next_chunk < c->nchunks) progress |= mv_copy_write(c);
         /* every owner not done yet, in our order: reading only the first until it is done
@@ -142,8 +143,14 @@ int mv_run(mv_call_t *c)
             nc_wait_init(&w, c->team, c->who);
             continue;
         }
+        /* Wait: for any of the flags the loop found short (stamps: their owners write them
+         * with release after a chunk; consumed: readers, after their reads); the loop
+         * reloads each with acquire. A kernel sleep only on the one flag, when it is the
+         * only one: sleeping on one of several could miss the others' changes for the
+         * whole sleep. */
         w.waiting_for = c->blk_member;
-        int rc = c->blk_flag ? nc_wait_step_on(&w, c->blk_flag, c->blk_seen) : nc_wait_step(&w);
+        int rc = c->nblocked == 1 ? nc_wait_step_on(&w, c->blk_flag, c->blk_seen)
+                                  : nc_wait_step(&w);
         if (rc) return rc;
     }
     /* release: our reads of the call (single copies from owners' buffers included) before

@@ -112,6 +112,7 @@ typedef struct nc_move_team {
     int mode;           /* MV_MODE_*, after the agreement on single copy */
     int cma_ok;         /* process_vm_readv works between the members (agreed) */
     size_t cma_min;     /* auto: single copy for blocks of at least this many bytes */
+    int oversubscribed; /* the team's (agreed): auto never uses single copy then */
     uint64_t calls;     /* calls so far (the same on every member) */
     mv_slot_rec_t *rec; /* per slot */
     /* per-call scratch, P entries each */
@@ -182,7 +183,9 @@ typedef struct mv_call {
     int nreads, cur_read;
     mv_read_t *reads;
     int cma_reading;    /* we announced reads of owners' buffers in this call */
-    /* a wait the loop found blocking (for kernel sleeps) */
+    /* the waits the loop found blocking: how many, and the last (a kernel sleep waits on
+     * it when it is the only one) */
+    int nblocked;
     _Atomic uint64_t *blk_flag;
     uint64_t blk_seen;
     int blk_member;

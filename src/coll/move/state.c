@@ -167,6 +167,7 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     s->chunk = s->slot_stride - MV_SLOT_HEADER;
     s->cma_min = mine.p.cma_min;
     s->cma_ok = cma_ok;
+    s->oversubscribed = t->oversubscribed;
     s->mode = mine.p.mode;
     if (s->mode == MV_MODE_CMA && !cma_ok) {
         if (t->rank == 0)
@@ -218,13 +219,17 @@ int nc_move_setup(numacoll_team_t *t)
     return mv_state_get(t, &s);
 }
 
+/* The automatic choice (docs/tuning-notes.md has the measurements): single copy from
+ * NUMACOLL_MOVE_CMA_MIN bytes, but never on an oversubscribed team, where the owner's wait
+ * for its readers (a second synchronisation of every member per call) costs more than the
+ * copy saves. Depends only on agreed parameters and the block's size. */
 int mv_path_of(const nc_move_team_t *s, size_t bytes)
 {
     if (!s->cma_ok || bytes == 0) return MV_PATH_COPY;
     switch (s->mode) {
     case MV_MODE_CMA: return MV_PATH_CMA;
     case MV_MODE_COPY: return MV_PATH_COPY;
-    default: return bytes >= s->cma_min ? MV_PATH_CMA : MV_PATH_COPY;
+    default: return bytes >= s->cma_min && !s->oversubscribed ? MV_PATH_CMA : MV_PATH_COPY;
     }
 }
 
