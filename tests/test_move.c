@@ -20,12 +20,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "coll/move/move.h"
 #include "forkrun.h"
 #include "test_move_common.h"
 
+#include <fcntl.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* ---- case lists ------------------------------------------------------------------------ */
 
@@ -298,13 +304,72 @@ static void test_mismatch(void **state)
     set_env(NULL, NULL);
 }
 
+/* ---- single copy not permitted ------------------------------------------------------ */
+
+/* Drop CAP_SYS_PTRACE from our effective set (root may read any process otherwise) */
+static int drop_ptrace_capability(void)
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    if (syscall(SYS_capget, &h, d) != 0) return -1;
+    d[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+    return (int)syscall(SYS_capset, &h, d);
+}
+
+/* Rank 0 may not read rank 1 (rank 0 without CAP_SYS_PTRACE, rank 1 not dumpable): only
+ * rank 0's probe fails, yet every member must turn single copy off (NUMACOLL_MOVE=cma),
+ * rank 0 must say so (NUMACOLL_VERBOSE=1), and the blocks still arrive. */
+static int not_permitted_worker(nc_forkctx_t *c)
+{
+    int bad = 0;
+    char log[] = "/tmp/numacoll-test-move-XXXXXX";
+    int fd = -1, saved = -1;
+    if (c->rank == 0) {
+        if (drop_ptrace_capability() != 0) return 21;
+        fd = mkstemp(log);
+        saved = dup(2);
+        if (fd < 0 || saved < 0 || dup2(fd, 2) < 0) return 22;
+    }
+    if (c->rank == 1 && prctl(PR_SET_DUMPABLE, 0) != 0) return 23;
+    mcase_t a = {ALLGATHER, 100000, -1, 0, 7, 0}, b = {SCATTERV, 70000, 2, 0, 8, 0};
+    bad += mc_run(c->team, c->rank, c->size, &a, 0);
+    bad += mc_run(c->team, c->rank, c->size, &b, 1);
+    if (nc_move_uses_cma(c->team, 1 << 20)) {
+        fprintf(stderr, "rank %d: single copy still on\n", c->rank);
+        bad++;
+    }
+    if (c->rank == 0) {
+        dup2(saved, 2);
+        char text[4096] = "";
+        ssize_t n = pread(fd, text, sizeof text - 1, 0);
+        text[n > 0 ? n : 0] = 0;
+        close(fd), unlink(log);
+        if (!strstr(text, "process_vm_readv from rank 1 failed") ||
+            !strstr(text, "single copy is off")) {
+            fprintf(stderr, "rank 0: no verbose line saying single copy is off: %s\n", text);
+            bad++;
+        }
+    }
+    return bad ? 20 : 0;
+}
+
+static void test_cma_not_permitted(void **state)
+{
+    (void)state;
+    set_env("cma", NULL);
+    setenv("NUMACOLL_VERBOSE", "1", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    run_members(3, not_permitted_worker, NULL);
+    set_env(NULL, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_p1),           cmocka_unit_test(test_p2),
         cmocka_unit_test(test_p3),           cmocka_unit_test(test_p5),
         cmocka_unit_test(test_p8),           cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_mismatch),
+        cmocka_unit_test(test_mismatch),     cmocka_unit_test(test_cma_not_permitted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

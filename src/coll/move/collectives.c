@@ -14,7 +14,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { K_ALLGATHER = 1, K_ALLGATHERV, K_GATHER, K_GATHERV, K_SCATTER, K_SCATTERV, K_ALLTOALL,
        K_ALLTOALLV };
@@ -56,7 +55,7 @@ static int call_begin(numacoll_team_t *t, const char *who, int root, int has_roo
     c->ent = c->state->ent;
     c->src = c->state->src;
     c->reads = c->state->reads;
-    c->head.pid = (int32_t)getpid();
+    c->head.pid = c->state->pid;
     return NUMACOLL_OK;
 }
 

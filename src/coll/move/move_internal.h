@@ -111,6 +111,7 @@ typedef struct nc_move_team {
     int ready;          /* this member's slots have all their pages */
     int mode;           /* MV_MODE_*, after the agreement on single copy */
     int cma_ok;         /* process_vm_readv works between the members (agreed) */
+    int32_t pid;        /* ours, for the streams' heads */
     size_t cma_min;     /* auto: single copy for blocks of at least this many bytes */
     int oversubscribed; /* the team's (agreed): auto never uses single copy then */
     uint64_t calls;     /* calls so far (the same on every member) */

@@ -168,6 +168,7 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     s->cma_min = mine.p.cma_min;
     s->cma_ok = cma_ok;
     s->oversubscribed = t->oversubscribed;
+    s->pid = mine.pid;
     s->mode = mine.p.mode;
     if (s->mode == MV_MODE_CMA && !cma_ok) {
         if (t->rank == 0)
