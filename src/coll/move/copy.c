@@ -68,11 +68,12 @@ int mv_copy_write(mv_call_t *c)
         mv_slot_rec_t *rec = &s->rec[slot];
         /* step 1: every member that read the slot's previous chunk is done with it */
         for (int m = rec->lo; m <= rec->hi; m++) {
-            if (m == c->me) continue;
+            if (m == c->me || s->seen[m] >= rec->stamp) continue; /* known to be past it */
             _Atomic uint64_t *f = mv_consumed(s, m, c->me);
             /* acquire: m's reads of the old chunk happened before its store of consumed
              * (release), so our writes below cannot change what it reads */
             uint64_t v = atomic_load_explicit(f, memory_order_acquire);
+            s->seen[m] = v; /* the acquire above covers every chunk up to v */
             if (v < rec->stamp) {
                 c->blk_flag = f, c->blk_seen = v, c->blk_member = m, c->nblocked++;
                 return progress;

@@ -116,6 +116,8 @@ typedef struct nc_move_team {
     int oversubscribed; /* the team's (agreed): auto never uses single copy then */
     uint64_t calls;     /* calls so far (the same on every member) */
     mv_slot_rec_t *rec; /* per slot */
+    uint64_t *seen;     /* per member: its consumed[us] as we last loaded it (a lower bound:
+                           slot reuse loads another's line only when this is too low) */
     /* per-call scratch, P entries each */
     mv_entry_t *ent;
     const char **src;

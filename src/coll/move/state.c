@@ -94,7 +94,7 @@ static int populate_eager(nc_move_team_t *s, int me)
 static void state_free(nc_move_team_t *s)
 {
     if (!s) return;
-    free(s->rec), free(s->ent), free(s->src), free(s->reads), free(s->heads);
+    free(s->rec), free(s->seen), free(s->ent), free(s->src), free(s->reads), free(s->heads);
     free(s);
 }
 
@@ -116,12 +116,13 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     if (s) {
         s->slots = (unsigned)mine.p.slots;
         s->rec = calloc(s->slots, sizeof *s->rec);
+        s->seen = calloc((size_t)P, sizeof *s->seen);
         s->ent = calloc((size_t)P, sizeof *s->ent);
         s->src = calloc((size_t)P, sizeof *s->src);
         s->reads = calloc((size_t)P, sizeof *s->reads);
         s->heads = calloc((size_t)P, MV_HEAD_BYTES + (size_t)P * MV_ENTRY_BYTES);
     }
-    if (!s || !s->rec || !s->ent || !s->src || !s->reads || !s->heads)
+    if (!s || !s->rec || !s->seen || !s->ent || !s->src || !s->reads || !s->heads)
         rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
     /* everyone takes part in the exchange, even after a failure, so nobody waits alone */
     int orc = nc_oob_allgather(t->allgather, &mine, all, sizeof mine, t->oob_ctx,
