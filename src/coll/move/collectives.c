@@ -137,6 +137,12 @@ static int call_run(mv_call_t *c)
     return rc;
 }
 
+/* a + b, or SIZE_MAX (sizes only name a count in messages) */
+static size_t add_sat(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
 static int need(mv_call_t *c, int ok, const char *what, size_t bytes)
 {
     if (ok || c->rc != NUMACOLL_OK) return ok;
@@ -173,7 +179,7 @@ static int allgather_any(numacoll_team_t *t, const char *who, int kind, const vo
     }
     size_t total = 0;
     for (int m = 0; c.rc == NUMACOLL_OK && m < P; m++)
-        total |= kind == K_ALLGATHERV ? recvbytes[m] : bytes;
+        total = add_sat(total, kind == K_ALLGATHERV ? recvbytes[m] : bytes);
     need(&c, !total || recvbuf, "recvbuf", total);
     size_t mine = kind == K_ALLGATHERV ? (c.rc ? 0 : recvbytes[me]) : bytes;
     if (kind == K_ALLGATHERV && c.rc == NUMACOLL_OK && !in_place && sendbytes != mine)
@@ -251,7 +257,7 @@ static int gather_any(numacoll_team_t *t, const char *who, int kind, const void 
 #define SIZE(m) (v ? recvbytes[m] : sendbytes)
     size_t any = 0;
     for (int m = 0; c.rc == NUMACOLL_OK && m < P; m++)
-        any |= SIZE(m);
+        any = add_sat(any, SIZE(m));
     need(&c, !any || recvbuf, "recvbuf", any);
     if (c.rc == NUMACOLL_OK && v && !in_place && sendbytes != recvbytes[me])
         bad(&c, nc_error(NUMACOLL_ERR_ARG, "%s: sendbytes=%zu at the root (rank %d), but its "
@@ -318,7 +324,7 @@ static int scatter_any(numacoll_team_t *t, const char *who, int kind, const void
 #define SIZE(m) (v ? sendbytes[m] : recvbytes)
     size_t any = 0;
     for (int m = 0; c.rc == NUMACOLL_OK && m < P; m++)
-        any |= SIZE(m);
+        any = add_sat(any, SIZE(m));
     need(&c, !any || sendbuf, "sendbuf", any);
     if (c.rc == NUMACOLL_OK && v && !in_place && recvbytes != sendbytes[me])
         bad(&c, nc_error(NUMACOLL_ERR_ARG, "%s: recvbytes=%zu at the root (rank %d), but its "
@@ -382,7 +388,7 @@ static int alltoall_any(numacoll_team_t *t, const char *who, int kind, const voi
 #define SSIZE(m) (v ? ss[m] : bytes)
     size_t rany = 0, sany = 0, extent = 0;
     for (int m = 0; c.rc == NUMACOLL_OK && m < P; m++) {
-        rany |= RSIZE(m), sany |= SSIZE(m);
+        rany = add_sat(rany, RSIZE(m)), sany = add_sat(sany, SSIZE(m));
         if (RSIZE(m) && RDISPL(m) + RSIZE(m) > extent) extent = RDISPL(m) + RSIZE(m);
     }
     need(&c, !rany || recvbuf, "recvbuf", rany);
