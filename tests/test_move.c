@@ -1,8 +1,9 @@
 /*
  * Correctness of the data-movement collectives (numacoll_allgather(v), numacoll_gather(v),
- * numacoll_scatter(v)) on forked teams of P = 1, 2, 3, 5, 8:
+ * numacoll_scatter(v), numacoll_alltoall(v)) on forked teams of P = 1, 2, 3, 5, 8:
  *  - block sizes 0, 1, odd, around and across the chunk (NUMACOLL_MOVE_FRAGMENT=4K: chunks
- *    of 4144 bytes), a few MiB at small P; every root at small P, two roots at P = 8;
+ *    of 4144 bytes), a few MiB at small P, 16 MiB at P = 2; every root at small P, two
+ *    roots at P = 8;
  *  - v-forms with zero sizes, uneven sizes and displacements in reverse order that leave
  *    gaps: every byte of a receive buffer outside the received blocks (gaps, the tail, a
  *    non-root's buffer of gather) keeps its canary;
@@ -117,6 +118,8 @@ static void run_modes(int P, int all_roots, int big)
         set_env(modes[m][0], modes[m][1]);
         memset(&the_launch, 0, sizeof the_launch);
         add_cases(&the_launch, P, all_roots, big && m < 2, ALLTOALLV);
+        if (P == 2 && big && m < 2) /* the largest block the issue names, once per path */
+            add(&the_launch, (mcase_t){ALLGATHERV, (16u << 20) + 1, -1, 0, 99, 0});
         run_members(P, cases_worker, &the_launch);
         printf("P=%d NUMACOLL_MOVE=%s: %d calls checked\n", P, modes[m][0], the_launch.n);
     }

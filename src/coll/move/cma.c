@@ -57,7 +57,7 @@ static __attribute__((noinline)) int lost_owner(mv_call_t *c, int owner)
     }
 }
 
-int mv_cma_read(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e)
+int mv_cma_read_begin(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e)
 {
     nc_move_team_t *s = c->state;
     if (!c->cma_reading) {

@@ -13,10 +13,8 @@ static size_t head_bytes(uint32_t nent)
     return MV_HEAD_BYTES + (size_t)nent * MV_ENTRY_BYTES;
 }
 
-size_t mv_stream_offset(const mv_call_t *c, const mv_entry_t *ent, uint32_t nent, uint32_t entry,
-                        int owner)
+size_t mv_stream_offset(const mv_entry_t *ent, uint32_t nent, uint32_t entry)
 {
-    (void)c, (void)owner;
     size_t off = head_bytes(nent);
     for (uint32_t d = 0; d < entry; d++)
         if (ent[d].addr == 0) off += ent[d].size;
@@ -93,6 +91,19 @@ int mv_copy_write(mv_call_t *c)
         progress = 1;
     }
     return progress;
+}
+
+int mv_copy_read_begin(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e)
+{
+    (void)c;
+    const mv_entry_t *ent = e - rd->entry; /* the entries as read, up to ours */
+    (void)h;
+    rd->off = mv_stream_offset(ent, rd->nent, rd->entry);
+    rd->len = (size_t)e->size;
+    rd->got = 0;
+    rd->into = rd->dst;
+    rd->phase = MV_READ_DATA;
+    return NUMACOLL_OK;
 }
 
 /* we are done with every chunk of our owner's stream up to chunk @p i of this call */

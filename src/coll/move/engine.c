@@ -10,9 +10,11 @@
 
 const mv_path_t mv_paths[] = {
     {"copy", "the owner copies its block into its NUMA-local slots in chunks, the readers "
-             "copy them out (two copies, pipelined)"},
+             "copy them out (two copies, pipelined)",
+     mv_copy_read_begin},
     {"cma", "the readers copy straight from the owner's buffer with process_vm_readv "
-            "(single copy); the owner returns once every reader is done"},
+            "(single copy); the owner returns once every reader is done",
+     mv_cma_read_begin},
 };
 const int mv_path_count = (int)(sizeof mv_paths / sizeof mv_paths[0]);
 
@@ -94,18 +96,18 @@ static int read_step(mv_call_t *c, mv_read_t *rd)
             mv_copy_leave(c, rd);
             return 1;
         }
-        if (e[rd->entry].addr != 0) { /* single copy */
-            rc = mv_cma_read(c, rd, h, &e[rd->entry]);
+        /* the block's path, as its owner chose it (entry.addr), from the table */
+        rd->path = e[rd->entry].addr != 0 ? MV_PATH_CMA : MV_PATH_COPY;
+        rc = mv_paths[rd->path].read_begin(c, rd, h, &e[rd->entry]);
+        if (rc == NUMACOLL_ERR_PEER_DEAD || rc == NUMACOLL_ERR_TIMEOUT) {
             mv_copy_leave(c, rd);
-            if (rc == NUMACOLL_ERR_PEER_DEAD || rc == NUMACOLL_ERR_TIMEOUT) return rc;
+            return rc;
+        }
+        if (rc != NUMACOLL_OK || rd->phase != MV_READ_DATA) { /* an error, or done */
             call_error(c, rc);
+            mv_copy_leave(c, rd);
             return 1;
         }
-        rd->off = mv_stream_offset(c, e, rd->nent, rd->entry, rd->owner);
-        rd->len = (size_t)e[rd->entry].size;
-        rd->got = 0;
-        rd->into = rd->dst;
-        rd->phase = MV_READ_DATA;
     }
     rc = mv_copy_pull(c, rd);
     if (rc == 0) return 0;

@@ -156,6 +156,7 @@ typedef struct mv_read {
     size_t expect;   /* the size we expect (checked against the owner's entry) */
     char *dst;       /* where the block goes */
     int phase;
+    int path;             /* MV_PATH_* of the block, as its owner chose it */
     size_t off, len, got; /* the stream range being read, and how much of it we have */
     char *into;           /* where that range goes */
     uint64_t last_chunk;  /* the last chunk we read from (to publish when we leave it) */
@@ -198,8 +199,9 @@ typedef struct mv_call {
 int mv_path_of(const nc_move_team_t *s, size_t bytes);
 
 /* copy.c */
-size_t mv_stream_offset(const mv_call_t *c, const mv_entry_t *ent, uint32_t nent, uint32_t entry,
-                        int owner);
+/* where entry @p entry's block starts in a stream of @p nent entries */
+size_t mv_stream_offset(const mv_entry_t *ent, uint32_t nent, uint32_t entry);
+int mv_copy_read_begin(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e);
 int mv_copy_write(mv_call_t *c);       /* 1 progress, 0 blocked, < 0 error */
 int mv_copy_pull(mv_call_t *c, mv_read_t *rd); /* 1 range complete, 0 blocked, < 0 error */
 void mv_copy_leave(mv_call_t *c, mv_read_t *rd); /* done with the owner's stream */
@@ -207,13 +209,17 @@ void mv_copy_leave(mv_call_t *c, mv_read_t *rd); /* done with the owner's stream
 /* cma.c */
 int mv_cma_probe(int32_t pid, uint64_t addr); /* 1: process_vm_readv from @p pid works */
 uint64_t mv_cma_probe_addr(void);
-int mv_cma_read(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e);
+int mv_cma_read_begin(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e);
 int mv_cma_wait_readers(mv_call_t *c);
 
-/* engine.c */
+/* engine.c: the paths a block may take. read_begin: a reader, having checked the owner's
+ * head and our entry @p e (size > 0), starts reading the block: it either reads it whole
+ * (cma) and returns with rd->phase unchanged, or sets rd->phase = MV_READ_DATA and the
+ * stream range to pull (copy); NUMACOLL_OK or an error. */
 typedef struct mv_path {
     const char *name;
     const char *description;
+    int (*read_begin)(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e);
 } mv_path_t;
 extern const mv_path_t mv_paths[];
 extern const int mv_path_count;
