@@ -73,7 +73,7 @@ int mv_copy_write(mv_call_t *c)
             uint64_t v = atomic_load_explicit(f, memory_order_acquire);
             s->seen[m] = v; /* the acquire above covers every chunk up to v */
             if (v < rec->stamp) {
-                c->blk_flag = f, c->blk_seen = v, c->blk_member = m, c->nblocked++;
+                mv_blocked(c, f, v, m);
                 return progress;
             }
             rec->lo = m + 1; /* checked: not again */
@@ -134,7 +134,7 @@ int mv_copy_pull(mv_call_t *c, mv_read_t *rd)
          * chunk's readers. */
         uint64_t v = atomic_load_explicit(stamp, memory_order_acquire);
         if (v < want) {
-            c->blk_flag = stamp, c->blk_seen = v, c->blk_member = o, c->nblocked++;
+            mv_blocked(c, stamp, v, o);
             return 0;
         }
         if (v != want)

@@ -147,12 +147,12 @@ int mv_run(mv_call_t *c)
         }
         /* Wait: for any of the flags the loop found short (stamps: their owners write them
          * with release after a chunk; consumed: readers, after their reads); the loop
-         * reloads each with acquire. A kernel sleep only on the one flag, when it is the
-         * only one: sleeping on one of several could miss the others' changes for the
-         * whole sleep. */
+         * reloads each with acquire. A kernel sleep waits on the first of them: the
+         * writer's (our readers wait for us), else an owner we must read before the call
+         * ends anyway; a change of another wakes us only when this one changes or the
+         * sleep's bound (NC_FUTEX_SLEEP_MAX_NS) ends it, which costs time, never a result. */
         w.waiting_for = c->blk_member;
-        int rc = c->nblocked == 1 ? nc_wait_step_on(&w, c->blk_flag, c->blk_seen)
-                                  : nc_wait_step(&w);
+        int rc = c->nblocked ? nc_wait_step_on(&w, c->blk_flag, c->blk_seen) : nc_wait_step(&w);
         if (rc) return rc;
     }
     /* release: our reads of the call (single copies from owners' buffers included) before

@@ -187,13 +187,19 @@ typedef struct mv_call {
     int nreads, cur_read;
     mv_read_t *reads;
     int cma_reading;    /* we announced reads of owners' buffers in this call */
-    /* the waits the loop found blocking: how many, and the last (a kernel sleep waits on
-     * it when it is the only one) */
+    /* the waits the loop found blocking: how many, and the first (the writer's, which the
+     * loop tries first: our readers wait for it; else the first owner's in our order) */
     int nblocked;
     _Atomic uint64_t *blk_flag;
     uint64_t blk_seen;
     int blk_member;
 } mv_call_t;
+
+/* the loop found *@p flag (written by @p member) at @p seen, short of what it waits for */
+static inline void mv_blocked(mv_call_t *c, _Atomic uint64_t *flag, uint64_t seen, int member)
+{
+    if (c->nblocked++ == 0) c->blk_flag = flag, c->blk_seen = seen, c->blk_member = member;
+}
 
 /* the block's path, from its size (the same on every member that knows the size) */
 int mv_path_of(const nc_move_team_t *s, size_t bytes);
