@@ -6,7 +6,8 @@
  * each fails with NUMACOLL_ERR_PEER_DEAD naming the victim, every call they completed
  * before delivered the right bytes, and nothing is left in /dev/shm. Cases: allgather of
  * 1 MiB (both paths), gather of 256 KiB to a root that survives and one that is the victim,
- * scatter from the victim (both paths).
+ * scatter from the victim (both paths) and from a survivor (single copy: the root gives up
+ * its call and waits for the live reader that may still read its buffer).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,6 +125,7 @@ static const fcase_t cases[] = {
     {"gather 256 KiB to a survivor, cma", "cma", GATHER, 256 << 10, 0, 1},
     {"gather 256 KiB to the victim, copy", "copy", GATHER, 256 << 10, 2, 2},
     {"scatter 256 KiB from the victim, cma", "cma", SCATTER, 256 << 10, 0, 0},
+    {"scatter 1 MiB from a survivor to the victim, cma", "cma", SCATTER, 1 << 20, 0, 2},
     {"scatter 256 KiB from the victim, copy", "copy", SCATTERV, 256 << 10, 1, 1},
 };
 

@@ -86,6 +86,31 @@ int mv_cma_read_begin(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_
     return NUMACOLL_OK;
 }
 
+/* Wait until reader @p m is done with the call (its read_done) or its process is gone,
+ * whatever happens to the other members (the team's own waits end at the first dead
+ * member: here that member may not be the one reading our buffer), bounded by the team's
+ * NUMACOLL_TIMEOUT. Returns NUMACOLL_OK once m reads our buffers no more. */
+static int wait_reader_gone_or_done(mv_call_t *c, int m)
+{
+    _Atomic uint64_t *f = mv_flag(c->state, m, MV_LINE_READ_DONE);
+    pid_t pid = atomic_load_explicit(&nc_team_ctl(c->team, m)->pid, memory_order_relaxed);
+    nc_wait_t w;
+    nc_wait_init_standalone(&w, c->who, c->team->timeout_ns);
+    uint64_t next_check = 0;
+    /* Wait loop: m alone writes its read_done, with release after its last read; seen
+     * >= k (acquire), or m's process gone, it reads our buffers no more */
+    while (atomic_load_explicit(f, memory_order_acquire) < c->k) {
+        uint64_t now = nc_now_ns();
+        if (now >= next_check) {
+            if (nc_pid_gone(pid)) return NUMACOLL_OK;
+            next_check = now + 1000000; /* look at m's process every ms */
+        }
+        int rc = nc_wait_step(&w);
+        if (rc) return rc;
+    }
+    return NUMACOLL_OK;
+}
+
 int mv_cma_wait_readers(mv_call_t *c)
 {
     nc_move_team_t *s = c->state;
@@ -104,7 +129,7 @@ int mv_cma_wait_readers(mv_call_t *c)
                                                memory_order_seq_cst) != c->k)
             continue;
         /* m reads or has read our buffers: until its read_done (or its death or timeout) */
-        (void)mv_wait_flag(c, m, mv_flag(s, m, MV_LINE_READ_DONE), c->k);
+        (void)wait_reader_gone_or_done(c, m);
     }
     return nc_error(rc, "%s", why);
 }
