@@ -70,7 +70,7 @@ int mv_cma_read_begin(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_
     size_t got = 0, bytes = (size_t)e->size;
     while (got < bytes) {
         struct iovec l = {rd->dst + got, bytes - got};
-        struct iovec r = {(void *)(uintptr_t)(e->addr + got), bytes - got};
+        struct iovec r = {(void *)(uintptr_t)(e->where + got), bytes - got};
         ssize_t n = process_vm_readv((pid_t)h->pid, &l, 1, &r, 1, 0);
         if (n <= 0) {
             if (n < 0 && errno == EINTR) continue;

@@ -77,9 +77,9 @@ static void stream_block(mv_call_t *c, uint32_t d, const void *src, size_t size)
 {
     c->src[d] = src;
     c->ent[d].size = size;
-    c->ent[d].addr = 0;
+    c->ent[d].where = MV_IN_STREAM; /* its offset: call_run */
     if (mv_path_of(c->state, size) == MV_PATH_CMA) {
-        c->ent[d].addr = (uint64_t)(uintptr_t)src;
+        c->ent[d].where = (uint64_t)(uintptr_t)src;
         c->cma_blocks = 1;
     }
 }
@@ -110,7 +110,10 @@ static int call_run(mv_call_t *c)
         c->head.entries = c->nent;
         size_t len = MV_HEAD_BYTES + (size_t)c->nent * MV_ENTRY_BYTES;
         for (uint32_t d = 0; d < c->nent; d++)
-            if (c->ent[d].addr == 0) len += (size_t)c->ent[d].size;
+            if (mv_in_stream(&c->ent[d])) {
+                c->ent[d].where = MV_IN_STREAM | len;
+                len += (size_t)c->ent[d].size;
+            }
         if (len / s->chunk >= MV_MAX_CHUNKS && c->rc == NUMACOLL_OK) {
             bad(c, nc_error(NUMACOLL_ERR_TOOBIG,
                             "%s: rank %d would stream %zu bytes through its slots, more than "

@@ -13,14 +13,6 @@ static size_t head_bytes(uint32_t nent)
     return MV_HEAD_BYTES + (size_t)nent * MV_ENTRY_BYTES;
 }
 
-size_t mv_stream_offset(const mv_entry_t *ent, uint32_t nent, uint32_t entry)
-{
-    size_t off = head_bytes(nent);
-    for (uint32_t d = 0; d < entry; d++)
-        if (ent[d].addr == 0) off += ent[d].size;
-    return off;
-}
-
 /* Copy stream bytes [a, b) of our call into @p dst; the members that read them: *lo..*hi */
 static void fill(mv_call_t *c, size_t a, size_t b, char *dst, int *lo, int *hi)
 {
@@ -42,7 +34,7 @@ static void fill(mv_call_t *c, size_t a, size_t b, char *dst, int *lo, int *hi)
     int first = -1, last = -1;
     size_t pos = hb;
     for (uint32_t d = 0; d < c->nent && a < b; d++) {
-        if (c->ent[d].addr != 0 || c->ent[d].size == 0) continue;
+        if (!mv_in_stream(&c->ent[d]) || c->ent[d].size == 0) continue;
         size_t end = pos + c->ent[d].size;
         if (a < end) {
             size_t n = (b < end ? b : end) - a;
@@ -95,10 +87,8 @@ int mv_copy_write(mv_call_t *c)
 
 int mv_copy_read_begin(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e)
 {
-    (void)c;
-    const mv_entry_t *ent = e - rd->entry; /* the entries as read, up to ours */
-    (void)h;
-    rd->off = mv_stream_offset(ent, rd->nent, rd->entry);
+    (void)c, (void)h;
+    rd->off = (size_t)(e->where & ~MV_IN_STREAM);
     rd->len = (size_t)e->size;
     rd->got = 0;
     rd->into = rd->dst;

@@ -39,8 +39,8 @@ static void call_error(mv_call_t *c, int rc)
     if (c->rc == NUMACOLL_OK) c->rc = rc;
 }
 
-/* The head and entries of @p rd's owner, as read: check them against ours. */
-static int check_head(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e)
+/* The head of @p rd's owner, as read: check it against ours. */
+static int check_head(mv_call_t *c, mv_read_t *rd, const mv_head_t *h)
 {
     if (h->sig != c->sig) {
         if (h->sig == MV_SIG_NOMEM)
@@ -54,15 +54,21 @@ static int check_head(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_
                             "its blocks did not move",
                             c->who, rd->owner);
         return nc_error(NUMACOLL_ERR_ARG,
-                        "%s: rank %d passed other arguments than rank %d (block size%s, root or "
+                        "%s: rank %d passed other arguments than rank %d (block sizes, root or "
                         "collective differ); every member must pass the same",
-                        c->who, rd->owner, c->me, c->multi ? "" : "s");
+                        c->who, rd->owner, c->me);
     }
     if (h->entries != rd->nent)
         return nc_error(NUMACOLL_ERR_ARG,
                         "%s: rank %d posted %u blocks, rank %d expects %u: the members disagree "
                         "about the collective; every member must call the same",
                         c->who, rd->owner, h->entries, c->me, rd->nent);
+    return NUMACOLL_OK;
+}
+
+/* Our entry in @p rd's owner's list, as read: the size we expect */
+static int check_entry(mv_call_t *c, mv_read_t *rd, const mv_entry_t *e)
+{
     if (e->size != rd->expect)
         return nc_error(NUMACOLL_ERR_ARG,
                         "%s: rank %d sends %llu bytes to rank %d, which expects %zu from it; the "
@@ -72,33 +78,45 @@ static int check_head(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_
 }
 
 /* Advance the reading of one owner: 1 done with it, 0 blocked, < 0 a failed wait. Errors
- * of the call (mismatches) are kept in c->rc, and the owner is left as done. */
+ * of the call (mismatches) are kept in c->rc, and the owner is left as done. The head, then
+ * our entry (with the head when it is the first), then the block. */
 static int read_step(mv_call_t *c, mv_read_t *rd)
 {
-    nc_move_team_t *s = c->state;
-    const size_t hb_max = MV_HEAD_BYTES + (size_t)c->P * MV_ENTRY_BYTES;
-    char *hbuf = s->heads + (size_t)rd->owner * hb_max;
+    char *hbuf = c->state->heads + (size_t)rd->owner * (MV_HEAD_BYTES + MV_ENTRY_BYTES);
+    const mv_head_t *h = (const mv_head_t *)hbuf;
+    const mv_entry_t *e = (const mv_entry_t *)(hbuf + MV_HEAD_BYTES);
     int rc;
     if (rd->phase == MV_READ_HEAD) {
-        if (rd->len == 0) { /* the head and the entries up to ours */
+        if (rd->len == 0) {
             rd->off = 0, rd->got = 0, rd->into = hbuf, rd->last_chunk = UINT64_MAX;
-            rd->len = MV_HEAD_BYTES + (size_t)(rd->entry + 1) * MV_ENTRY_BYTES;
+            rd->len = MV_HEAD_BYTES + (rd->entry == 0 ? MV_ENTRY_BYTES : 0);
         }
         rc = mv_copy_pull(c, rd);
         if (rc == 0) return 0;
-        const mv_head_t *h = (const mv_head_t *)hbuf;
-        const mv_entry_t *e = (const mv_entry_t *)(hbuf + MV_HEAD_BYTES);
-        if (rc == 1 && c->rc == NUMACOLL_OK) rc = check_head(c, rd, h, &e[rd->entry]);
-        else if (rc == 1) rc = NUMACOLL_OK; /* our own arguments failed: we read no blocks */
-        else rc = rc < 0 ? rc : NUMACOLL_OK;
-        if (rc != NUMACOLL_OK || c->rc != NUMACOLL_OK || e[rd->entry].size == 0) {
+        if (rc == 1) rc = c->rc == NUMACOLL_OK ? check_head(c, rd, h) : c->rc;
+        if (rc != NUMACOLL_OK) { /* a mismatch, or our own arguments failed: no blocks */
             call_error(c, rc);
             mv_copy_leave(c, rd);
             return 1;
         }
-        /* the block's path, as its owner chose it (entry.addr), from the table */
-        rd->path = e[rd->entry].addr != 0 ? MV_PATH_CMA : MV_PATH_COPY;
-        rc = mv_paths[rd->path].read_begin(c, rd, h, &e[rd->entry]);
+        rd->phase = MV_READ_ENTRY;
+        if (rd->entry != 0) {
+            rd->off = MV_HEAD_BYTES + (size_t)rd->entry * MV_ENTRY_BYTES;
+            rd->len = MV_ENTRY_BYTES, rd->got = 0, rd->into = hbuf + MV_HEAD_BYTES;
+        }
+    }
+    if (rd->phase == MV_READ_ENTRY) {
+        rc = rd->got < rd->len ? mv_copy_pull(c, rd) : 1;
+        if (rc == 0) return 0;
+        if (rc == 1) rc = check_entry(c, rd, e);
+        if (rc != NUMACOLL_OK || e->size == 0) {
+            call_error(c, rc);
+            mv_copy_leave(c, rd);
+            return 1;
+        }
+        /* the block's path, as its owner chose it (the entry), from the table */
+        rd->path = mv_in_stream(e) ? MV_PATH_COPY : MV_PATH_CMA;
+        rc = mv_paths[rd->path].read_begin(c, rd, h, e);
         if (rc == NUMACOLL_ERR_PEER_DEAD || rc == NUMACOLL_ERR_TIMEOUT) {
             mv_copy_leave(c, rd);
             return rc;

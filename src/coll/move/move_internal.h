@@ -19,8 +19,9 @@
  * every call). In call k an owner writes one stream:
  *   head     16 bytes: the call's signature, the owner's pid, the number of entries n
  *   entries  n x 16 bytes: per block (one: the same block for every reader; or one per
- *            destination member) its size and, for a block read by single copy, its
- *            address in the owner's process (0: the block is in the stream)
+ *            destination member) its size and where it is: MV_IN_STREAM | its offset in
+ *            the stream, or (single copy) its address in the owner's process; a reader
+ *            reads the head and its own entry only
  *   data     the blocks that go through the stream, in entry order, back to back
  * cut into chunks of C = slot_stride - 16 bytes. Chunk i of call k goes into the owner's
  * slot (k + i) % slots: a stamp (8 bytes: st(k, i) = k << 24 | (i + 1), which grows with
@@ -88,8 +89,13 @@ typedef struct mv_head {
 } mv_head_t;
 typedef struct mv_entry {
     uint64_t size;
-    uint64_t addr; /* single copy: the block's address in the owner; 0: in the stream */
+    uint64_t where; /* MV_IN_STREAM | offset in the stream, or the address (single copy) */
 } mv_entry_t;
+#define MV_IN_STREAM (1ull << 63) /* above every user-space address */
+static inline int mv_in_stream(const mv_entry_t *e)
+{
+    return (e->where & MV_IN_STREAM) != 0;
+}
 
 /* what the owner remembers of the chunk last written to a slot */
 typedef struct mv_slot_rec {
@@ -122,7 +128,7 @@ typedef struct nc_move_team {
     mv_entry_t *ent;
     const char **src;
     struct mv_read *reads;
-    char *heads; /* P x (head + entries) as read from the owners */
+    char *heads; /* P x (head, our entry) as read from the owners */
 } nc_move_team_t;
 
 static inline char *mv_area(const nc_move_team_t *s, int m)
@@ -148,7 +154,7 @@ static inline _Atomic uint64_t *mv_slot_stamp(const nc_move_team_t *s, int m, un
 }
 
 /* One reader's reading of one owner in a call */
-enum { MV_READ_HEAD = 0, MV_READ_DATA, MV_READ_DONE };
+enum { MV_READ_HEAD = 0, MV_READ_ENTRY, MV_READ_DATA, MV_READ_DONE };
 typedef struct mv_read {
     int owner;
     uint32_t entry;  /* our entry in the owner's list (0: one block for all readers) */
@@ -205,8 +211,6 @@ static inline void mv_blocked(mv_call_t *c, _Atomic uint64_t *flag, uint64_t see
 int mv_path_of(const nc_move_team_t *s, size_t bytes);
 
 /* copy.c */
-/* where entry @p entry's block starts in a stream of @p nent entries */
-size_t mv_stream_offset(const mv_entry_t *ent, uint32_t nent, uint32_t entry);
 int mv_copy_read_begin(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e);
 int mv_copy_write(mv_call_t *c);       /* 1 progress, 0 blocked, < 0 error */
 int mv_copy_pull(mv_call_t *c, mv_read_t *rd); /* 1 range complete, 0 blocked, < 0 error */

@@ -120,7 +120,7 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
         s->ent = calloc((size_t)P, sizeof *s->ent);
         s->src = calloc((size_t)P, sizeof *s->src);
         s->reads = calloc((size_t)P, sizeof *s->reads);
-        s->heads = calloc((size_t)P, MV_HEAD_BYTES + (size_t)P * MV_ENTRY_BYTES);
+        s->heads = calloc((size_t)P, MV_HEAD_BYTES + MV_ENTRY_BYTES);
     }
     if (!s || !s->rec || !s->seen || !s->ent || !s->src || !s->reads || !s->heads)
         rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
