@@ -307,6 +307,38 @@ static void test_mismatch(void **state)
     set_env(NULL, NULL);
 }
 
+/* Rank 1 sets another NUMACOLL_MOVE_FRAGMENT: the team's first call fails on every member
+ * with NUMACOLL_ERR_CONFIG naming the setting (again at the next try); once rank 1 spells
+ * the same size otherwise (4096 for 4K), the calls work. */
+static int fragment_worker(nc_forkctx_t *c)
+{
+    int bad = 0;
+    if (c->rank == 1) {
+        setenv("NUMACOLL_MOVE_FRAGMENT", "8K", 1);
+        if (numacoll_config_reload() != NUMACOLL_OK) return 21;
+    }
+    char in[64], out[3 * 64];
+    memset(in, 1, sizeof in);
+    const char *blame = c->rank == 1 ? "differs from rank 0's setting" : "rank 1 failed";
+    for (int attempt = 0; attempt < 2; attempt++)
+        bad += check_error(c->rank, "NUMACOLL_MOVE_FRAGMENT=8K on rank 1",
+                           numacoll_allgather(c->team, in, out, 64), NUMACOLL_ERR_CONFIG,
+                           "NUMACOLL_MOVE_FRAGMENT=8K", blame);
+    if (c->rank == 1) {
+        setenv("NUMACOLL_MOVE_FRAGMENT", "4096", 1);
+        if (numacoll_config_reload() != NUMACOLL_OK) return 22;
+    }
+    bad += team_works(c, 0);
+    return bad ? 20 : 0;
+}
+
+static void test_fragment_mismatch(void **state)
+{
+    (void)state;
+    set_env(NULL, NULL);
+    run_members(3, fragment_worker, NULL);
+}
+
 /* ---- single copy not permitted ------------------------------------------------------ */
 
 /* Drop CAP_SYS_PTRACE from our effective set (root may read any process otherwise) */
@@ -372,7 +404,8 @@ int main(void)
         cmocka_unit_test(test_p1),           cmocka_unit_test(test_p2),
         cmocka_unit_test(test_p3),           cmocka_unit_test(test_p5),
         cmocka_unit_test(test_p8),           cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_mismatch),     cmocka_unit_test(test_cma_not_permitted),
+        cmocka_unit_test(test_mismatch),     cmocka_unit_test(test_fragment_mismatch),
+        cmocka_unit_test(test_cma_not_permitted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
