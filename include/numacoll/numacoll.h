@@ -305,7 +305,11 @@ const numacoll_algorithm_info_t *numacoll_reduce_algorithms(int *count);
  * recvbytes) returns NUMACOLL_ERR_ARG naming the argument and makes the members that read
  * from it fail too. Undetected, as in MPI: members that pass different roots or call
  * different collectives (they may hang until NUMACOLL_TIMEOUT or fail with a message
- * saying they disagree). A root out of range returns NUMACOLL_ERR_ARG at once.
+ * saying they disagree). A root out of range returns NUMACOLL_ERR_ARG at once. A member
+ * that cannot get the memory of its slots at its first large call returns
+ * NUMACOLL_ERR_NOMEM's message with NUMACOLL_ERR_UNSUPPORTED, and so do the members that
+ * read from it (the others may return NUMACOLL_OK); the team's set-up (the first call)
+ * fails alike on every member.
  *
  * Each block moves by copy-in/copy-out through its owner's shared slots, or by single copy
  * from the owner's buffer (process_vm_readv), chosen by the block's size, NUMACOLL_MOVE and
