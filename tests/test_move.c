@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "coll/move/move.h"
+#include "core/nc_internal.h"
 #include "forkrun.h"
 #include "test_move_common.h"
 
@@ -339,6 +340,41 @@ static void test_fragment_mismatch(void **state)
     run_members(3, fragment_worker, NULL);
 }
 
+/* The slots get the pages beyond NUMACOLL_MOVE_EAGER at the first call whose stream needs
+ * them: a member that cannot get them fails that call with NUMACOLL_ERR_UNSUPPORTED (its
+ * message: why), the members that read from it (all, in an allgather) too, naming it; the
+ * next large call gets the pages and moves the right bytes. */
+static int lazy_worker(nc_forkctx_t *c)
+{
+    const int victim = *(const int *)c->arg;
+    char in[64], out[3 * 64];
+    memset(in, 1, sizeof in);
+    if (numacoll_allgather(c->team, in, out, 64) != NUMACOLL_OK) return 21; /* set-up */
+    if (c->rank == victim) nc_seg_debug_fail_populate(1);
+    char *big = calloc(4, 65536);
+    if (!big) return 22;
+    char want[64];
+    snprintf(want, sizeof want, "rank %d could not get the memory", victim);
+    int rc = numacoll_allgather(c->team, big, big + 65536, 65536);
+    int bad = check_error(c->rank, "allgather of 64 KiB, slots without pages", rc,
+                          NUMACOLL_ERR_UNSUPPORTED, c->rank == victim ? "large blocks" : want,
+                          NULL);
+    free(big);
+    mcase_t a = {ALLGATHERV, 65536, -1, 0, 11, 0};
+    bad += mc_run(c->team, c->rank, c->size, &a, 0);
+    return bad ? 20 : 0;
+}
+
+static void test_lazy_pages_fail(void **state)
+{
+    (void)state;
+    set_env("copy", NULL);
+    static int victims[] = {0, 2};
+    for (int v = 0; v < 2; v++)
+        run_members(3, lazy_worker, &victims[v]);
+    set_env(NULL, NULL);
+}
+
 /* ---- single copy not permitted ------------------------------------------------------ */
 
 /* Drop CAP_SYS_PTRACE from our effective set (root may read any process otherwise) */
@@ -405,7 +441,7 @@ int main(void)
         cmocka_unit_test(test_p3),           cmocka_unit_test(test_p5),
         cmocka_unit_test(test_p8),           cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_mismatch),     cmocka_unit_test(test_fragment_mismatch),
-        cmocka_unit_test(test_cma_not_permitted),
+        cmocka_unit_test(test_cma_not_permitted), cmocka_unit_test(test_lazy_pages_fail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
