@@ -40,7 +40,8 @@
  *
  * Protocol of chunk i of call k, owner o, slot s = (k + i) % slots:
  *   1. reuse: o keeps (local) the stamp of the chunk last written to s and the range of
- *      members that read it; it waits until each of them has consumed[o] >= that stamp;
+ *      members that read it; it waits until each of them has consumed[o] >= that stamp
+ *      (loading a reader's line only when the value it last loaded there is too low);
  *   2. o copies the chunk's bytes into s and publishes stamp = st(k, i) (release);
  *   3. a reader waits for stamp >= st(k, i) (acquire: the bytes are visible), copies what
  *      it needs, and after its last read of the chunk publishes consumed[o] = st(k, i)
@@ -55,7 +56,8 @@
  * alike (the kind, the root, allgather's block size, allgatherv's sizes); a reader
  * compares the owner's signature and the size the owner gives its block with its own, and
  * fails with NUMACOLL_ERR_ARG naming the owner on a difference (after taking part in the
- * rest of the call, so that the chunk counts stay alike). An owner that cannot take part
+ * rest of the call: it still writes its stream and marks every owner read, so that the
+ * next call finds the slots as the others do). An owner that cannot take part
  * properly (invalid buffers, no memory for its slots) posts a marked signature
  * (MV_SIG_BAD, MV_SIG_NOMEM) and no blocks, and its readers fail too.
  */
