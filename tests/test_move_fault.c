@@ -7,7 +7,8 @@
  * before delivered the right bytes, and nothing is left in /dev/shm. Cases: allgather of
  * 1 MiB (both paths), gather of 256 KiB to a root that survives and one that is the victim,
  * scatter from the victim (both paths) and from a survivor (single copy: the root gives up
- * its call and waits for the live reader that may still read its buffer).
+ * its call and waits for the live reader that may still read its buffer). And a member
+ * that stops, alive, before a call: NUMACOLL_ERR_TIMEOUT naming it (test_hung_member).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { P = 3, KILL_AFTER = 3, MAX_CALLS = 100000 };
@@ -136,10 +138,69 @@ static void test_killed_member(void **state)
         run_case(&cases[i]);
 }
 
+/* A member that stops before a call without dying: with NUMACOLL_TIMEOUT=1 the others fail
+ * with NUMACOLL_ERR_TIMEOUT naming it as not arrived, within a few seconds, in both paths */
+static int hang_child(nc_forkctx_t *c)
+{
+    report_t *rep = &reports[c->rank];
+    char *sb = calloc(1, 1 << 20), *rb = calloc(P, 1 << 20);
+    if (!sb || !rb) return 2;
+    for (int i = 0; i < 10; i++) {
+        if (c->rank == 1 && i == KILL_AFTER) {
+            sleep(3); /* the others give up meanwhile (after 1 s) */
+            _exit(0);
+        }
+        uint64_t t0 = (uint64_t)time(NULL);
+        int rc = numacoll_allgather(c->team, sb, rb, 1 << 20);
+        if (rc != NUMACOLL_OK) {
+            rep->rc = rc;
+            rep->calls = i;
+            rep->bad = (int)((uint64_t)time(NULL) - t0); /* seconds it took */
+            snprintf(rep->msg, sizeof rep->msg, "%s", numacoll_last_error());
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void test_hung_member(void **state)
+{
+    (void)state;
+    static const char *modes[] = {"copy", "cma"};
+    for (int m = 0; m < 2; m++) {
+        nc_test_clear_env();
+        setenv("NUMACOLL_TIMEOUT", "1", 1);
+        setenv("NUMACOLL_MOVE", modes[m], 1);
+        assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+        reports = mmap(NULL, P * sizeof *reports, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        assert_true(reports != MAP_FAILED);
+        memset(reports, 0, P * sizeof *reports);
+        nc_forkresult_t res;
+        nc_forkrun(P, NC_FORK_BIND, hang_child, NULL, 0, 60, &res);
+        assert_int_equal(res.timed_out, 0);
+        for (int r = 0; r < P; r++) {
+            if (r == 1) continue;
+            const report_t *rep = &reports[r];
+            int ok = res.exit_code[r] == 0 && rep->rc == NUMACOLL_ERR_TIMEOUT &&
+                     rep->calls == KILL_AFTER && rep->bad <= 3 && nc_msg_names_late(rep->msg, 1);
+            if (!ok)
+                fprintf(stderr, "%s: rank %d: exit %d, call %d, %d s: %s: %s\n", modes[m], r,
+                        res.exit_code[r], rep->calls, rep->bad, numacoll_status_name(rep->rc),
+                        rep->msg);
+            assert_true(ok);
+        }
+        munmap(reports, P * sizeof *reports);
+    }
+    nc_test_clear_env();
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_killed_member),
+        cmocka_unit_test(test_hung_member),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
