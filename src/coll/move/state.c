@@ -106,7 +106,14 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     }
     const int P = t->size;
     mv_init_msg_t mine, *all = calloc((size_t)P, sizeof *all);
-    if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    int32_t *oks = calloc((size_t)P, sizeof *oks);
+    /* the only exit before the exchanges: without these this member cannot take part (a
+     * few bytes per member; the others then wait in the exchange, or for NUMACOLL_TIMEOUT
+     * where the allgather has one) */
+    if (!all || !oks) {
+        free(all), free(oks);
+        return nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    }
     memset(&mine, 0, sizeof mine);
     params_from_config(&mine.p);
     mine.pid = (int32_t)getpid();
@@ -128,7 +135,7 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     int orc = nc_oob_allgather(t->allgather, &mine, all, sizeof mine, t->oob_ctx,
                                "setting up gather/scatter/alltoall");
     if (orc != NUMACOLL_OK) {
-        state_free(s), free(all);
+        state_free(s), free(all), free(oks);
         return orc;
     }
     if (rc == NUMACOLL_OK) rc = params_compare(&mine.p, &all[0].p);
@@ -144,13 +151,10 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
                    (t->rank + 1) % P, strerror(errno));
     }
     free(all);
-    int32_t *oks = calloc((size_t)P, sizeof *oks);
-    if (!oks && rc == NUMACOLL_OK) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
-    orc = oks ? nc_oob_allgather(t->allgather, &cma_mine, oks, sizeof cma_mine, t->oob_ctx,
-                                 "setting up gather/scatter/alltoall")
-              : NUMACOLL_OK;
+    orc = nc_oob_allgather(t->allgather, &cma_mine, oks, sizeof cma_mine, t->oob_ctx,
+                           "setting up gather/scatter/alltoall");
     int cma_ok = 1;
-    for (int r = 0; oks && r < P; r++)
+    for (int r = 0; r < P; r++)
         cma_ok &= oks[r] != 0;
     free(oks);
     if (orc != NUMACOLL_OK) {
