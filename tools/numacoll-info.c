@@ -37,6 +37,7 @@ extern char **environ;
 NC_CFG_LINK(kvdb);
 NC_CFG_LINK(mpi);
 NC_CFG_LINK(reduce);
+NC_CFG_LINK(move);
 
 void json_str(const char *s)
 {

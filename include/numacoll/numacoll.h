@@ -274,18 +274,48 @@ const numacoll_algorithm_info_t *numacoll_reduce_algorithms(int *count);
 /* ---- Data movement: gather, scatter, all-to-all ------------------------------------ */
 
 /*
- * Block sizes and displacements are in bytes. All members must pass the same sizes for the
- * same block (a member's send size equals what the receivers expect of it) and the same
- * root. NUMACOLL_IN_PLACE has the MPI meanings: allgather(v): sendbuf = IN_PLACE, the
- * member's own block is already in its place in recvbuf; gather(v): sendbuf = IN_PLACE at
- * the root only; scatter(v): recvbuf = (void *)NUMACOLL_IN_PLACE at the root only (its
- * block stays in sendbuf); alltoall(v): sendbuf = IN_PLACE, the input is taken from recvbuf
- * and replaced by the result. Bytes of recvbuf outside the received blocks (gaps between
- * displacements) are never written. Buffers a member does not use (a non-root's recvbuf of
- * gather, counts and displacements that are significant at the root only) may be NULL.
- * The copy mode (copy-in/copy-out through shared slots, or single copy from the owner's
- * buffer with process_vm_readv) is chosen by size and NUMACOLL_MOVE_*; it is decided
- * identically on every member.
+ * Block sizes and displacements are in bytes. allgather: member m's @p bytes from sendbuf go
+ * to recvbuf + m * bytes on every member; allgatherv: member m's sendbytes go to recvbuf +
+ * displs[m] (recvbytes[m] bytes) on every member; gather(v): the same, at the root only;
+ * scatter: the root's sendbuf + m * bytes goes to member m's recvbuf; scatterv: the root's
+ * sendbuf + displs[m] (sendbytes[m] bytes) to member m; alltoall: member o's sendbuf + d *
+ * bytes goes to member d's recvbuf + o * bytes; alltoallv: member o's sendbuf + sdispls[d]
+ * (sendbytes[d]) to member d's recvbuf + rdispls[o] (recvbytes[o]).
+ *
+ * NUMACOLL_IN_PLACE has the MPI meanings: allgather(v): sendbuf = IN_PLACE, the member's
+ * own block is already in its place in recvbuf; gather(v): sendbuf = IN_PLACE at the root
+ * only; scatter(v): recvbuf = (void *)NUMACOLL_IN_PLACE at the root only (its block stays
+ * in sendbuf); alltoall(v): sendbuf = IN_PLACE, the input is taken from recvbuf (with
+ * alltoallv's recvbytes and rdispls, which must then be symmetric: what m sends d equals
+ * what d sends m) and replaced by the result. Bytes of recvbuf outside the received blocks
+ * (gaps between displacements) are never written. Buffers a member does not use (a
+ * non-root's recvbuf of gather, sendbuf of scatter, counts and displacements that are
+ * significant at the root only) may be NULL; so may any buffer of 0 bytes.
+ *
+ * All members must call the same collective with the same root, and the sizes of a block
+ * must agree between its owner and its readers. What is detected (NUMACOLL_ERR_ARG naming
+ * a rank; recvbuf is then undefined, the team's next calls work): allgather: any member
+ * whose bytes differ, found by every member; allgatherv: any member whose recvbytes array
+ * differs from another's, or whose sendbytes differs from its recvbytes[rank], found by
+ * every member; gather(v): a sender whose size differs from the root's expectation, found
+ * by the root only (the other senders return NUMACOLL_OK, as an MPI sender does);
+ * scatter(v) and alltoallv: a receiver whose size differs from what its owner sends, found
+ * by that receiver only; alltoall: bytes that differ, found by every member. A member whose
+ * own arguments are invalid (a NULL buffer it needs, sendbytes that contradict its own
+ * recvbytes) returns NUMACOLL_ERR_ARG naming the argument and makes the members that read
+ * from it fail too. Undetected, as in MPI: members that pass different roots or call
+ * different collectives (they may hang until NUMACOLL_TIMEOUT or fail with a message
+ * saying they disagree). A root out of range returns NUMACOLL_ERR_ARG at once. A member
+ * that cannot get the memory of its slots at its first large call returns
+ * NUMACOLL_ERR_NOMEM's message with NUMACOLL_ERR_UNSUPPORTED, and so do the members that
+ * read from it (the others may return NUMACOLL_OK); the team's set-up (the first call)
+ * fails alike on every member.
+ *
+ * Each block moves by copy-in/copy-out through its owner's shared slots, or by single copy
+ * from the owner's buffer (process_vm_readv), chosen by the block's size, NUMACOLL_MOVE and
+ * NUMACOLL_MOVE_CMA_MIN, identically on every member; an owner of single-copy blocks
+ * returns only after every reader is done with its buffer. A member that dies in a call
+ * makes the others return NUMACOLL_ERR_PEER_DEAD naming it.
  */
 int numacoll_allgather(numacoll_team_t *team, const void *sendbuf, void *recvbuf, size_t bytes);
 int numacoll_allgatherv(numacoll_team_t *team, const void *sendbuf, size_t sendbytes,

@@ -8,6 +8,7 @@
  *     src/coll/barrier/config_rows.c   barrier
  *     src/coll/bcast/config_rows.c     broadcast
  *     src/coll/reduce/config_rows.c    allreduce and reduce
+ *     src/coll/move/config_rows.c      gather, scatter, alltoall (data movement)
  *     src/kvdb/config_rows.c           key-value store
  *     src/team/config_rows.c           the MPI layer (libnumacoll_mpi), kept in libnumacoll
  *                                      so that every process validates them
@@ -84,6 +85,12 @@
     X(REDUCE_STREAM_MIN)                                                                           \
     X(REDUCE_EAGER)                                                                                \
     X(REDUCE_GIVE_BACK)                                                                            \
+    /* data movement (gather, scatter, alltoall): src/coll/move/config_rows.c */                   \
+    X(MOVE)                                                                                        \
+    X(MOVE_CMA_MIN)                                                                                \
+    X(MOVE_FRAGMENT)                                                                               \
+    X(MOVE_SLOTS)                                                                                  \
+    X(MOVE_EAGER)                                                                                  \
     /* key-value store: src/kvdb/config_rows.c */                                                  \
     X(KVDB_LOCK)                                                                                   \
     X(KVDB_MAX_READERS)                                                                            \

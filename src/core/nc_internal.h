@@ -187,6 +187,7 @@ typedef struct nc_rank_ctl {
 struct nc_topo_team;  /* topo/topo.h */
 struct nc_bcast_team; /* coll/bcast/bcast.h */
 struct nc_reduce_team; /* coll/reduce/reduce_internal.h */
+struct nc_move_team;   /* coll/move/move_internal.h */
 struct nc_barrier_slot;
 
 struct numacoll_team {
@@ -232,6 +233,8 @@ struct numacoll_team {
     /* reduction buffers (coll/reduce/), created at the first allreduce or reduce */
     struct nc_reduce_team *reduce;
     int reduce_needs_bcast; /* the reductions broadcast with the team's bcast (rbcast) */
+    /* data-movement state (coll/move/), created at the first gather, scatter, alltoall */
+    struct nc_move_team *move;
 
     uint64_t seq; /* collectives entered by this process (mirrors ctl->arrive_seq) */
 };

@@ -124,6 +124,7 @@ static void team_free(numacoll_team_t *t)
     if (!t) return;
     if (t->bcast) nc_bcast_team_fini(t);
     if (t->reduce) nc_reduce_team_fini(t);
+    if (t->move) nc_move_team_fini(t);
     if (t->barrier_slots && t->seg.base) {
         for (int i = 0; i < nc_barrier_registry_count; i++)
             if (nc_barrier_registry[i]->fini) nc_barrier_registry[i]->fini(t, &t->barrier_slots[i]);

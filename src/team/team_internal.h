@@ -26,6 +26,9 @@
  *       caller's name for messages, between nc_team_op_enter and nc_team_op_leave
  *     nc_reduce_local: one element-wise fold of two local buffers (the MPI layer's step
  *       between nodes)
+ *   data movement (coll/move/move.h)
+ *     nc_move_setup: create the team's data-movement state collectively (agreed status);
+ *     nc_move_team_fini
  *
  * Everything else in those headers (segments, waits, trees, the model, the protocol) is
  * private to libnumacoll's lower layers; the include graph runs core <- topo <- coll <-
@@ -38,5 +41,6 @@
 #include "../coll/barrier/barrier.h"
 #include "../coll/bcast/bcast.h"
 #include "../coll/reduce/reduce.h"
+#include "../coll/move/move.h"
 
 #endif

@@ -1,0 +1,44 @@
+/*
+ * The data-movement layer's configuration rows (gather, scatter, allgather, alltoall).
+ * Help texts: one or two sentences that say what the allowed values mean (config.h);
+ * the measurements behind the defaults are in docs/tuning-notes.md.
+ */
+#include "move.h"
+
+static const nc_cfg_def_t rows[] = {
+    {.id = NC_CFG_MOVE,
+     .type = NC_CFG_TYPE_ENUM,
+     .defval = "auto",
+     .allowed = "auto|copy|cma",
+     .doc = "how gather, scatter, allgather and alltoall move a block: copy = through the "
+            "owner's shared slots, cma = single copy from the owner's buffer (process_vm_readv; "
+            "needs ptrace permission), auto = cma from NUMACOLL_MOVE_CMA_MIN bytes unless the "
+            "team has more members than CPUs"},
+    {.id = NC_CFG_MOVE_CMA_MIN,
+     .type = NC_CFG_TYPE_SIZE,
+     .defval = "16K",
+     .allowed = "0..1G",
+     .doc = "smallest block (bytes) that NUMACOLL_MOVE=auto moves by single copy; smaller "
+            "blocks go through the shared slots"},
+    {.id = NC_CFG_MOVE_FRAGMENT,
+     .type = NC_CFG_TYPE_SIZE,
+     .defval = "32K",
+     .allowed = "4K..16M",
+     .doc = "bytes of one chunk (rounded up to 64) in which an owner streams its blocks "
+            "through its slots"},
+    {.id = NC_CFG_MOVE_SLOTS,
+     .type = NC_CFG_TYPE_INT,
+     .defval = "16",
+     .allowed = "2..256",
+     .doc = "chunk slots per member: an owner may write this many chunks before its readers "
+            "have read the first"},
+    {.id = NC_CFG_MOVE_EAGER,
+     .type = NC_CFG_TYPE_SIZE,
+     .defval = "4K",
+     .allowed = "0..16M",
+     .doc = "bytes of each slot a member's buffers get at set-up; the rest gets memory at the "
+            "first call that streams more (teams that move only small blocks keep little "
+            "memory)"},
+};
+
+NC_CFG_REGISTER(move, rows)

@@ -1,0 +1,27 @@
+/*
+ * The data-movement layer's interface to the layers above it (team facade, MPI layer):
+ * gather, scatter, allgather, alltoall and their v-forms on a team, over the team's
+ * data-movement state (created at its first such call). The public calls are declared in
+ * include/numacoll/numacoll.h.
+ */
+#ifndef NC_MOVE_H
+#define NC_MOVE_H
+
+#include "../../core/nc_internal.h"
+
+NC_CFG_LINK(move); /* config_rows.c: this layer's rows (config.h) */
+
+/** Create the team's data-movement state if it has none: collective (every member calls it
+ *  at the same point) with an agreed status, so that a caller taking a failure as "run it
+ *  natively" decides alike on every member. The collectives set it up themselves
+ *  otherwise. */
+int nc_move_setup(numacoll_team_t *t);
+
+/** 1 if blocks of @p bytes go by single copy (process_vm_readv) on @p t, from the team's
+ *  agreed parameters (0 before the state exists). */
+int nc_move_uses_cma(const numacoll_team_t *t, size_t bytes);
+
+/** Release the team's data-movement state (team destruction). */
+void nc_move_team_fini(numacoll_team_t *t);
+
+#endif

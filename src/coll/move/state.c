@@ -1,0 +1,254 @@
+/*
+ * The team's data-movement buffers (layout: move_internal.h), created collectively at the
+ * team's first gather, scatter, allgather or alltoall: every member's area is NUMA-local
+ * to it (bound to its node and first-touched by it), the parameters that shape the buffers
+ * or choose a block's path must be the same on every member, and whether single copy is
+ * permitted is agreed (every member probes process_vm_readv on its successor; one failure
+ * turns single copy off on all).
+ *
+ * Memory in two steps, as the reductions do: at set-up an area gets pages for its control
+ * lines and the first NUMACOLL_MOVE_EAGER bytes of each slot (at least a stream's head and
+ * entries); the first call whose stream needs more gives the slots all their pages
+ * (mv_state_ready), and an owner that cannot get them posts MV_SIG_NOMEM so that its
+ * readers fail with it instead of reading pages that do not exist.
+ */
+#include "move_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct mv_params {
+    uint64_t fragment, cma_min, eager;
+    int32_t slots, mode;
+} mv_params_t;
+
+typedef struct mv_init_msg {
+    mv_params_t p;
+    int32_t pid;
+    int32_t pad;
+    uint64_t probe_addr;
+} mv_init_msg_t;
+
+static int32_t mode_from_config(void)
+{
+    const char *v = nc_cfg_str(NC_CFG_MOVE);
+    return strcmp(v, "copy") == 0 ? MV_MODE_COPY
+           : strcmp(v, "cma") == 0 ? MV_MODE_CMA
+                                   : MV_MODE_AUTO;
+}
+
+static void params_from_config(mv_params_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->fragment = nc_round_up(nc_cfg_size(NC_CFG_MOVE_FRAGMENT), 64);
+    p->cma_min = nc_cfg_size(NC_CFG_MOVE_CMA_MIN);
+    p->eager = nc_cfg_size(NC_CFG_MOVE_EAGER);
+    p->slots = (int32_t)nc_cfg_int(NC_CFG_MOVE_SLOTS);
+    p->mode = mode_from_config();
+}
+
+/* NUMACOLL_ERR_CONFIG naming the first parameter in which @p mine differs from @p first's
+ * (rank 0's) */
+static int params_compare(const mv_params_t *mine, const mv_params_t *first)
+{
+    static const struct {
+        nc_cfg_id_t id;
+        size_t off, size;
+    } fields[] = {
+        {NC_CFG_MOVE_FRAGMENT, offsetof(mv_params_t, fragment), sizeof(uint64_t)},
+        {NC_CFG_MOVE_CMA_MIN, offsetof(mv_params_t, cma_min), sizeof(uint64_t)},
+        {NC_CFG_MOVE_EAGER, offsetof(mv_params_t, eager), sizeof(uint64_t)},
+        {NC_CFG_MOVE_SLOTS, offsetof(mv_params_t, slots), sizeof(int32_t)},
+        {NC_CFG_MOVE, offsetof(mv_params_t, mode), sizeof(int32_t)},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (memcmp((const char *)mine + fields[i].off, (const char *)first + fields[i].off,
+                   fields[i].size) != 0)
+            return nc_error(NUMACOLL_ERR_CONFIG,
+                            "%s=%s here differs from rank 0's setting; gather, scatter, "
+                            "allgather and alltoall need the same value on every member",
+                            nc_cfg_name(fields[i].id), nc_cfg_str(fields[i].id));
+    return NUMACOLL_OK;
+}
+
+int mv_state_ready(nc_move_team_t *s, int me)
+{
+    if (s->ready) return NUMACOLL_OK;
+    int rc = nc_seg_populate(mv_area(s, me) + s->slots_off, s->area_stride - s->slots_off,
+                             "the data-movement slots (large blocks)");
+    if (rc == NUMACOLL_OK) s->ready = 1;
+    return rc;
+}
+
+static int populate_eager(nc_move_team_t *s, int me)
+{
+    const char *what = "the data-movement buffers (control lines and small blocks)";
+    int rc = nc_seg_populate(mv_area(s, me), s->slots_off, what);
+    for (unsigned i = 0; i < s->slots && rc == NUMACOLL_OK; i++)
+        rc = nc_seg_populate(mv_slot(s, me, i), s->eager, what);
+    return rc;
+}
+
+static void state_free(nc_move_team_t *s)
+{
+    if (!s) return;
+    free(s->rec), free(s->seen), free(s->ent), free(s->src), free(s->reads), free(s->heads);
+    free(s);
+}
+
+int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
+{
+    if (NC_LIKELY(t->move != NULL)) {
+        *state = t->move;
+        return NUMACOLL_OK;
+    }
+    const int P = t->size;
+    mv_init_msg_t mine, *all = calloc((size_t)P, sizeof *all);
+    int32_t *oks = calloc((size_t)P, sizeof *oks);
+    /* the only exit before the exchanges: without these this member cannot take part (a
+     * few bytes per member; the others then wait in the exchange, or for NUMACOLL_TIMEOUT
+     * where the allgather has one) */
+    if (!all || !oks) {
+        free(all), free(oks);
+        return nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    }
+    memset(&mine, 0, sizeof mine);
+    params_from_config(&mine.p);
+    mine.pid = (int32_t)getpid();
+    mine.probe_addr = mv_cma_probe_addr();
+    int rc = NUMACOLL_OK;
+    nc_move_team_t *s = calloc(1, sizeof *s);
+    if (s) {
+        s->slots = (unsigned)mine.p.slots;
+        s->rec = calloc(s->slots, sizeof *s->rec);
+        s->seen = calloc((size_t)P, sizeof *s->seen);
+        s->ent = calloc((size_t)P, sizeof *s->ent);
+        s->src = calloc((size_t)P, sizeof *s->src);
+        s->reads = calloc((size_t)P, sizeof *s->reads);
+        s->heads = calloc((size_t)P, MV_HEAD_BYTES + MV_ENTRY_BYTES);
+    }
+    if (!s || !s->rec || !s->seen || !s->ent || !s->src || !s->reads || !s->heads)
+        rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    /* everyone takes part in the exchange, even after a failure, so nobody waits alone */
+    int orc = nc_oob_allgather(t->allgather, &mine, all, sizeof mine, t->oob_ctx,
+                               "setting up gather/scatter/alltoall");
+    if (orc != NUMACOLL_OK) {
+        state_free(s), free(all), free(oks);
+        return orc;
+    }
+    if (rc == NUMACOLL_OK) rc = params_compare(&mine.p, &all[0].p);
+    /* single copy: can we read our successor's memory? (agreed below) */
+    int32_t cma_mine = 1;
+    if (P > 1 && mine.p.mode != MV_MODE_COPY) {
+        const mv_init_msg_t *next = &all[(t->rank + 1) % P];
+        cma_mine = mv_cma_probe(next->pid, next->probe_addr);
+        if (!cma_mine)
+            nc_log(1, t->rank, P,
+                   "move: process_vm_readv from rank %d failed (%s); single copy is off on "
+                   "this team, every block goes through the shared slots",
+                   (t->rank + 1) % P, strerror(errno));
+    }
+    free(all);
+    orc = nc_oob_allgather(t->allgather, &cma_mine, oks, sizeof cma_mine, t->oob_ctx,
+                           "setting up gather/scatter/alltoall");
+    int cma_ok = 1;
+    for (int r = 0; r < P; r++)
+        cma_ok &= oks[r] != 0;
+    free(oks);
+    if (orc != NUMACOLL_OK) {
+        state_free(s);
+        return orc;
+    }
+    rc = nc_agree(t->rank, P, t->allgather, t->oob_ctx, rc);
+    if (rc != NUMACOLL_OK) {
+        state_free(s);
+        return rc;
+    }
+    s->line = t->line;
+    s->fragment = mine.p.fragment;
+    s->slot_stride = s->fragment + 64;
+    s->chunk = s->slot_stride - MV_SLOT_HEADER;
+    s->cma_min = mine.p.cma_min;
+    s->cma_ok = cma_ok;
+    s->oversubscribed = t->oversubscribed;
+    s->pid = mine.pid;
+    s->mode = mine.p.mode;
+    if (s->mode == MV_MODE_CMA && !cma_ok) {
+        if (t->rank == 0)
+            nc_log(1, t->rank, P,
+                   "move: NUMACOLL_MOVE=cma, but single copy is not permitted between the "
+                   "members (ptrace scope, container); every block goes through the slots");
+        s->mode = MV_MODE_COPY;
+    }
+    s->slots_off = nc_round_up((MV_CTL_LINES + (size_t)P) * s->line, nc_page_size());
+    s->area_stride = nc_round_up(s->slots_off + s->slots * s->slot_stride, nc_page_size());
+    /* the eager bytes hold at least a slot's header, a stream's head and P entries */
+    size_t need = MV_SLOT_HEADER + MV_HEAD_BYTES + (size_t)P * MV_ENTRY_BYTES;
+    size_t eager = mine.p.eager > need ? mine.p.eager : need;
+    s->eager = nc_round_up(eager, 64) < s->slot_stride ? nc_round_up(eager, 64) : s->slot_stride;
+    size_t total = s->area_stride * (size_t)P;
+    int lazy = nc_seg_populate_supported();
+    rc = nc_seg_create_collective(t->rank, P, t->allgather, t->oob_ctx, total, 0,
+                                  (size_t)t->rank * s->area_stride, s->area_stride,
+                                  lazy ? 0 : s->area_stride, t->numa_node,
+                                  "the data-movement buffers", &s->seg);
+    if (rc != NUMACOLL_OK) {
+        state_free(s);
+        return rc;
+    }
+    s->areas = s->seg.base;
+    if (!lazy) s->ready = 1;
+    rc = nc_agree(t->rank, P, t->allgather, t->oob_ctx,
+                  lazy ? populate_eager(s, t->rank) : NUMACOLL_OK);
+    if (rc != NUMACOLL_OK) {
+        nc_seg_destroy(&s->seg);
+        state_free(s);
+        return rc;
+    }
+    t->move = s;
+    *state = s;
+    if (t->rank == 0 || nc_verbose() >= 3)
+        nc_log(1, t->rank, P,
+               "move: buffers %zu bytes (%u slots of %zu bytes per member, %zu of each at "
+               "set-up), NUMACOLL_MOVE=%s, single copy %s%s%zu bytes",
+               total, s->slots, s->chunk, s->eager, nc_cfg_str(NC_CFG_MOVE),
+               cma_ok ? "permitted" : "not permitted",
+               s->mode == MV_MODE_AUTO ? ", used from " : ", threshold ", s->cma_min);
+    return NUMACOLL_OK;
+}
+
+int nc_move_setup(numacoll_team_t *t)
+{
+    nc_move_team_t *s = NULL;
+    return mv_state_get(t, &s);
+}
+
+/* The automatic choice (docs/tuning-notes.md has the measurements): single copy from
+ * NUMACOLL_MOVE_CMA_MIN bytes, but never on an oversubscribed team, where the owner's wait
+ * for its readers (a second synchronisation of every member per call) costs more than the
+ * copy saves. Depends only on agreed parameters and the block's size. */
+int mv_path_of(const nc_move_team_t *s, size_t bytes)
+{
+    if (!s->cma_ok || bytes == 0) return MV_PATH_COPY;
+    switch (s->mode) {
+    case MV_MODE_CMA: return MV_PATH_CMA;
+    case MV_MODE_COPY: return MV_PATH_COPY;
+    default: return bytes >= s->cma_min && !s->oversubscribed ? MV_PATH_CMA : MV_PATH_COPY;
+    }
+}
+
+int nc_move_uses_cma(const numacoll_team_t *t, size_t bytes)
+{
+    return t && t->move && t->size > 1 && mv_path_of(t->move, bytes) == MV_PATH_CMA;
+}
+
+void nc_move_team_fini(numacoll_team_t *t)
+{
+    nc_move_team_t *s = t ? t->move : NULL;
+    if (!s) return;
+    nc_seg_destroy(&s->seg);
+    state_free(s);
+    t->move = NULL;
+}
