@@ -22,6 +22,7 @@
  *   pmpi_allgather.c  MPI_Allgather, MPI_Allgatherv (and _c)
  *   pmpi_gather.c     MPI_Gather, MPI_Gatherv (and _c)
  *   pmpi_scatter.c    MPI_Scatter, MPI_Scatterv (and _c)
+ *   pmpi_alltoall.c   MPI_Alltoall, MPI_Alltoallv (and _c): flat mode, staging, counters
  */
 #ifndef NC_MPI_INTERNAL_H
 #define NC_MPI_INTERNAL_H
@@ -62,6 +63,8 @@ typedef struct nc_mpi4 {
     __typeof__(PMPI_Gatherv_c) *PMPI_Gatherv_c;
     __typeof__(PMPI_Scatter_c) *PMPI_Scatter_c;
     __typeof__(PMPI_Scatterv_c) *PMPI_Scatterv_c;
+    __typeof__(PMPI_Alltoall_c) *PMPI_Alltoall_c;
+    __typeof__(PMPI_Alltoallv_c) *PMPI_Alltoallv_c;
 } nc_mpi4_t;
 extern nc_mpi4_t nc_mpi4;
 #define NC_HAVE(fn) (nc_mpi4.fn != NULL)
@@ -182,6 +185,9 @@ typedef struct nc_mpi_counters {
         reduce_scatter_numacoll, scan_calls, scan_numacoll, exscan_calls, exscan_numacoll;
     /* the gather family, indexed by MV_* (pmpi_move.c) */
     _Atomic uint64_t move_calls[6], move_numacoll[6], move_staged;
+    /* pmpi_alltoall.c */
+    _Atomic uint64_t alltoall_calls, alltoall_numacoll, alltoallv_calls, alltoallv_numacoll,
+        alltoall_staged;
 } nc_mpi_counters_t;
 extern nc_mpi_counters_t g_st;
 
@@ -292,6 +298,9 @@ int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Aint tl
  * ...") and its fields of numacoll_mpi_stats_t */
 void move_stats_text(char *out, size_t n);
 void move_stats_fill(numacoll_mpi_stats_t *o);
+/* the same for MPI_Alltoall(v) (pmpi_alltoall.c) */
+void alltoall_stats_text(char *out, size_t n);
+void alltoall_stats_fill(numacoll_mpi_stats_t *o);
 
 #pragma GCC visibility pop
 

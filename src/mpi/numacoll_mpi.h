@@ -62,6 +62,12 @@ typedef struct numacoll_mpi_stats {
     uint64_t scatterv_numacoll;   /**< ... of which numacoll executed (node part) */
     uint64_t move_staged; /**< gather-family calls of numacoll's in which this process packed
                                or unpacked a non-contiguous datatype */
+    uint64_t alltoall_calls;     /**< MPI_Alltoall calls seen (C, _c and Fortran) */
+    uint64_t alltoall_numacoll;  /**< ... of which numacoll executed */
+    uint64_t alltoallv_calls;    /**< MPI_Alltoallv calls seen */
+    uint64_t alltoallv_numacoll; /**< ... of which numacoll executed */
+    uint64_t alltoall_staged; /**< alltoall(v) calls of numacoll's in which this process packed
+                                   or unpacked a non-contiguous datatype */
 } numacoll_mpi_stats_t;
 
 /** Copy the counters; returns 0. The library name is "libnumacoll_mpi" (tests can find

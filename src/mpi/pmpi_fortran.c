@@ -125,6 +125,9 @@ extern void pmpi_gatherv_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI
 extern void pmpi_scatter_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
 extern void pmpi_scatterv_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
                            MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+extern void pmpi_alltoall_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+extern void pmpi_alltoallv_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
+                            MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
 #define F_DELEGATE_MOVE(fn, call)                                                                  \
     (&MPIR_F_NeedInit && MPIR_F_NeedInit && fn ? (fn call, 1) : 0)
 #endif
@@ -278,6 +281,37 @@ NC_F_GATHER(ompi_gather_f, MPI_Gather, pmpi_gather_)
 NC_F_GATHERV(ompi_gatherv_f)
 NC_F_GATHER(ompi_scatter_f, MPI_Scatter, pmpi_scatter_)
 NC_F_SCATTERV(ompi_scatterv_f)
+#endif
+
+/* MPI_Alltoall has MPI_Allgather's arguments */
+#define NC_F_ALLTOALL(name)                                                                        \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,          \
+              MPI_Fint *comm, MPI_Fint *ierr);                                                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,          \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                      \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pmpi_alltoall_, (sb, sc, st, rb, rc, rt, comm, ierr))) return;         \
+        F_RET(MPI_Alltoall(f_buf(sb), (int)*sc, PMPI_Type_f2c(*st), f_buf(rb), (int)*rc,           \
+                           PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm)));                             \
+    }
+#define NC_F_ALLTOALLV(name)                                                                       \
+    void name(void *sb, MPI_Fint *scs, MPI_Fint *sds, MPI_Fint *st, void *rb, MPI_Fint *rcs,       \
+              MPI_Fint *rds, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr);                        \
+    void name(void *sb, MPI_Fint *scs, MPI_Fint *sds, MPI_Fint *st, void *rb, MPI_Fint *rcs,       \
+              MPI_Fint *rds, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                         \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pmpi_alltoallv_, (sb, scs, sds, st, rb, rcs, rds, rt, comm, ierr)))    \
+            return;                                                                                \
+        F_RET(MPI_Alltoallv(f_buf(sb), (int *)scs, (int *)sds, PMPI_Type_f2c(*st), f_buf(rb),      \
+                            (int *)rcs, (int *)rds, PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm)));    \
+    }
+NC_F_ALL4(NC_F_ALLTOALL, mpi_alltoall, MPI_ALLTOALL)
+NC_F_ALL4(NC_F_ALLTOALLV, mpi_alltoallv, MPI_ALLTOALLV)
+#if defined(OPEN_MPI) && OPEN_MPI
+NC_F_ALLTOALL(ompi_alltoall_f)
+NC_F_ALLTOALLV(ompi_alltoallv_f)
 #endif
 
 #define NC_F_BARRIER(name)                                                                         \

@@ -151,6 +151,8 @@ static void mpi_bind(void)
     NC_FIND(PMPI_Gatherv_c);
     NC_FIND(PMPI_Scatter_c);
     NC_FIND(PMPI_Scatterv_c);
+    NC_FIND(PMPI_Alltoall_c);
+    NC_FIND(PMPI_Alltoallv_c);
 #undef NC_FIND
 #endif
 }
@@ -233,6 +235,7 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
     o->comms_deferred = READ(comms_deferred);
     o->comms_promoted = READ(comms_promoted);
     move_stats_fill(o);
+    alltoall_stats_fill(o);
     return 0;
 }
 
@@ -288,12 +291,14 @@ void print_stats(void)
     stats_scatter_scan(more, sizeof more);
     char move[512];
     move_stats_text(move, sizeof move);
+    char a2a[160];
+    alltoall_stats_text(a2a, sizeof a2a);
     mpi_say(
             "numacoll-mpi stats [%s %s %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
             "(numacoll %llu, staged %llu), MPI_Allreduce %llu (numacoll %llu), MPI_Reduce %llu "
             "(numacoll %llu), fortran %llu, comms %llu set up / %llu freed, teams "
             "%llu created / %llu destroyed / %llu failed / %llu reused (%llu with their broadcast "
-            "state), %llu deferred / %llu of them set up later, progress %llu%s%s\n",
+            "state), %llu deferred / %llu of them set up later, progress %llu%s%s%s\n",
             NC_FLAVOR, world ? "rank" : "pid", world ? r : (int)getpid(),
             (unsigned long long)READ(barrier_calls), (unsigned long long)READ(barrier_numacoll),
             (unsigned long long)READ(bcast_calls), (unsigned long long)READ(bcast_numacoll),
@@ -305,7 +310,7 @@ void print_stats(void)
             (unsigned long long)READ(team_failures), (unsigned long long)READ(teams_reused),
             (unsigned long long)READ(bcast_states_kept), (unsigned long long)READ(comms_deferred),
             (unsigned long long)READ(comms_promoted), (unsigned long long)READ(progress_calls),
-            more, move);
+            more, move, a2a);
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first: release every communicator

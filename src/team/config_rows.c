@@ -39,7 +39,7 @@ static const nc_cfg_def_t rows[] = {
      .defval = "1",
      .allowed = "0|1",
      .doc = "libnumacoll_mpi: route MPI_Allgather, MPI_Allgatherv, MPI_Gather, MPI_Gatherv, "
-            "MPI_Scatter and MPI_Scatterv through numacoll (0 = always native); members of a "
+            "MPI_Scatter, MPI_Scatterv, MPI_Alltoall and MPI_Alltoallv through numacoll (0 = always native); members of a "
             "communicator that differ in it keep it native"},
     {.id = NC_CFG_MPI_STATS,
      .type = NC_CFG_TYPE_BOOL,
