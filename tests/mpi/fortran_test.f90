@@ -243,6 +243,16 @@ program fortran_test
   do i = 1, rank + 1
     if (ibuf(900 + i) /= rank * nprocs + i) bad = bad + 1
   end do
+  ! MPI_ALLTOALL through mpif.h: rank r sends rank d the 2 integers 100 * r + 10 * d + (1, 2)
+  do i = 0, nprocs - 1
+    ibuf(601 + 2 * i:602 + 2 * i) = 100 * rank + 10 * i + (/ 1, 2 /)
+  end do
+  ibuf(701:700 + 2 * nprocs) = -1
+  call MPI_Alltoall(ibuf(601), 2, MPI_INTEGER, ibuf(701), 2, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  if (ierr /= MPI_SUCCESS) bad = bad + 1
+  do i = 0, nprocs - 1
+    if (any(ibuf(701 + 2 * i:702 + 2 * i) /= 100 * i + 10 * rank + (/ 1, 2 /))) bad = bad + 1
+  end do
   call reductions_usempi(bad)
   call reductions_kinds(bad)
   call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, sub, ierr)
