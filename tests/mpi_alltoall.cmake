@@ -36,3 +36,21 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "mismatch: the bad call failed, the next 3 right"
               --expect "mismatch: PASS" -- ${P} mismatch)
 endforeach()
+
+# numacoll-bench --mpi alltoall at np = 2, 1 B .. 2 KiB: every row at every size (12),
+# every received block checked (a wrong byte fails the run), `default` through numacoll
+# (its counters on every rank)
+foreach(f ${NC_MPI_FLAVORS})
+  if(NOT TARGET numacoll-bench-mpi-${f})
+    continue()
+  endif()
+  set(B ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f})
+  set(rows --count "^alltoall +native +2 " 12 --count "^alltoall +default +2 " 12
+           --count "^alltoall +limit:xcore +2 " 12)
+  if(f STREQUAL "openmpi")
+    list(APPEND rows --count "^alltoall +native-sm +2 " 12)
+  endif()
+  nc_mpi_test(mpi_${f}_bench_alltoall ${f} 2 ${rows} --env NUMACOLL_MPI_STATS=1
+              --count "MPI_Alltoall [1-9][0-9]* .numacoll [1-9][0-9]*" 2
+              -- ${B} alltoall --reps 1 --iters 20 --target-ms 1 --max-bytes 2K)
+endforeach()

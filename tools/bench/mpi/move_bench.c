@@ -1,6 +1,7 @@
 /*
- * numacoll-bench --mpi allgather|allgatherv|gather|gatherv|scatter|scatterv: the gather
- * family in MPI_BYTE blocks (the v-forms with uniform counts) under numacoll against the
+ * numacoll-bench --mpi allgather|allgatherv|gather|gatherv|scatter|scatterv|alltoall|
+ * alltoallv: the gather family and alltoall in MPI_BYTE blocks (the v-forms with uniform
+ * counts) under numacoll against the
  * MPI's own, with the method and the CSV schema of the reductions' mode (reduce_bench.c):
  *
  *   numacoll-bench --mpi allgather|... [--csv FILE] [--iters N] [--reps R] [--target-ms T]
@@ -15,7 +16,8 @@
  * or cma, which set the copy mode of a whole process), and the floor:
  *   limit:xcore: every member copies, with memcpy, the bytes it must receive from the
  *     members that own them (allgather: the other P-1 blocks; gather: the root, P-1
- *     blocks; scatter: each non-root, its block) out of a shared window where the owners
+ *     blocks; scatter: each non-root, its block; alltoall: the P-1 blocks the others send
+ *     it) out of a shared window where the owners
  *     have just written them (untimed, before the barrier that precedes each call). It is
  *     the single copy between cores that any implementation must make, with the same
  *     contention; no synchronisation, no control traffic.
@@ -51,9 +53,12 @@ enum { MB_MAXV = 8, MB_MAXREPS = 1000, MB_POOL_MAX = 64 };
 #define MB_REGION_MIN ((size_t)64 << 20)
 #define MB_TOOL "numacoll-bench --mpi"
 
-enum { C_ALLGATHER, C_ALLGATHERV, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV, C_COUNT };
-static const char *const g_colls[C_COUNT] = {"allgather", "allgatherv", "gather",
-                                             "gatherv",   "scatter",    "scatterv"};
+enum {
+    C_ALLGATHER, C_ALLGATHERV, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV, C_ALLTOALL,
+    C_ALLTOALLV, C_COUNT
+};
+static const char *const g_colls[C_COUNT] = {"allgather", "allgatherv", "gather",  "gatherv",
+                                             "scatter",   "scatterv",   "alltoall", "alltoallv"};
 
 typedef enum mb_kind { MB_NATIVE, MB_NATIVE_SM, MB_DEFAULT, MB_XCORE } mb_kind_t;
 
@@ -115,12 +120,15 @@ static int in_list(const char *list, const char *name)
 }
 
 static int gathers(void) { return g.coll <= C_GATHERV; }
+/* every rank sends and receives P blocks */
+static int a2a(void) { return g.coll >= C_ALLTOALL; }
+static int rooted(int coll) { return coll >= C_GATHER && coll <= C_SCATTERV; }
 static int all(void) { return g.coll <= C_ALLGATHERV; }
 /* this rank sends the P blocks (a scatter's root) / receives P blocks (gathers' roots) */
 static int owns_many(void) { return !gathers() && g.rank == g.root; }
 static int gets_many(void) { return gathers() && (all() || g.rank == g.root); }
 
-/* byte @p i of rank @p r's block in the current call */
+/* byte @p i of rank @p r's block in the current call (alltoall: @p r is owner * P + reader) */
 static inline unsigned char content(int r, size_t i)
 {
     return (unsigned char)(g.key * 7u + (unsigned)r * 31u + (unsigned)(i % 251));
@@ -129,7 +137,11 @@ static inline unsigned char content(int r, size_t i)
 static void fill_blocks(unsigned char *base)
 {
     const size_t b = g.bytes;
-    if (gathers()) {
+    if (a2a()) {
+        for (int d = 0; d < g.size; d++)
+            for (size_t i = 0; i < b; i++)
+                base[(size_t)d * b + i] = content(g.rank * g.size + d, i);
+    } else if (gathers()) {
         for (size_t i = 0; i < b; i++)
             base[i] = content(g.rank, i);
     } else if (owns_many()) {
@@ -162,7 +174,10 @@ static void check_block(const unsigned char *p, int r)
 /* @p own: the own block was received too (limit:xcore copies only the others') */
 static void check_result(int own)
 {
-    if (gets_many()) {
+    if (a2a()) {
+        for (int r = 0; r < g.size; r++)
+            if (own || r != g.rank) check_block(g.recv + (size_t)r * g.bytes, r * g.size + g.rank);
+    } else if (gets_many()) {
         for (int r = 0; r < g.size; r++)
             if (own || r != g.rank) check_block(g.recv + (size_t)r * g.bytes, r);
     } else if (!gathers() && g.rank != g.root)
@@ -173,7 +188,10 @@ static void check_result(int own)
 static void xcore_run(void)
 {
     const size_t b = g.bytes;
-    if (gets_many()) {
+    if (a2a()) {
+        for (int r = 0; r < g.size; r++)
+            if (r != g.rank) memcpy(g.recv + (size_t)r * b, g.win_of[r] + (size_t)g.rank * b, b);
+    } else if (gets_many()) {
         for (int r = 0; r < g.size; r++)
             if (r != g.rank) memcpy(g.recv + (size_t)r * b, g.win_of[r], b);
     } else if (!gathers() && g.rank != g.root) {
@@ -198,6 +216,10 @@ static int run_once(const mb_variant_t *v)
         case C_GATHERV:
             return MPI_Gatherv(s, n, MPI_BYTE, r, g.counts, g.displs, MPI_BYTE, root, c);
         case C_SCATTER: return MPI_Scatter(s, n, MPI_BYTE, r, n, MPI_BYTE, root, c);
+        case C_ALLTOALL: return MPI_Alltoall(s, n, MPI_BYTE, r, n, MPI_BYTE, c);
+        case C_ALLTOALLV:
+            return MPI_Alltoallv(s, g.counts, g.displs, MPI_BYTE, r, g.counts, g.displs,
+                                 MPI_BYTE, c);
         default: return MPI_Scatterv(s, g.counts, g.displs, MPI_BYTE, r, n, MPI_BYTE, root, c);
         }
     switch (g.coll) {
@@ -208,6 +230,10 @@ static int run_once(const mb_variant_t *v)
     case C_GATHERV:
         return PMPI_Gatherv(s, n, MPI_BYTE, r, g.counts, g.displs, MPI_BYTE, root, c);
     case C_SCATTER: return PMPI_Scatter(s, n, MPI_BYTE, r, n, MPI_BYTE, root, c);
+    case C_ALLTOALL: return PMPI_Alltoall(s, n, MPI_BYTE, r, n, MPI_BYTE, c);
+    case C_ALLTOALLV:
+        return PMPI_Alltoallv(s, g.counts, g.displs, MPI_BYTE, r, g.counts, g.displs, MPI_BYTE,
+                              c);
     default: return PMPI_Scatterv(s, g.counts, g.displs, MPI_BYTE, r, n, MPI_BYTE, root, c);
     }
 }
@@ -328,7 +354,7 @@ static int parse_options(int argc, char **argv, mb_opts_t *o)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n = 0;
-        int ok = 1, rooted = o->coll >= C_GATHER;
+        int ok = 1, has_root = rooted(o->coll);
         if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
             continue;
@@ -350,12 +376,12 @@ static int parse_options(int argc, char **argv, mb_opts_t *o)
         } else if (!strcmp(a, "--reps")) {
             ok = !nc_cli_long(MB_TOOL, a, v, 1, MB_MAXREPS, &n);
             o->reps = (int)n;
-        } else if (!strcmp(a, "--root") && rooted) {
+        } else if (!strcmp(a, "--root") && has_root) {
             ok = !nc_cli_long(MB_TOOL, a, v, 0, 1 << 20, &n);
             o->root = (int)n;
         } else if (!strcmp(a, "--root")) {
             fprintf(stderr, MB_TOOL ": --root is an option of gather, gatherv, scatter and "
-                            "scatterv (an allgather has no root)\n");
+                            "scatterv (an allgather or alltoall has no root)\n");
             return 2;
         } else if (!strcmp(a, "--target-ms")) {
             char *end;
@@ -371,7 +397,7 @@ static int parse_options(int argc, char **argv, mb_opts_t *o)
             fprintf(stderr, MB_TOOL ": unknown option '%s' for %s; allowed: --csv, --iters, "
                             "--reps, --target-ms, --min-bytes, --max-bytes, %s--variants, "
                             "--native-label, --default-label, --quiet\n",
-                    a, o->coll_name, rooted ? "--root, " : "");
+                    a, o->coll_name, has_root ? "--root, " : "");
             return 2;
         }
         if (!ok) return 2;
@@ -446,7 +472,9 @@ static int add_variants(const mb_opts_t *o, mb_variant_t *vs)
 /* limit:xcore's window: what each rank owns at the largest size (collective) */
 static int xcore_setup(size_t max_bytes)
 {
-    MPI_Aint mine = (MPI_Aint)(gathers() ? max_bytes : owns_many() ? max_bytes * g.size : 0);
+    MPI_Aint mine = (MPI_Aint)(gathers()                 ? max_bytes
+                               : a2a() || owns_many() ? max_bytes * g.size
+                                                      : 0);
     MPI_Comm node;
     PMPI_Comm_split_type(g.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int n = 0;
@@ -469,7 +497,7 @@ static void set_size(size_t bytes)
 {
     const size_t page = 4096;
     size_t s = gathers() ? bytes : (size_t)g.size * bytes;
-    size_t r = gathers() ? (size_t)g.size * bytes : bytes;
+    size_t r = gathers() || a2a() ? (size_t)g.size * bytes : bytes;
     g.bytes = bytes;
     g.stride_send = (s + page - 1) / page * page;
     g.stride_recv = (r + page - 1) / page * page;
@@ -488,7 +516,8 @@ int nc_move_bench_main(int argc, char **argv)
         if (!strcmp(argv[1], g_colls[c])) o.coll = c;
     if (o.coll < 0 || parse_options(argc, argv, &o)) {
         fprintf(stderr, "usage: numacoll-bench --mpi allgather|allgatherv|gather|gatherv|"
-                        "scatter|scatterv [options]; numacoll-bench --mpi --help lists them\n");
+                        "scatter|scatterv|alltoall|alltoallv [options]; numacoll-bench --mpi "
+                        "--help lists them\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -499,7 +528,7 @@ int nc_move_bench_main(int argc, char **argv)
     g.comm_sm = MPI_COMM_NULL;
     g.win = MPI_WIN_NULL;
     g.coll = o.coll;
-    g.root = o.coll >= C_GATHER ? o.root : -1;
+    g.root = rooted(o.coll) ? o.root : -1;
     int any = 0;
     long nbad = 0;
     FILE *csv = NULL;
@@ -550,6 +579,7 @@ int nc_move_bench_main(int argc, char **argv)
                    "iters", "mpi");
     }
     g.region_size = ((size_t)g.size + 1) * o.max_bytes + 2 * 4096;
+    if (a2a()) g.region_size = 2 * (size_t)g.size * o.max_bytes + 2 * 4096;
     if (g.region_size < MB_REGION_MIN) g.region_size = MB_REGION_MIN;
     g.region = mmap(NULL, g.region_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                     -1, 0);

@@ -655,7 +655,7 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr, "numacoll-bench --mpi: unknown collective '%s'; allowed: barrier, bcast, "
                         "allreduce, reduce, reduce_scatter_block, scan, allgather, allgatherv, "
-                        "gather, gatherv, scatter, scatterv\n",
+                        "gather, gatherv, scatter, scatterv, alltoall, alltoallv\n",
                 argv[1]);
         return 2;
     }

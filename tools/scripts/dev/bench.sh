@@ -25,12 +25,12 @@
 #      (Open MPI) an oversubscribed np = 8, rows native, native-sm, default, every reduction
 #      algorithm and the references limit:inline and limit:fold: mpi_{allreduce,reduce}.csv
 #      (BENCH_QUICK=1: up to 64 KiB, np = 8 with fewer calls)
-#      The gather family (MPI_BYTE blocks of 1 B - 4 MiB per member): allgather, gather and
-#      scatter at np = 2 and (Open MPI) np = 8, rows native, native-sm, default and the floor
+#      The gather family (MPI_BYTE blocks of 1 B - 4 MiB per member): allgather, gather,
+#      scatter and alltoall (blocks per pair) at np = 2 and (Open MPI) np = 8, rows native, native-sm, default and the floor
 #      limit:xcore (every member copies the bytes it must receive from their owners' shared
 #      memory) in one launch, then `default` again under NUMACOLL_MOVE=copy and =cma (the
 #      copy mode is a process's setting) as move:copy and move:cma in two more launches:
-#      mpi_{allgather,gather,scatter}.csv (BENCH_MOVE_MAX; quick: up to 64 KiB)
+#      mpi_{allgather,gather,scatter,alltoall}.csv (BENCH_MOVE_MAX; quick: up to 64 KiB)
 #   2b. the broadcast's target sizes again in BENCH_LAUNCHES (default 6) separate launches
 #      (launches_mpi_bcast.csv): how often a target holds as the VM's regime changes
 #   2c. oversubscribed far beyond the CPUs (Open MPI, np = 16 and 32, BENCH_STARVE_NP; about
@@ -236,7 +236,7 @@ check_numacoll() {
             split(substr(line, RSTART, RLENGTH), b, /[ (]+/)   # MPI_Barrier N numacoll M
             match(line, /MPI_Bcast [0-9]+ \(numacoll [0-9]+/)
             split(substr(line, RSTART, RLENGTH), c, /[ (]+/)
-            if (coll == "allreduce" || coll == "reduce" || coll ~ /^(allgather|gather|scatter)v?$/) {
+            if (coll == "allreduce" || coll == "reduce" || coll ~ /^(allgather|gather|scatter|alltoall)v?$/) {
                 name = "MPI_" toupper(substr(coll, 1, 1)) substr(coll, 2)
                 match(line, name " [0-9]+ [(]numacoll [0-9]+")
                 split(substr(line, RSTART, RLENGTH), c, /[ (]+/)
@@ -456,7 +456,7 @@ plan() {
                 mpi_bench openmpi 8 "$coll" --max-bytes "$RMAX" "${RED8[@]+"${RED8[@]}"}"
         done
         # the gather family: np = 2, and oversubscribed (Open MPI)
-        for coll in allgather gather scatter; do
+        for coll in allgather gather scatter alltoall; do
             run "MPI $coll, $nm, np=2" move_bench "$mpi" 2 "$coll"
             [ "$mpi" = openmpi ] || continue
             run "MPI $coll, $nm, np=8$([ 8 -gt "$NP" ] && echo " (oversubscribed)")" \
@@ -609,12 +609,12 @@ summary() { # numacoll-plot: summary.md (with run.md as its "This run" section) 
 
 # headline: numacoll's default against the best native (Open MPI: its default or coll/sm) of
 # the same run, from mpi_barrier.csv, mpi_bcast.csv, mpi_allreduce.csv, mpi_reduce.csv,
-# mpi_allgather.csv, mpi_gather.csv and mpi_scatter.csv (a few sizes)
+# mpi_allgather.csv, mpi_gather.csv, mpi_scatter.csv and mpi_alltoall.csv (a few sizes)
 headline() {
     local files=() f
     for f in "$OUT/mpi_barrier.csv" "$OUT/mpi_bcast.csv" "$OUT/mpi_allreduce.csv" \
         "$OUT/mpi_reduce.csv" "$OUT/mpi_allgather.csv" "$OUT/mpi_gather.csv" \
-        "$OUT/mpi_scatter.csv"; do
+        "$OUT/mpi_scatter.csv" "$OUT/mpi_alltoall.csv"; do
         [ -s "$f" ] && files+=("$f")
     done
     [ ${#files[@]} -gt 0 ] || return 0
@@ -635,7 +635,7 @@ headline() {
                 split(k, p, SUBSEP)
                 if (!(k in d) || !(k in n) || n[k] <= 0) continue
                 b = p[4] + 0
-                if (p[1] ~ /^(bcast|allgather|gather|scatter)$/ && b != 1 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
+                if (p[1] ~ /^(bcast|allgather|gather|scatter|alltoall)$/ && b != 1 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
                     continue
                 if (p[1] ~ /reduce$/ && b != 8 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
                     continue
