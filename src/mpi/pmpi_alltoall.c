@@ -69,6 +69,37 @@ static int native(const a2a_call_t *c)
                           c->rcounts_i, c->rdispls_i, c->rtype, c->comm);
 }
 
+/* ---- datatypes ------------------------------------------------------------------------ */
+
+/* The size of a predefined C type that is plain by definition (lower bound 0, extent =
+ * size), told by its handle alone; 0 for any other type. Saves the four datatype queries
+ * of mv_side_init on both sides of a small call (15-50 ns each side). */
+static size_t basic_size(MPI_Datatype dt)
+{
+    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_SIGNED_CHAR || dt == MPI_UNSIGNED_CHAR ||
+        dt == MPI_INT8_T || dt == MPI_UINT8_T)
+        return 1;
+    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_FLOAT || dt == MPI_INT32_T ||
+        dt == MPI_UINT32_T)
+        return 4;
+    if (dt == MPI_DOUBLE || dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG ||
+        dt == MPI_INT64_T || dt == MPI_UINT64_T)
+        return 8;
+    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
+    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
+        return 2;
+    return 0;
+}
+
+/* mv_side_init, with the predefined C types told without asking the MPI */
+static int side_init(mv_side_t *sd, const void *buf, MPI_Datatype dt)
+{
+    size_t b = basic_size(dt);
+    if (!b) return mv_side_init(sd, buf, dt);
+    *sd = (mv_side_t){.buf = (void *)buf, .dt = dt, .tsz = b, .ext = (MPI_Aint)b, .plain = 1};
+    return 1;
+}
+
 /* ---- alltoall ------------------------------------------------------------------------ */
 
 static int alltoall_flat(nc_comm_t *s, a2a_call_t *c)
@@ -76,7 +107,7 @@ static int alltoall_flat(nc_comm_t *s, a2a_call_t *c)
     const int P = s->size;
     mv_side_t R, S;
     size_t b = 0, total = 0, sb = 0;
-    if (!mv_side_init(&R, c->recvbuf, c->rtype) || !mv_bytes(c->rcount, R.tsz, &b) ||
+    if (!side_init(&R, c->recvbuf, c->rtype) || !mv_bytes(c->rcount, R.tsz, &b) ||
         __builtin_mul_overflow(b, (size_t)P, &total))
         return nc_error(NUMACOLL_ERR_ARG, "MPI_Alltoall: %lld elements of the receive type "
                                           "from each of %d members overflow",
@@ -89,7 +120,7 @@ static int alltoall_flat(nc_comm_t *s, a2a_call_t *c)
     if (c->sendbuf == MPI_IN_PLACE) {
         if (stage) mv_pack(&c->mv, &R, 0, rall, stage, total);
     } else {
-        int ok = mv_side_init(&S, c->sendbuf, c->stype) && mv_bytes(c->scount, S.tsz, &sb);
+        int ok = side_init(&S, c->sendbuf, c->stype) && mv_bytes(c->scount, S.tsz, &sb);
         if (ok && sb == b && S.plain) {
             sendp = mv_at(&S, 0);
         } else {
@@ -162,8 +193,8 @@ static int alltoallv_flat(nc_comm_t *s, a2a_call_t *c)
     const int P = s->size;
     const int in_place = c->sendbuf == MPI_IN_PLACE;
     mv_side_t R, S;
-    if (!mv_side_init(&R, c->recvbuf, c->rtype) ||
-        (!in_place && !mv_side_init(&S, c->sendbuf, c->stype)))
+    if (!side_init(&R, c->recvbuf, c->rtype) ||
+        (!in_place && !side_init(&S, c->sendbuf, c->stype)))
         return nc_error(NUMACOLL_ERR_ARG, "MPI_Alltoallv: a datatype cannot be queried");
     size_t *arr = malloc(4 * (size_t)P * sizeof *arr), rtotal = 0, stotal = 0;
     if (!arr) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %d block sizes", P);
@@ -216,8 +247,8 @@ static int args_valid(const a2a_call_t *c, int P)
  * every member: see defer_step) */
 static uint64_t units_of(const a2a_call_t *c, int P)
 {
-    int sz = 0;
-    if (PMPI_Type_size(c->rtype, &sz) != MPI_SUCCESS || sz < 0) return 1;
+    int sz = (int)basic_size(c->rtype);
+    if (!sz && (PMPI_Type_size(c->rtype, &sz) != MPI_SUCCESS || sz < 0)) return 1;
     MPI_Count n = 0;
     if (c->kind == A2A)
         n = (MPI_Count)P * c->rcount;
