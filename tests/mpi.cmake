@@ -333,7 +333,7 @@ foreach(f ${NC_MPI_FLAVORS})
     # the mpi_f08 module (Open MPI: mpi_barrier_f08 -> ompi_barrier_f, ompi_allreduce_f, ...;
     # MPICH: mpi_barrier_f08_ calls PMPI_Barrier, its bcast, allreduce and reduce call the C
     # MPI_Bcast, MPI_Allreduce, MPI_Reduce): interposed too, 21 allreduces and 10 reduces, an
-    # allgather and a gather
+    # allgather, a gather and an alltoall
     set(fp8 ${NC_MPI_TDIR}/fortran_f08_test_${f})
     add_custom_command(OUTPUT ${fp8}
       COMMAND ${NC_FC_${f}} -O1 -w -o ${fp8} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/fortran_f08_test.f90
@@ -344,6 +344,7 @@ foreach(f ${NC_MPI_FLAVORS})
     nc_mpi_test(mpi_${f}_fortran_f08 ${f} 2 --env NUMACOLL_MPI_STATS=1 --expect "f08: PASS"
                 --expect "numacoll-mpi stats \\[${f} rank 1\\]: MPI_Barrier 30 \\(numacoll 30\\), MPI_Bcast 30 \\(numacoll 30[^)]*\\), MPI_Allreduce 21 \\(numacoll 21\\), MPI_Reduce 10 \\(numacoll 10\\), fortran [1-9]"
                 --expect "numacoll-mpi stats \\[${f} rank 1\\]: .*MPI_Allgather 1 \\(numacoll 1\\), MPI_Allgatherv 0 \\(numacoll 0\\), MPI_Gather 1 \\(numacoll 1\\)"
+                --expect "numacoll-mpi stats \\[${f} rank 1\\]: .*MPI_Alltoall 1 \\(numacoll 1\\)"
                 -- ${fp8})
   endif()
 endforeach()

@@ -1,6 +1,6 @@
 ! mpi_f08 bindings: MPI_Barrier / MPI_Bcast / MPI_Allreduce / MPI_Reduce / MPI_Allgather /
-! MPI_Gather through the f08 module must reach libnumacoll_mpi (20 allreduces and 10 reduces
-! before the final one, 1 allgather, 1 gather)
+! MPI_Gather / MPI_Alltoall through the f08 module must reach libnumacoll_mpi (20 allreduces
+! and 10 reduces before the final one, 1 allgather, 1 gather, 1 alltoall)
 program f08_test
   use mpi_f08
   implicit none
@@ -53,6 +53,15 @@ program f08_test
       if (g(2 * i + 1) /= 3 * i .or. g(2 * i + 2) /= 1) bad = bad + 1
     end do
   end if
+  ! MPI_Alltoall: rank r sends rank d the integer 10 * r + d
+  do i = 0, nprocs - 1
+    g(i + 1) = 10 * rank + i
+  end do
+  g(33:32 + nprocs) = -1
+  call MPI_Alltoall(g, 1, MPI_INTEGER, g(33), 1, MPI_INTEGER, MPI_COMM_WORLD)
+  do i = 0, nprocs - 1
+    if (g(33 + i) /= 10 * i + rank) bad = bad + 1
+  end do
   call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0 .and. total == 0) print '(a)', 'f08: PASS'
   if (rank == 0 .and. total /= 0) print '(a,i0)', 'f08: FAIL ', total
