@@ -15,6 +15,7 @@
 
 #include "mpi_coll_test.h"
 #include "soak_move.h"
+#include "soak_alltoall.h"
 #include "soak_reduce.h"
 
 /* ---- soak: random calls on overlapping communicators ---------------------------------- */
@@ -61,7 +62,8 @@ static int soak_members(MPI_Comm comm, int *out)
 /* @p steps calls drawn from one seeded stream (NC_SOAK_SEED, else rank 0's clock, printed
  * for a rerun): barriers, allreduces and reduces (soak_reduce.h: 1 in 8 calls, up to
  * 192 KiB), allgathers, gathers, scatters and their v-forms (soak_move.h: 1 in 16 calls,
- * blocks up to 64 KiB) and broadcasts of 0 B to 4 MiB from random roots, some with a
+ * blocks up to 64 KiB; a quarter of them MPI_Alltoall(v) instead, soak_alltoall.h) and
+ * broadcasts of 0 B to 4 MiB from random roots, some with a
  * type pair (contiguous doubles at the root, every other double on the receivers), on six
  * communicators whose member sets and rank orders differ (world, a dup, parity halves,
  * reversed ranks, all but the last rank, and one freed and duplicated again now and
@@ -131,6 +133,7 @@ void test_soak(int steps)
     stats_t s0 = get_stats();
     uint64_t x = seed;
     long nbar = 0, nbc = 0, npair = 0, nchurn = 0, nred = 0, nred_got = 0, nmove = 0, nmove_got = 0;
+    long na2a = 0, na2a_got = 0;
     double mib = 0;
     for (int st = 0; st < steps; st++) {
         /* every draw happens on every rank, members of the chosen communicator or not */
@@ -177,6 +180,11 @@ void test_soak(int steps)
                 }
             }
             nbar++;
+            continue;
+        }
+        if (op == 10 && (c >> 24) % 4 == 0) { /* alltoall(v), blocks under 64 KiB a pair */
+            na2a++;
+            na2a_got += soak_alltoall_step(cm, wr[k], r, p, st, c, n % 65536, buf);
             continue;
         }
         if (op == 10) { /* the gather family, blocks under 64 KiB */
@@ -258,6 +266,13 @@ void test_soak(int steps)
                       s0.allgatherv_numacoll + s1.gather_numacoll - s0.gather_numacoll +
                       s1.gatherv_numacoll - s0.gatherv_numacoll + s1.scatter_numacoll -
                       s0.scatter_numacoll + s1.scatterv_numacoll - s0.scatterv_numacoll);
+    long na = (long)(s1.alltoall_numacoll - s0.alltoall_numacoll + s1.alltoallv_numacoll -
+                     s0.alltoallv_numacoll);
+    /* pseudo-nodes: hierarchical communicators run alltoall natively (docs/mpi.md) */
+    const int hier = getenv("NUMACOLL_FAKE_NODES") && atoi(getenv("NUMACOLL_FAKE_NODES")) > 0;
+    if (expect_numacoll() && g_stats_fn && !g_fail && !hier)
+        CHECK(na2a == 0 || na > na2a / 2, "numacoll ran only %ld of %ld alltoall(v) calls", na,
+              na2a);
     if (expect_numacoll() && g_stats_fn && !g_fail)
         CHECK(nb > nbc / 2 && (noop || nr > nbar / 2) && (nred == 0 || nrd > nred / 2) &&
                   (nmove == 0 || nmv > nmove / 2),
@@ -279,5 +294,11 @@ void test_soak(int steps)
                "%.0f MiB of broadcasts here\n",
                steps, nchurn, all[0], all[1], npair, all[2], all[3], all[5], all[6], all[7],
                all[8], all[9], all[10], mib);
+    long at[3] = {na2a, na, na2a_got}, aall[3];
+    PMPI_Allreduce(at, aall, 3, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (g_rank == 0)
+        printf("soak: %ld alltoall(v) calls over the ranks (%ld numacoll's, %ld receptions "
+               "checked)\n",
+               aall[0], aall[1], aall[2]);
 }
 
