@@ -54,3 +54,14 @@ foreach(f ${NC_MPI_FLAVORS})
               --count "MPI_Alltoall [1-9][0-9]* .numacoll [1-9][0-9]*" 2
               -- ${B} alltoall --reps 1 --iters 20 --target-ms 1 --max-bytes 2K)
 endforeach()
+
+# the last rank killed before or inside a loop of alltoalls (tests/mpi/reduce_kill.sh):
+# the survivors return an error naming it, no hang, nothing left in /dev/shm
+foreach(f ${NC_MPI_FLAVORS})
+  add_test(NAME mpi_${f}_alltoall_kill
+           COMMAND ${CMAKE_COMMAND} -E env KILL_COLL=alltoall
+                   ${CMAKE_CURRENT_SOURCE_DIR}/mpi/reduce_kill.sh ${CMAKE_BINARY_DIR}/bin ${f}
+                   ${NC_MPI_TDIR}/mpi_alltoall_test_${f})
+  set_tests_properties(mpi_${f}_alltoall_kill PROPERTIES TIMEOUT 180 LABELS "mpi;mpi-${f}"
+                       RUN_SERIAL TRUE PASS_REGULAR_EXPRESSION "reduce_kill: PASS \\(alltoall\\)")
+endforeach()

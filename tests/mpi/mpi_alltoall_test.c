@@ -10,6 +10,10 @@
  *   mpi_alltoall_test mismatch
  *       a rank whose alltoallv receive count differs from what its owner sends: that rank's
  *       call fails (an MPI error with numacoll's message, no hang) and the next calls work
+ *   mpi_alltoall_test kill before|in
+ *       the last rank dies (SIGKILL) before or inside a loop of alltoalls (blocks of 64 B and
+ *       64 KiB a pair in turn: the slots and single copy); the others must return an error
+ *       naming it (run by tests/mpi/reduce_kill.sh with KILL_COLL=alltoall)
  *
  * Every rank computes what every block must hold (a function of the seed, the sending and
  * the receiving rank and the byte's position), so results are checked exactly; every byte
@@ -20,9 +24,12 @@
  * hierarchical one (NUMACOLL_FAKE_NODES) the MPI's own (numacoll counter unchanged).
  */
 #include <mpi.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mpi_test_util.h"
 
@@ -222,6 +229,49 @@ static void test_mismatch(void)
         printf("mismatch: the bad call %s, the next 3 right\n", any ? "failed" : "passed");
 }
 
+static void *kill_self_later(void *arg)
+{
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    kill(getpid(), SIGKILL);
+    return arg;
+}
+
+/* the last rank dies (SIGKILL) before a loop of alltoalls, or 0.3 s into it; the others
+ * must return an error instead of waiting for it */
+static void test_kill(const char *when)
+{
+    /* MPICH's hydra (-disable-auto-cleanup) tells the survivors of a failure with SIGUSR1,
+     * whose default action ends them: ignored, so that numacoll's detection is tested */
+    signal(SIGUSR1, SIG_IGN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const int n = 16384; /* ints a pair at most: 64 KiB */
+    int *in = malloc((size_t)g_size * n * sizeof *in);
+    int *out = malloc((size_t)g_size * n * sizeof *out);
+    for (int i = 0; i < g_size * n; i++)
+        in[i] = g_rank + i;
+    MPI_Alltoall(in, n, MPI_INT, out, n, MPI_INT, MPI_COMM_WORLD); /* set up */
+    printf("kill: rank %d pid %d ready\n", g_rank, (int)getpid());
+    fflush(stdout);
+    PMPI_Barrier(MPI_COMM_WORLD); /* every rank has said it before one dies */
+    const int victim = g_size - 1, inside = !strcmp(when, "in");
+    if (g_rank == victim && !inside) raise(SIGKILL);
+    pthread_t killer;
+    if (g_rank == victim) pthread_create(&killer, NULL, kill_self_later, NULL);
+    for (long it = 0;; it++) {
+        int cnt = it % 2 ? n : 16;
+        int rc = MPI_Alltoall(in, cnt, MPI_INT, out, cnt, MPI_INT, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS) {
+            char msg[MPI_MAX_ERROR_STRING];
+            int len = 0;
+            MPI_Error_string(rc, msg, &len);
+            printf("kill: rank %d: alltoall %ld failed: %s\n", g_rank, it, msg);
+            fflush(stdout);
+            _exit(3); /* MPI_Finalize would wait for the dead member */
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "matrix";
@@ -249,8 +299,11 @@ int main(int argc, char **argv)
         test_matrix(strtoull(argv[2], NULL, 0));
     else if (!strcmp(mode, "mismatch"))
         test_mismatch();
+    else if (!strcmp(mode, "kill") && argc > 2 &&
+             (!strcmp(argv[2], "before") || !strcmp(argv[2], "in")))
+        test_kill(argv[2]);
     else {
-        if (g_rank == 0) fprintf(stderr, "usage: matrix MAXBYTES | mismatch\n");
+        if (g_rank == 0) fprintf(stderr, "usage: matrix MAXBYTES | mismatch | kill before|in\n");
         g_fail++;
     }
     MPI_Type_free(&g_types[T_VEC]);
