@@ -47,6 +47,9 @@ if ls "$1"/numacoll-bench-mpi-* >/dev/null 2>&1; then
     bad "--root is an option of reduce \(an allreduce has no root\)" --mpi allreduce --root 1
     bad "--root 'x' is not valid; allowed: an integer in 0\.\." --mpi reduce --root x
     bad "unknown option '--root-shift' for reduce; allowed: .*--root," --mpi reduce --root-shift
+    bad "--root is an option of gather, gatherv, scatter and scatterv" --mpi allgather --root 1
+    bad "--max-bytes '512M' is not valid; allowed: a block size from 1 byte to 256M" \
+        --mpi scatterv --max-bytes 512M
 fi
 
 tmp=$(mktemp -d)

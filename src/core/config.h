@@ -104,6 +104,7 @@
     X(FAKE_NODES)                                                                                  \
     X(MPI_BCAST)                                                                                   \
     X(MPI_REDUCE)                                                                                  \
+    X(MPI_GATHER)                                                                                  \
     X(MPI_STATS)                                                                                   \
     X(MPI_SETUP_AFTER)                                                                             \
     X(MPI_TEAM_CACHE)                                                                              \

@@ -115,6 +115,7 @@ typedef struct agree_rec {
     int32_t bcast_on; /* NUMACOLL_MPI_BCAST */
     int32_t reduce_on; /* NUMACOLL_MPI_REDUCE */
     int32_t check;    /* NUMACOLL_BCAST_CHECK (hierarchical mode: a collective per broadcast) */
+    int32_t gather_on; /* NUMACOLL_MPI_GATHER */
 } agree_rec_t;
 
 /* The idle team every member of the agreement @p all (@p size records) proposed: the first
@@ -177,7 +178,8 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                       .units = units,
                       .bcast_on = g_bcast,
                       .reduce_on = g_reduce,
-                      .check = g_bcast_check};
+                      .check = g_bcast_check,
+                      .gather_on = g_gather};
     for (int i = 0; i < ncand; i++) {
         numacoll_team_id(cand[i], me.cand_id[i]);
         if (cand[i]->bcast) me.cand_bcast |= 1u << i;
@@ -192,6 +194,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     reuse_choice(all, s->size, s->rank, &mine, &bcast_all);
     int distinct = 1, fake = all[0].fake, forced = 0;
     int unknown_node = 0, inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0, differ_reduce = 0;
+    int differ_gather = 0;
     uint64_t most = 0;
     for (int r = 0; r < s->size; r++) {
         inactive += !all[r].active;
@@ -200,6 +203,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         differ_bcast |= all[r].bcast_on != all[0].bcast_on;
         differ_reduce |= all[r].reduce_on != all[0].reduce_on;
         differ_check |= all[r].check != all[0].check;
+        differ_gather |= all[r].gather_on != all[0].gather_on;
         if (all[r].force) forced = 1;
         if (all[r].units > most) most = all[r].units;
         int seen = 0;
@@ -208,7 +212,8 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         if (!seen && r > 0) distinct++;
     }
     free(all);
-    int agreed = !unknown_node && !inactive && !differ_fake && !differ_bcast && !differ_check && !differ_reduce;
+    int agreed = !unknown_node && !inactive && !differ_fake && !differ_bcast && !differ_check &&
+                 !differ_reduce && !differ_gather;
     /* reuse a reserved team only if every member reserved that very team */
     int reuse = mine >= 0 && agreed && distinct == 1 && fake <= 1;
     idle_release(cand, ncand, reuse ? mine : -1, sig);
@@ -235,7 +240,8 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                 } set[] = {{differ_fake, "NUMACOLL_FAKE_NODES"},
                            {differ_bcast, "NUMACOLL_MPI_BCAST"},
                            {differ_reduce, "NUMACOLL_MPI_REDUCE"},
-                           {differ_check, "NUMACOLL_BCAST_CHECK"}};
+                           {differ_check, "NUMACOLL_BCAST_CHECK"},
+                           {differ_gather, "NUMACOLL_MPI_GATHER"}};
                 size_t o = (size_t)snprintf(why, sizeof why, "members differ in");
                 const char *sep = " ";
                 for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)

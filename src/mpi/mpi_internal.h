@@ -16,6 +16,13 @@
  *   pmpi_scatter_scan.c  MPI_Reduce_scatter(_block), MPI_Scan, MPI_Exscan (and _c)
  *   reduce_types.c    which datatypes and ops the reductions take, as which core types
  *   pmpi_fortran.c    the Fortran entry points
+ *   pmpi_move.c       what the gather family shares: datatype layouts and staging, native
+ *                     calls, errors, counters
+ *   pmpi_move_hier.c  the gather family's hierarchical mode (node steps and leaders' step)
+ *   pmpi_allgather.c  MPI_Allgather, MPI_Allgatherv (and _c)
+ *   pmpi_gather.c     MPI_Gather, MPI_Gatherv (and _c)
+ *   pmpi_scatter.c    MPI_Scatter, MPI_Scatterv (and _c)
+ *   pmpi_alltoall.c   MPI_Alltoall, MPI_Alltoallv (and _c): flat mode, staging, counters
  */
 #ifndef NC_MPI_INTERNAL_H
 #define NC_MPI_INTERNAL_H
@@ -50,6 +57,14 @@ typedef struct nc_mpi4 {
     __typeof__(PMPI_Type_size_c) *PMPI_Type_size_c;
     __typeof__(PMPI_Type_create_hindexed_c) *PMPI_Type_create_hindexed_c;
     __typeof__(PMPI_Session_finalize) *PMPI_Session_finalize;
+    __typeof__(PMPI_Allgather_c) *PMPI_Allgather_c;
+    __typeof__(PMPI_Allgatherv_c) *PMPI_Allgatherv_c;
+    __typeof__(PMPI_Gather_c) *PMPI_Gather_c;
+    __typeof__(PMPI_Gatherv_c) *PMPI_Gatherv_c;
+    __typeof__(PMPI_Scatter_c) *PMPI_Scatter_c;
+    __typeof__(PMPI_Scatterv_c) *PMPI_Scatterv_c;
+    __typeof__(PMPI_Alltoall_c) *PMPI_Alltoall_c;
+    __typeof__(PMPI_Alltoallv_c) *PMPI_Alltoallv_c;
 } nc_mpi4_t;
 extern nc_mpi4_t nc_mpi4;
 #define NC_HAVE(fn) (nc_mpi4.fn != NULL)
@@ -102,6 +117,7 @@ typedef struct nc_comm {
      * on every member because every member makes the same collective calls in order */
     uint64_t defer_calls, defer_units;
     struct nc_comm *prev, *next;
+    int move_native; /* the core cannot run the gather family on this team: native for good */
 } nc_comm_t;
 _Static_assert(offsetof(nc_comm_t, st_bcast_numacoll) + sizeof(uint64_t) <= 64,
                "the fast paths' fields in the first line");
@@ -126,6 +142,7 @@ extern _Atomic int g_inited; /* set (release) at the end of init_once */
 extern int g_active;
 extern int g_bcast;       /* route MPI_Bcast through numacoll */
 extern int g_reduce;      /* route MPI_Allreduce and MPI_Reduce through numacoll */
+extern int g_gather;      /* route the gather family through numacoll (NUMACOLL_MPI_GATHER) */
 extern int g_fake_nodes;  /* NUMACOLL_FAKE_NODES */
 extern int g_bcast_check; /* NUMACOLL_BCAST_CHECK: hierarchical mode checks at this level */
 extern int g_stats_print; /* NUMACOLL_MPI_STATS */
@@ -166,6 +183,11 @@ typedef struct nc_mpi_counters {
         allreduce_calls, allreduce_numacoll, reduce_calls, reduce_numacoll,
         reduce_scatter_block_calls, reduce_scatter_block_numacoll, reduce_scatter_calls,
         reduce_scatter_numacoll, scan_calls, scan_numacoll, exscan_calls, exscan_numacoll;
+    /* the gather family, indexed by MV_* (pmpi_move.c) */
+    _Atomic uint64_t move_calls[6], move_numacoll[6], move_staged;
+    /* pmpi_alltoall.c */
+    _Atomic uint64_t alltoall_calls, alltoall_numacoll, alltoallv_calls, alltoallv_numacoll,
+        alltoall_staged;
 } nc_mpi_counters_t;
 extern nc_mpi_counters_t g_st;
 
@@ -268,6 +290,17 @@ static inline void reduce_gave_up(nc_comm_t *s)
     s->reduce_native = 1;
     warn_fallback(s, "the shared-memory reductions' buffers", numacoll_last_error());
 }
+/* PMPI_Pack (@p unpack 0) of (buf, count, dt) into @p stage (@p cap bytes) or PMPI_Unpack
+ * from it (pmpi_bcast_large.c; @p tlb: dt's true lower bound, for buf = MPI_BOTTOM) */
+int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Aint tlb, char *stage,
+            size_t cap, MPI_Comm comm);
+/* the gather family's part of NUMACOLL_MPI_STATS's line (", MPI_Allgather N (numacoll M),
+ * ...") and its fields of numacoll_mpi_stats_t */
+void move_stats_text(char *out, size_t n);
+void move_stats_fill(numacoll_mpi_stats_t *o);
+/* the same for MPI_Alltoall(v) (pmpi_alltoall.c) */
+void alltoall_stats_text(char *out, size_t n);
+void alltoall_stats_fill(numacoll_mpi_stats_t *o);
 
 #pragma GCC visibility pop
 

@@ -48,6 +48,26 @@ typedef struct numacoll_mpi_stats {
     uint64_t scan_numacoll;                 /**< ... of which numacoll executed */
     uint64_t exscan_calls;                  /**< MPI_Exscan calls seen */
     uint64_t exscan_numacoll;               /**< ... of which numacoll executed */
+    uint64_t allgather_calls;     /**< MPI_Allgather calls seen (C, _c and Fortran) */
+    uint64_t allgather_numacoll;  /**< ... of which numacoll executed (node part) */
+    uint64_t allgatherv_calls;    /**< MPI_Allgatherv calls seen */
+    uint64_t allgatherv_numacoll; /**< ... of which numacoll executed (node part) */
+    uint64_t gather_calls;        /**< MPI_Gather calls seen */
+    uint64_t gather_numacoll;     /**< ... of which numacoll executed (node part) */
+    uint64_t gatherv_calls;       /**< MPI_Gatherv calls seen */
+    uint64_t gatherv_numacoll;    /**< ... of which numacoll executed (node part) */
+    uint64_t scatter_calls;       /**< MPI_Scatter calls seen */
+    uint64_t scatter_numacoll;    /**< ... of which numacoll executed (node part) */
+    uint64_t scatterv_calls;      /**< MPI_Scatterv calls seen */
+    uint64_t scatterv_numacoll;   /**< ... of which numacoll executed (node part) */
+    uint64_t move_staged; /**< gather-family calls of numacoll's in which this process packed
+                               or unpacked a non-contiguous datatype */
+    uint64_t alltoall_calls;     /**< MPI_Alltoall calls seen (C, _c and Fortran) */
+    uint64_t alltoall_numacoll;  /**< ... of which numacoll executed */
+    uint64_t alltoallv_calls;    /**< MPI_Alltoallv calls seen */
+    uint64_t alltoallv_numacoll; /**< ... of which numacoll executed */
+    uint64_t alltoall_staged; /**< alltoall(v) calls of numacoll's in which this process packed
+                                   or unpacked a non-contiguous datatype */
 } numacoll_mpi_stats_t;
 
 /** Copy the counters; returns 0. The library name is "libnumacoll_mpi" (tests can find

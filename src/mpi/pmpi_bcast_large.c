@@ -35,8 +35,8 @@ static int pack_io_c(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MP
 }
 #endif
 
-static int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Aint tlb,
-                   char *stage, size_t cap, MPI_Comm comm)
+int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Aint tlb,
+            char *stage, size_t cap, MPI_Comm comm)
 {
 #if MPI_VERSION >= 4
     if (NC_HAVE(PMPI_Pack_c) && NC_HAVE(PMPI_Unpack_c) && NC_HAVE(PMPI_Type_create_hindexed_c))

@@ -1,6 +1,7 @@
 /*
  * libnumacoll_mpi: the Fortran entry points of MPI_Barrier, MPI_Bcast, MPI_Allreduce,
- * MPI_Reduce, MPI_Reduce_scatter(_block), MPI_Scan and MPI_Exscan.
+ * MPI_Reduce, MPI_Reduce_scatter(_block), MPI_Scan, MPI_Exscan and the gather family
+ * (MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v)).
  */
 #include "mpi_internal.h"
 
@@ -51,6 +52,7 @@ static int f_delegate_ss(int kind, void *sendbuf, void *recvbuf, MPI_Fint *count
     (void)ierr;
     return 0;
 }
+#define F_DELEGATE_MOVE(kind, call) 0
 #else
 /* MPICH: pointers to the Fortran constants, filled by its Fortran runtime on first use
  * (MPIR_F_NeedInit != 0 until then). Before that, the call goes to MPICH's own binding,
@@ -111,6 +113,23 @@ static int f_delegate_ss(int kind, void *sendbuf, void *recvbuf, MPI_Fint *count
     if (ierr) *ierr = rc;
     return 1;
 }
+/* as f_delegate_bcast, for the gather family: MPICH's binding @p call when its Fortran
+ * constants are not set up yet (1), else 0 */
+#define F_ARGS_GATHER void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *
+extern void pmpi_allgather_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+extern void pmpi_allgatherv_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *, MPI_Fint *)
+    __attribute__((weak));
+extern void pmpi_gather_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+extern void pmpi_gatherv_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *)
+    __attribute__((weak));
+extern void pmpi_scatter_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+extern void pmpi_scatterv_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
+                           MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+extern void pmpi_alltoall_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+extern void pmpi_alltoallv_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
+                            MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+#define F_DELEGATE_MOVE(fn, call)                                                                  \
+    (&MPIR_F_NeedInit && MPIR_F_NeedInit && fn ? (fn call, 1) : 0)
 #endif
 
 static void f_bcast(void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm,
@@ -178,6 +197,122 @@ static void f_scatter_scan(int kind, void *sendbuf, void *recvbuf, MPI_Fint *cou
     {                                                                                              \
         f_scatter_scan(kind, sendbuf, recvbuf, count, dt, op, comm, ierr);                         \
     }
+/* the gather family: Fortran's INTEGER arrays are MPI_Fint, the C int of the MPI-3 calls */
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint is a C int");
+#define F_RET(call)                                                                                \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (ierr) *ierr = (MPI_Fint)rc_;                                                           \
+    } while (0)
+
+#define NC_F_ALLGATHER(name)                                                                       \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,          \
+              MPI_Fint *comm, MPI_Fint *ierr);                                                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,          \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                      \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pmpi_allgather_, (sb, sc, st, rb, rc, rt, comm, ierr))) return;        \
+        F_RET(MPI_Allgather(f_buf(sb), (int)*sc, PMPI_Type_f2c(*st), f_buf(rb), (int)*rc,          \
+                            PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm)));                            \
+    }
+#define NC_F_ALLGATHERV(name)                                                                      \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *dsp,        \
+              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr);                                       \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *dsp,        \
+              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                                        \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pmpi_allgatherv_, (sb, sc, st, rb, rcs, dsp, rt, comm, ierr))) return; \
+        F_RET(MPI_Allgatherv(f_buf(sb), (int)*sc, PMPI_Type_f2c(*st), f_buf(rb), (int *)rcs,       \
+                             (int *)dsp, PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm)));               \
+    }
+#define NC_F_GATHER(name, cname, pname)                                                            \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,          \
+              MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr);                                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,          \
+              MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)                                      \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pname, (sb, sc, st, rb, rc, rt, root, comm, ierr))) return;            \
+        F_RET(cname(f_buf(sb), (int)*sc, PMPI_Type_f2c(*st), f_buf(rb), (int)*rc,                  \
+                    PMPI_Type_f2c(*rt), (int)*root, PMPI_Comm_f2c(*comm)));                        \
+    }
+#define NC_F_GATHERV(name)                                                                         \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *dsp,        \
+              MPI_Fint *rt, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr);                       \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *dsp,        \
+              MPI_Fint *rt, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)                        \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pmpi_gatherv_, (sb, sc, st, rb, rcs, dsp, rt, root, comm, ierr)))      \
+            return;                                                                                \
+        F_RET(MPI_Gatherv(f_buf(sb), (int)*sc, PMPI_Type_f2c(*st), f_buf(rb), (int *)rcs,          \
+                          (int *)dsp, PMPI_Type_f2c(*rt), (int)*root, PMPI_Comm_f2c(*comm)));      \
+    }
+#define NC_F_SCATTERV(name)                                                                        \
+    void name(void *sb, MPI_Fint *scs, MPI_Fint *dsp, MPI_Fint *st, void *rb, MPI_Fint *rc,        \
+              MPI_Fint *rt, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr);                       \
+    void name(void *sb, MPI_Fint *scs, MPI_Fint *dsp, MPI_Fint *st, void *rb, MPI_Fint *rc,        \
+              MPI_Fint *rt, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)                        \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pmpi_scatterv_, (sb, scs, dsp, st, rb, rc, rt, root, comm, ierr)))     \
+            return;                                                                                \
+        F_RET(MPI_Scatterv(f_buf(sb), (int *)scs, (int *)dsp, PMPI_Type_f2c(*st), f_buf(rb),       \
+                           (int)*rc, PMPI_Type_f2c(*rt), (int)*root, PMPI_Comm_f2c(*comm)));       \
+    }
+/* every spelling of one gather-family name */
+#define NC_F_ALL4(macro, lower, upper) macro(lower##_) macro(lower##__) macro(lower) macro(upper)
+#define NC_F_ALL4G(lower, upper, cname, pname)                                                     \
+    NC_F_GATHER(lower##_, cname, pname)                                                            \
+    NC_F_GATHER(lower##__, cname, pname)                                                           \
+    NC_F_GATHER(lower, cname, pname) NC_F_GATHER(upper, cname, pname)
+NC_F_ALL4(NC_F_ALLGATHER, mpi_allgather, MPI_ALLGATHER)
+NC_F_ALL4(NC_F_ALLGATHERV, mpi_allgatherv, MPI_ALLGATHERV)
+NC_F_ALL4G(mpi_gather, MPI_GATHER, MPI_Gather, pmpi_gather_)
+NC_F_ALL4(NC_F_GATHERV, mpi_gatherv, MPI_GATHERV)
+NC_F_ALL4G(mpi_scatter, MPI_SCATTER, MPI_Scatter, pmpi_scatter_)
+NC_F_ALL4(NC_F_SCATTERV, mpi_scatterv, MPI_SCATTERV)
+#if defined(OPEN_MPI) && OPEN_MPI
+NC_F_ALLGATHER(ompi_allgather_f)
+NC_F_ALLGATHERV(ompi_allgatherv_f)
+NC_F_GATHER(ompi_gather_f, MPI_Gather, pmpi_gather_)
+NC_F_GATHERV(ompi_gatherv_f)
+NC_F_GATHER(ompi_scatter_f, MPI_Scatter, pmpi_scatter_)
+NC_F_SCATTERV(ompi_scatterv_f)
+#endif
+
+/* MPI_Alltoall has MPI_Allgather's arguments */
+#define NC_F_ALLTOALL(name)                                                                        \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,          \
+              MPI_Fint *comm, MPI_Fint *ierr);                                                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,          \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                      \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pmpi_alltoall_, (sb, sc, st, rb, rc, rt, comm, ierr))) return;         \
+        F_RET(MPI_Alltoall(f_buf(sb), (int)*sc, PMPI_Type_f2c(*st), f_buf(rb), (int)*rc,           \
+                           PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm)));                             \
+    }
+#define NC_F_ALLTOALLV(name)                                                                       \
+    void name(void *sb, MPI_Fint *scs, MPI_Fint *sds, MPI_Fint *st, void *rb, MPI_Fint *rcs,       \
+              MPI_Fint *rds, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr);                        \
+    void name(void *sb, MPI_Fint *scs, MPI_Fint *sds, MPI_Fint *st, void *rb, MPI_Fint *rcs,       \
+              MPI_Fint *rds, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                         \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pmpi_alltoallv_, (sb, scs, sds, st, rb, rcs, rds, rt, comm, ierr)))    \
+            return;                                                                                \
+        F_RET(MPI_Alltoallv(f_buf(sb), (int *)scs, (int *)sds, PMPI_Type_f2c(*st), f_buf(rb),      \
+                            (int *)rcs, (int *)rds, PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm)));    \
+    }
+NC_F_ALL4(NC_F_ALLTOALL, mpi_alltoall, MPI_ALLTOALL)
+NC_F_ALL4(NC_F_ALLTOALLV, mpi_alltoallv, MPI_ALLTOALLV)
+#if defined(OPEN_MPI) && OPEN_MPI
+NC_F_ALLTOALL(ompi_alltoall_f)
+NC_F_ALLTOALLV(ompi_alltoallv_f)
+#endif
 
 #define NC_F_BARRIER(name)                                                                         \
     void name(MPI_Fint *comm, MPI_Fint *ierr);                                                     \

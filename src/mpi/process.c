@@ -25,6 +25,7 @@ _Atomic int g_inited; /* set (release) at the end of init_once */
 int g_active;
 int g_bcast;       /* route MPI_Bcast through numacoll */
 int g_reduce;      /* route MPI_Allreduce and MPI_Reduce through numacoll */
+int g_gather;      /* route the gather family through numacoll */
 int g_fake_nodes;  /* NUMACOLL_FAKE_NODES */
 int g_bcast_check; /* NUMACOLL_BCAST_CHECK: hierarchical mode checks at this level */
 int g_stats_print; /* NUMACOLL_MPI_STATS */
@@ -144,6 +145,14 @@ static void mpi_bind(void)
     NC_FIND(PMPI_Type_size_c);
     NC_FIND(PMPI_Type_create_hindexed_c);
     NC_FIND(PMPI_Session_finalize);
+    NC_FIND(PMPI_Allgather_c);
+    NC_FIND(PMPI_Allgatherv_c);
+    NC_FIND(PMPI_Gather_c);
+    NC_FIND(PMPI_Gatherv_c);
+    NC_FIND(PMPI_Scatter_c);
+    NC_FIND(PMPI_Scatterv_c);
+    NC_FIND(PMPI_Alltoall_c);
+    NC_FIND(PMPI_Alltoallv_c);
 #undef NC_FIND
 #endif
 }
@@ -162,6 +171,7 @@ void init_once(void)
     g_active = !nc_cfg_bool(NC_CFG_DISABLE);
     g_bcast = nc_cfg_bool(NC_CFG_MPI_BCAST);
     g_reduce = nc_cfg_bool(NC_CFG_MPI_REDUCE);
+    g_gather = nc_cfg_bool(NC_CFG_MPI_GATHER);
     g_fake_nodes = (int)nc_cfg_int(NC_CFG_FAKE_NODES);
     g_bcast_check = nc_cfg_bool(NC_CFG_BCAST_CHECK);
     g_stats_print = nc_cfg_bool(NC_CFG_MPI_STATS);
@@ -224,6 +234,8 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
     o->bcast_states_kept = READ(bcast_states_kept);
     o->comms_deferred = READ(comms_deferred);
     o->comms_promoted = READ(comms_promoted);
+    move_stats_fill(o);
+    alltoall_stats_fill(o);
     return 0;
 }
 
@@ -277,12 +289,16 @@ void print_stats(void)
     if (world) PMPI_Comm_rank(MPI_COMM_WORLD, &r);
     char more[400];
     stats_scatter_scan(more, sizeof more);
+    char move[512];
+    move_stats_text(move, sizeof move);
+    char a2a[160];
+    alltoall_stats_text(a2a, sizeof a2a);
     mpi_say(
             "numacoll-mpi stats [%s %s %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
             "(numacoll %llu, staged %llu), MPI_Allreduce %llu (numacoll %llu), MPI_Reduce %llu "
             "(numacoll %llu), fortran %llu, comms %llu set up / %llu freed, teams "
             "%llu created / %llu destroyed / %llu failed / %llu reused (%llu with their broadcast "
-            "state), %llu deferred / %llu of them set up later, progress %llu%s\n",
+            "state), %llu deferred / %llu of them set up later, progress %llu%s%s%s\n",
             NC_FLAVOR, world ? "rank" : "pid", world ? r : (int)getpid(),
             (unsigned long long)READ(barrier_calls), (unsigned long long)READ(barrier_numacoll),
             (unsigned long long)READ(bcast_calls), (unsigned long long)READ(bcast_numacoll),
@@ -294,7 +310,7 @@ void print_stats(void)
             (unsigned long long)READ(team_failures), (unsigned long long)READ(teams_reused),
             (unsigned long long)READ(bcast_states_kept), (unsigned long long)READ(comms_deferred),
             (unsigned long long)READ(comms_promoted), (unsigned long long)READ(progress_calls),
-            more);
+            more, move, a2a);
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first: release every communicator

@@ -1,5 +1,6 @@
-! mpi_f08 bindings: MPI_Barrier / MPI_Bcast / MPI_Allreduce / MPI_Reduce through the f08 module
-! must reach libnumacoll_mpi (20 allreduces and 10 reduces before the final one)
+! mpi_f08 bindings: MPI_Barrier / MPI_Bcast / MPI_Allreduce / MPI_Reduce / MPI_Allgather /
+! MPI_Gather / MPI_Alltoall through the f08 module must reach libnumacoll_mpi (20 allreduces
+! and 10 reduces before the final one, 1 allgather, 1 gather, 1 alltoall)
 program f08_test
   use mpi_f08
   implicit none
@@ -7,6 +8,7 @@ program f08_test
   integer :: v(4), i
   double precision :: d(300)
   real :: r(5)
+  integer :: g(64)
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
@@ -36,6 +38,29 @@ program f08_test
     else
       call MPI_Reduce(r, r, 5, MPI_REAL, MPI_SUM, mod(it, nprocs), MPI_COMM_WORLD)
     end if
+  end do
+  ! the gather family: each rank's 2 integers to everyone, then to the last rank
+  v(1:2) = (/ rank, -rank /)
+  call MPI_Allgather(v, 2, MPI_INTEGER, g, 2, MPI_INTEGER, MPI_COMM_WORLD)
+  do i = 0, nprocs - 1
+    if (g(2 * i + 1) /= i .or. g(2 * i + 2) /= -i) bad = bad + 1
+  end do
+  g = -7
+  v(1:2) = (/ 3 * rank, 1 /)
+  call MPI_Gather(v, 2, MPI_INTEGER, g, 2, MPI_INTEGER, nprocs - 1, MPI_COMM_WORLD)
+  if (rank == nprocs - 1) then
+    do i = 0, nprocs - 1
+      if (g(2 * i + 1) /= 3 * i .or. g(2 * i + 2) /= 1) bad = bad + 1
+    end do
+  end if
+  ! MPI_Alltoall: rank r sends rank d the integer 10 * r + d
+  do i = 0, nprocs - 1
+    g(i + 1) = 10 * rank + i
+  end do
+  g(33:32 + nprocs) = -1
+  call MPI_Alltoall(g, 1, MPI_INTEGER, g(33), 1, MPI_INTEGER, MPI_COMM_WORLD)
+  do i = 0, nprocs - 1
+    if (g(33 + i) /= 10 * i + rank) bad = bad + 1
   end do
   call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0 .and. total == 0) print '(a)', 'f08: PASS'

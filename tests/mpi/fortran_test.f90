@@ -126,6 +126,9 @@ program fortran_test
   integer :: abuf(5), stype, blens(2), types(2)
   double precision :: bbuf(3)
   integer(kind=MPI_ADDRESS_KIND) :: disps(2)
+  ! the gather family: 2 doubles a rank, counts and displacements of MPI_SCATTERV
+  double precision :: gbuf(64)
+  integer :: scnt(32), sdsp(32)
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
@@ -208,6 +211,47 @@ program fortran_test
   call MPI_Reduce_scatter_block(ibuf, ibuf(501), 4, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   do i = 1, 4
     if (ibuf(500 + i) /= nprocs * (4 * rank + i) + nprocs * (nprocs - 1) / 2) bad = bad + 1
+  end do
+  ! MPI_ALLGATHER, MPI_GATHER (MPI_IN_PLACE at the root: the wrapper maps Fortran's constant)
+  ! and MPI_SCATTERV (rank i gets i + 1 integers) through mpif.h: one call each
+  ibuf(1:3) = rank * 10 + (/ 1, 2, 3 /)
+  call MPI_Allgather(ibuf, 3, MPI_INTEGER, ibuf(101), 3, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  do i = 0, nprocs - 1
+    if (any(ibuf(101 + 3 * i:103 + 3 * i) /= i * 10 + (/ 1, 2, 3 /))) bad = bad + 1
+  end do
+  gbuf = -1.0d0
+  gbuf(2 * rank + 1:2 * rank + 2) = rank + 0.5d0
+  if (rank == nprocs - 1) then
+    call MPI_Gather(MPI_IN_PLACE, 2, MPI_DOUBLE_PRECISION, gbuf, 2, MPI_DOUBLE_PRECISION, &
+                    nprocs - 1, MPI_COMM_WORLD, ierr)
+    do i = 0, nprocs - 1
+      if (any(gbuf(2 * i + 1:2 * i + 2) /= i + 0.5d0)) bad = bad + 1
+    end do
+  else
+    call MPI_Gather(gbuf(2 * rank + 1), 2, MPI_DOUBLE_PRECISION, gbuf, 2, &
+                    MPI_DOUBLE_PRECISION, nprocs - 1, MPI_COMM_WORLD, ierr)
+  end if
+  do i = 1, nprocs
+    scnt(i) = i
+    sdsp(i) = (i - 1) * nprocs
+  end do
+  do i = 1, 1000
+    ibuf(i) = i
+  end do
+  call MPI_Scatterv(ibuf, scnt, sdsp, MPI_INTEGER, ibuf(901), rank + 1, MPI_INTEGER, 0, &
+                    MPI_COMM_WORLD, ierr)
+  do i = 1, rank + 1
+    if (ibuf(900 + i) /= rank * nprocs + i) bad = bad + 1
+  end do
+  ! MPI_ALLTOALL through mpif.h: rank r sends rank d the 2 integers 100 * r + 10 * d + (1, 2)
+  do i = 0, nprocs - 1
+    ibuf(601 + 2 * i:602 + 2 * i) = 100 * rank + 10 * i + (/ 1, 2 /)
+  end do
+  ibuf(701:700 + 2 * nprocs) = -1
+  call MPI_Alltoall(ibuf(601), 2, MPI_INTEGER, ibuf(701), 2, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  if (ierr /= MPI_SUCCESS) bad = bad + 1
+  do i = 0, nprocs - 1
+    if (any(ibuf(701 + 2 * i:702 + 2 * i) /= 100 * i + 10 * rank + (/ 1, 2 /))) bad = bad + 1
   end do
   call reductions_usempi(bad)
   call reductions_kinds(bad)

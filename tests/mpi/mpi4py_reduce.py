@@ -1,6 +1,8 @@
 """mpi4py's reductions under the preload: comm.allreduce (pickled objects), comm.Allreduce and
 comm.Reduce on buffers (numpy float64 and int32 arrays; array.array without numpy), in place
-and not. Checks the values (float64 sums bitwise against the left-to-right fold in rank
+and not; and the gather family: comm.allgather (pickled objects: mpi4py's MPI_Allgather of
+the sizes and MPI_Allgatherv of the data), comm.Allgather and comm.Gather on buffers;
+comm.Alltoall and comm.Alltoallv on buffers. Checks the values (float64 sums bitwise against the left-to-right fold in rank
 order, numacoll's documented order on one node) and that numacoll ran every buffer call
 (numacoll_mpi_stats through ctypes). Run with NUMACOLL_MPI_SETUP_AFTER=0 on one node.
 Prints "mpi4py reductions: PASS ..." on rank 0; exits 1 on a failure."""
@@ -18,12 +20,18 @@ except ImportError:
 FIELDS = ("barrier_calls barrier_numacoll bcast_calls bcast_numacoll bcast_staged fortran_calls "
           "comms_set_up comms_freed teams_created teams_destroyed team_failures progress_calls "
           "teams_reused bcast_states_kept comms_deferred comms_promoted allreduce_calls "
-          "allreduce_numacoll reduce_calls reduce_numacoll").split()
+          "allreduce_numacoll reduce_calls reduce_numacoll reduce_scatter_block_calls "
+          "reduce_scatter_block_numacoll reduce_scatter_calls reduce_scatter_numacoll scan_calls "
+          "scan_numacoll exscan_calls exscan_numacoll allgather_calls allgather_numacoll "
+          "allgatherv_calls allgatherv_numacoll gather_calls gather_numacoll gatherv_calls "
+          "gatherv_numacoll scatter_calls scatter_numacoll scatterv_calls scatterv_numacoll "
+          "move_staged alltoall_calls alltoall_numacoll alltoallv_calls alltoallv_numacoll "
+          "alltoall_staged").split()
 
 
 class Stats(ctypes.Structure):
-    """numacoll_mpi_stats_t (src/mpi/numacoll_mpi.h)"""
-    _fields_ = [(name, ctypes.c_uint64) for name in FIELDS]
+    """numacoll_mpi_stats_t (src/mpi/numacoll_mpi.h), with room for fields added later"""
+    _fields_ = [(name, ctypes.c_uint64) for name in FIELDS] + [("spare", ctypes.c_uint64 * 64)]
 
 
 comm = MPI.COMM_WORLD
@@ -119,10 +127,54 @@ ran_red = s1.reduce_numacoll - s0.reduce_numacoll
 check(ran_all == n_all and ran_red == n_red,
       f"numacoll ran {ran_all} of {n_all} Allreduce and {ran_red} of {n_red} Reduce calls")
 
+# the gather family: objects (mpi4py allgathers their sizes, then their bytes with
+# MPI_Allgatherv), buffers with MPI_Allgather and MPI_Gather
+s0 = stats()
+check(comm.allgather({"rank": rank, "pad": "x" * rank}) ==
+      [{"rank": r, "pad": "x" * r} for r in range(size)], "allgather of objects")
+mine = buf("i", [rank * 100 + i for i in range(1000)])
+every = buf("i", [-1] * (1000 * size))
+comm.Allgather(mine, every)
+check(list(every) == [r * 100 + i for r in range(size) for i in range(1000)], "Allgather int32")
+every = buf("i", [-1] * (1000 * size))
+comm.Gather(mine, every if rank == root else None, root=root)
+if rank == root:
+    check(list(every) == [r * 100 + i for r in range(size) for i in range(1000)], "Gather int32")
+s1 = stats()
+ran_ag = s1.allgather_numacoll - s0.allgather_numacoll
+ran_agv = s1.allgatherv_numacoll - s0.allgatherv_numacoll
+ran_g = s1.gather_numacoll - s0.gather_numacoll
+check(ran_ag >= 2 and ran_agv >= 1 and ran_g == 1,
+      f"numacoll ran {ran_ag} Allgather, {ran_agv} Allgatherv, {ran_g} Gather calls "
+      "(expected at least 2, 1 and 1)")
+
+# MPI_Alltoall and MPI_Alltoallv on buffers (rank r sends rank d r * 1000 + d * 10 + i;
+# alltoallv: d + 1 ints to rank d)
+s0 = stats()
+mine = buf("i", [rank * 1000 + d * 10 + i for d in range(size) for i in range(3)])
+got = buf("i", [-1] * (3 * size))
+comm.Alltoall(mine, got)
+check(list(got) == [r * 1000 + rank * 10 + i for r in range(size) for i in range(3)],
+      "Alltoall int32")
+sc = [d + 1 for d in range(size)]
+sd = [sum(sc[:d]) for d in range(size)]
+mine = buf("i", [rank * 1000 + d * 10 + i for d in range(size) for i in range(d + 1)])
+got = buf("i", [-1] * ((rank + 1) * size))
+comm.Alltoallv([mine, (sc, sd), MPI.INT], [got, ([rank + 1] * size, None), MPI.INT])
+check(list(got) == [r * 1000 + rank * 10 + i for r in range(size) for i in range(rank + 1)],
+      "Alltoallv int32")
+s1 = stats()
+ran_a2a = s1.alltoall_numacoll - s0.alltoall_numacoll
+ran_a2av = s1.alltoallv_numacoll - s0.alltoallv_numacoll
+check(ran_a2a == 1 and ran_a2av == 1,
+      f"numacoll ran {ran_a2a} Alltoall and {ran_a2av} Alltoallv calls (expected 1 and 1)")
+
 failed = comm.allreduce(len(bad), op=MPI.SUM)
 if rank == 0:
     print(f"mpi4py reductions: {'PASS' if failed == 0 else 'FAIL'} ({size} ranks, "
           f"{'numpy' if np is not None else 'array.array (no numpy)'} buffers, "
-          f"{ran_all} Allreduce and {ran_red} Reduce calls numacoll's, {failed} failed checks)",
+          f"{ran_all} Allreduce and {ran_red} Reduce calls numacoll's, {ran_ag} Allgather, "
+          f"{ran_agv} Allgatherv and {ran_g} Gather calls numacoll's, {ran_a2a} Alltoall and "
+          f"{ran_a2av} Alltoallv calls numacoll's, {failed} failed checks)",
           flush=True)
 sys.exit(1 if failed else 0)

@@ -1,6 +1,7 @@
 /*
  * mpi_coll_test, soak (mode soak): seeded random barriers, broadcasts, allreduces and
- * reduces (soak_reduce.h) on overlapping communicators, one re-created now and then.
+ * reduces (soak_reduce.h), the gather family (soak_move.h) on overlapping communicators,
+ * one re-created now and then.
  */
 #define _GNU_SOURCE 1
 #include <mpi.h>
@@ -13,6 +14,8 @@
 #include <unistd.h>
 
 #include "mpi_coll_test.h"
+#include "soak_move.h"
+#include "soak_alltoall.h"
 #include "soak_reduce.h"
 
 /* ---- soak: random calls on overlapping communicators ---------------------------------- */
@@ -58,7 +61,9 @@ static int soak_members(MPI_Comm comm, int *out)
 
 /* @p steps calls drawn from one seeded stream (NC_SOAK_SEED, else rank 0's clock, printed
  * for a rerun): barriers, allreduces and reduces (soak_reduce.h: 1 in 8 calls, up to
- * 192 KiB) and broadcasts of 0 B to 4 MiB from random roots, some with a
+ * 192 KiB), allgathers, gathers, scatters and their v-forms (soak_move.h: 1 in 16 calls,
+ * blocks up to 64 KiB; a quarter of them MPI_Alltoall(v) instead, soak_alltoall.h) and
+ * broadcasts of 0 B to 4 MiB from random roots, some with a
  * type pair (contiguous doubles at the root, every other double on the receivers), on six
  * communicators whose member sets and rank orders differ (world, a dup, parity halves,
  * reversed ranks, all but the last rank, and one freed and duplicated again now and
@@ -127,7 +132,8 @@ void test_soak(int steps)
     }
     stats_t s0 = get_stats();
     uint64_t x = seed;
-    long nbar = 0, nbc = 0, npair = 0, nchurn = 0, nred = 0, nred_got = 0;
+    long nbar = 0, nbc = 0, npair = 0, nchurn = 0, nred = 0, nred_got = 0, nmove = 0, nmove_got = 0;
+    long na2a = 0, na2a_got = 0;
     double mib = 0;
     for (int st = 0; st < steps; st++) {
         /* every draw happens on every rank, members of the chosen communicator or not */
@@ -174,6 +180,16 @@ void test_soak(int steps)
                 }
             }
             nbar++;
+            continue;
+        }
+        if (op == 10 && (c >> 24) % 4 == 0) { /* alltoall(v), blocks under 64 KiB a pair */
+            na2a++;
+            na2a_got += soak_alltoall_step(cm, wr[k], r, p, st, c, n % 65536, buf);
+            continue;
+        }
+        if (op == 10) { /* the gather family, blocks under 64 KiB */
+            nmove++;
+            nmove_got += soak_move_step(cm, wr[k], r, p, st, c, n % 65536, buf);
             continue;
         }
         if (op == 11 || op == 12) { /* a reduction of up to 3 fragments (192 KiB) */
@@ -246,13 +262,25 @@ void test_soak(int steps)
     long nr = (long)(s1.barrier_numacoll - s0.barrier_numacoll);
     long nrd = (long)(s1.allreduce_numacoll - s0.allreduce_numacoll + s1.reduce_numacoll -
                       s0.reduce_numacoll);
+    long nmv = (long)(s1.allgather_numacoll - s0.allgather_numacoll + s1.allgatherv_numacoll -
+                      s0.allgatherv_numacoll + s1.gather_numacoll - s0.gather_numacoll +
+                      s1.gatherv_numacoll - s0.gatherv_numacoll + s1.scatter_numacoll -
+                      s0.scatter_numacoll + s1.scatterv_numacoll - s0.scatterv_numacoll);
+    long na = (long)(s1.alltoall_numacoll - s0.alltoall_numacoll + s1.alltoallv_numacoll -
+                     s0.alltoallv_numacoll);
+    /* pseudo-nodes: hierarchical communicators run alltoall natively (docs/mpi.md) */
+    const int hier = getenv("NUMACOLL_FAKE_NODES") && atoi(getenv("NUMACOLL_FAKE_NODES")) > 0;
+    if (expect_numacoll() && g_stats_fn && !g_fail && !hier)
+        CHECK(na2a == 0 || na > na2a / 2, "numacoll ran only %ld of %ld alltoall(v) calls", na,
+              na2a);
     if (expect_numacoll() && g_stats_fn && !g_fail)
-        CHECK(nb > nbc / 2 && (noop || nr > nbar / 2) && (nred == 0 || nrd > nred / 2),
-              "numacoll ran only %ld of %ld broadcasts, %ld of %ld barriers and %ld of %ld "
-              "reductions",
-              nb, nbc, nr, nbar, nrd, nred);
-    long tot[8] = {nbc, nb, nbar, nr, early, nred, nrd, nred_got}, all[8];
-    PMPI_Allreduce(tot, all, 8, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(nb > nbc / 2 && (noop || nr > nbar / 2) && (nred == 0 || nrd > nred / 2) &&
+                  (nmove == 0 || nmv > nmove / 2),
+              "numacoll ran only %ld of %ld broadcasts, %ld of %ld barriers, %ld of %ld "
+              "reductions and %ld of %ld gather-family calls",
+              nb, nbc, nr, nbar, nrd, nred, nmv, nmove);
+    long tot[11] = {nbc, nb, nbar, nr, early, nred, nrd, nred_got, nmove, nmv, nmove_got}, all[11];
+    PMPI_Allreduce(tot, all, 11, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (noop) {
         CHECK(all[4] > 0, "no-op barriers: the check found no member left behind");
         if (g_rank == 0)
@@ -262,8 +290,15 @@ void test_soak(int steps)
         printf("soak: %d steps, %ld communicator re-creations; over the ranks %ld broadcast "
                "calls (%ld numacoll's, %ld type pairs here), %ld barrier calls (%ld "
                "numacoll's), %ld allreduce/reduce calls (%ld numacoll's, %ld results "
-               "checked), %.0f MiB of broadcasts here\n",
+               "checked), %ld gather-family calls (%ld numacoll's, %ld receptions checked), "
+               "%.0f MiB of broadcasts here\n",
                steps, nchurn, all[0], all[1], npair, all[2], all[3], all[5], all[6], all[7],
-               mib);
+               all[8], all[9], all[10], mib);
+    long at[3] = {na2a, na, na2a_got}, aall[3];
+    PMPI_Allreduce(at, aall, 3, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (g_rank == 0)
+        printf("soak: %ld alltoall(v) calls over the ranks (%ld numacoll's, %ld receptions "
+               "checked)\n",
+               aall[0], aall[1], aall[2]);
 }
 

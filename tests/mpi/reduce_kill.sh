@@ -9,10 +9,17 @@
 # kills the survivors within milliseconds of the failure even with -disable-auto-cleanup
 # (SIGUSR1, then SIGKILL), often before they notice: there a survivor either reports the
 # error or is ended by the launcher.
+# KILL_COLL=alltoall: the same with MPI_Alltoall (mpi_alltoall_test kill before|in).
 #   reduce_kill.sh BIN_DIR FLAVOR PROGRAM
 set -u
 bindir="$1"; flavor="$2"; prog="$3"
 LIMIT=${REDUCE_KILL_LIMIT:-20}
+coll=${KILL_COLL:-allreduce}
+case "$coll" in
+allreduce) mpi_name=MPI_Allreduce ;;
+alltoall) mpi_name=numacoll_alltoall ;; # the core names the call there
+*) echo "reduce_kill.sh: unknown KILL_COLL $coll; allowed: allreduce, alltoall"; exit 2 ;;
+esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_base_warn_component_unused=0
 . "$(dirname "$0")/manifest.sh"
@@ -44,10 +51,10 @@ for when in before in; do
     for p in $pids; do
         left+=$(ls /dev/shm 2>/dev/null | grep "^numacoll-$p-" | tr '\n' ' ')
     done
-    survivors=$(grep -c "^kill: rank [01]: allreduce [0-9]* failed" "$out")
+    survivors=$(grep -c "^kill: rank [01]: $coll [0-9]* failed" "$out")
     # rank 0 may see rank 1 gone too (it exits after its error)
     dead_re="member\(s\) ([01] \(exited\), )?2 \(exited\) exited before completing it"
-    named=$(grep -Ec "NUMACOLL_ERR_PEER_DEAD \(MPI_Allreduce .*$dead_re" "$out")
+    named=$(grep -Ec "NUMACOLL_ERR_PEER_DEAD \($mpi_name .*$dead_re" "$out")
     ended=$(grep -c "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)" "$out")
     echo "kill $when ($flavor): exit $rc after ${took} s; survivors with an error: $survivors/2;" \
          "numacoll named rank 2: $named/2; ended by the launcher: $ended;" \
@@ -61,5 +68,5 @@ for when in before in; do
         echo "FAILED: kill $when:"; grep -v '^\s*$' "$out" | tail -30; fail=1
     fi
 done
-[ $fail = 0 ] && echo "reduce_kill: PASS"
+[ $fail = 0 ] && echo "reduce_kill: PASS ($coll)"
 exit $fail

@@ -60,6 +60,7 @@
 #include "bench/bench_wait.h"
 #include "cli_parse.h"
 #include "help.h"
+#include "move_bench.h"
 #include "reduce_bench.h"
 
 #include <numacoll/numacoll.h>
@@ -175,8 +176,8 @@ static void usage(FILE *f)
 static void usage_hint(void)
 {
     fprintf(stderr, "usage: numacoll-bench --mpi barrier|bcast|allreduce|reduce|"
-                    "reduce_scatter_block|scan [options]; numacoll-bench --mpi --help lists "
-                    "them\n");
+                    "reduce_scatter_block|scan|allgather|gather|scatter|... [options]; "
+                    "numacoll-bench --mpi --help lists them\n");
 }
 
 /* The next name of comma list @p p into @p out (at most @p n - 1 bytes of it); the rest of
@@ -646,13 +647,15 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "allreduce") || !strcmp(argv[1], "reduce") ||
         !strcmp(argv[1], "reduce_scatter_block") || !strcmp(argv[1], "scan"))
         return nc_reduce_bench_main(argc, argv); /* reduce_bench.c */
+    if (nc_move_bench_is(argv[1])) return nc_move_bench_main(argc, argv); /* move_bench.c */
     if (!strcmp(argv[1], "barrier"))
         o.barrier = 1;
     else if (!strcmp(argv[1], "bcast"))
         o.barrier = 0;
     else {
         fprintf(stderr, "numacoll-bench --mpi: unknown collective '%s'; allowed: barrier, bcast, "
-                        "allreduce, reduce, reduce_scatter_block, scan\n",
+                        "allreduce, reduce, reduce_scatter_block, scan, allgather, allgatherv, "
+                        "gather, gatherv, scatter, scatterv, alltoall, alltoallv\n",
                 argv[1]);
         return 2;
     }

@@ -25,6 +25,12 @@
 #      (Open MPI) an oversubscribed np = 8, rows native, native-sm, default, every reduction
 #      algorithm and the references limit:inline and limit:fold: mpi_{allreduce,reduce}.csv
 #      (BENCH_QUICK=1: up to 64 KiB, np = 8 with fewer calls)
+#      The gather family (MPI_BYTE blocks of 1 B - 4 MiB per member): allgather, gather,
+#      scatter and alltoall (blocks per pair) at np = 2 and (Open MPI) np = 8, rows native, native-sm, default and the floor
+#      limit:xcore (every member copies the bytes it must receive from their owners' shared
+#      memory) in one launch, then `default` again under NUMACOLL_MOVE=copy and =cma (the
+#      copy mode is a process's setting) as move:copy and move:cma in two more launches:
+#      mpi_{allgather,gather,scatter,alltoall}.csv (BENCH_MOVE_MAX; quick: up to 64 KiB)
 #   2b. the broadcast's target sizes again in BENCH_LAUNCHES (default 6) separate launches
 #      (launches_mpi_bcast.csv): how often a target holds as the VM's regime changes
 #   2c. oversubscribed far beyond the CPUs (Open MPI, np = 16 and 32, BENCH_STARVE_NP; about
@@ -54,7 +60,8 @@
 #
 # Knobs (environment): BENCH_REPS (repetitions, default 11), BENCH_TARGET_MS (time per
 # sample run, default 20), BENCH_BCAST_MAX (largest bcast, default 4M), BENCH_REDUCE_MAX
-# (largest allreduce and reduce, default 4M; quick: 64K), BENCH_QUICK=1
+# (largest allreduce and reduce, default 4M; quick: 64K), BENCH_MOVE_MAX (largest block of
+# allgather, gather, scatter, default 4M; quick: 64K), BENCH_QUICK=1
 # (a smoke run of about half a minute: 3 repetitions, 5 ms samples, bcast up to 64K, fewer
 # calls, variants and sizes (the fragment figure at 1 MiB), no oversubscribed MPI broadcast,
 # no target launches), BENCH_LAUNCHES (launches of the broadcast's target sizes, default 6),
@@ -100,6 +107,8 @@ PAPER1_ITERS=1000
 BAR8_MPICH=(--iters 200)
 RMAX="${BENCH_REDUCE_MAX:-4M}"
 RED8=()
+MMAX="${BENCH_MOVE_MAX:-4M}"
+MOVE8=()
 STARVE_NP="${BENCH_STARVE_NP:-16 32}"
 STARVE_SPECS="barrier:1 bcast:1 bcast:64K bcast:4M allreduce:8 allreduce:64K allreduce:4M"
 STARVE_ARGS=(--reps 5)
@@ -116,6 +125,8 @@ if [ "$QUICK" = 1 ]; then
     BAR8_MPICH=(--iters 20 --variants native,default)
     RMAX="${BENCH_REDUCE_MAX:-64K}"
     RED8=(--reps 2 --iters 100)
+    MMAX="${BENCH_MOVE_MAX:-64K}"
+    MOVE8=(--reps 2 --iters 100)
     LAUNCHES="${BENCH_LAUNCHES:-0}"
     STARVE_NP="${BENCH_STARVE_NP:-16}"
     STARVE_SPECS="barrier:1 bcast:1 allreduce:8"
@@ -203,8 +214,9 @@ skip() { # description, reason: a step that cannot run here
 # ---- MPI runs ----------------------------------------------------------------------------
 # check_numacoll OUTPUT MPI NP COLL: did numacoll run this launch? Every rank must print
 # numacoll's counters (NUMACOLL_MPI_STATS=1, at MPI_Finalize) for MPI, with barriers through
-# numacoll (COLL barrier) or every MPI_Bcast / MPI_Allreduce / MPI_Reduce call through
-# numacoll (COLL bcast, allreduce, reduce). An invalid
+# numacoll (COLL barrier) or every MPI_Bcast / MPI_Allreduce / MPI_Reduce / MPI_Allgather /
+# ... call through numacoll (COLL bcast, allreduce, reduce, allgather, gather, scatter and
+# their v-forms). An invalid
 # NUMACOLL_* value, NUMACOLL_DISABLE, a failed set-up or a library of the other MPI would
 # give no line, or zero calls.
 check_numacoll() {
@@ -224,9 +236,9 @@ check_numacoll() {
             split(substr(line, RSTART, RLENGTH), b, /[ (]+/)   # MPI_Barrier N numacoll M
             match(line, /MPI_Bcast [0-9]+ \(numacoll [0-9]+/)
             split(substr(line, RSTART, RLENGTH), c, /[ (]+/)
-            if (coll == "allreduce" || coll == "reduce") {
-                if (coll == "reduce") match(line, /MPI_Reduce [0-9]+ \(numacoll [0-9]+/)
-                else match(line, /MPI_Allreduce [0-9]+ \(numacoll [0-9]+/)
+            if (coll == "allreduce" || coll == "reduce" || coll ~ /^(allgather|gather|scatter|alltoall)v?$/) {
+                name = "MPI_" toupper(substr(coll, 1, 1)) substr(coll, 2)
+                match(line, name " [0-9]+ [(]numacoll [0-9]+")
                 split(substr(line, RSTART, RLENGTH), c, /[ (]+/)
                 if (c[4] + 0 == 0 || c[4] + 0 < c[2] + 0)
                     bad = bad (bad ? "," : "") " rank " id[3] " (" c[4] " of " c[2] " " \
@@ -279,8 +291,10 @@ mpi_bench() { # mpi np collective extra-bench-args... -- extra-launcher-args...
     esac
     cmd+=("${largs[@]+"${largs[@]}"}" "$BIN/numacoll-bench" --mpi "$coll" --csv "$csv"
         "${slow[@]+"${slow[@]}"}" --reps "$REPS" --target-ms "$TMS" "${bargs[@]+"${bargs[@]}"}")
-    echo "\$ NUMACOLL_MPI_STATS=1 ${cmd[*]}"
-    NUMACOLL_MPI_STATS=1 "${cmd[@]}" >"$out" 2>&1
+    # MB_ENV: NAME=VALUE words for the ranks (a process's copy mode, NUMACOLL_MOVE)
+    echo "\$ ${MB_ENV:+$MB_ENV }NUMACOLL_MPI_STATS=1 ${cmd[*]}"
+    # shellcheck disable=SC2086 # MB_ENV: words
+    env ${MB_ENV:-} NUMACOLL_MPI_STATS=1 "${cmd[@]}" >"$out" 2>&1
     rc=$?
     cat "$out"
     if [ $rc -ne 0 ]; then
@@ -289,6 +303,18 @@ mpi_bench() { # mpi np collective extra-bench-args... -- extra-launcher-args...
         return 1
     fi
     check_numacoll "$out" "$mpi" "$np" "$coll"
+}
+
+move_bench() { # mpi np collective extra-bench-args...: the rows of one launch, then the
+    # default again under each copy mode (NUMACOLL_MOVE, a process's setting) as move:<mode>
+    local mpi="$1" np="$2" coll="$3" mode
+    shift 3
+    mpi_bench "$mpi" "$np" "$coll" --max-bytes "$MMAX" \
+        --variants native,native-sm,default,limit:xcore "$@" || return 1
+    for mode in copy cma; do
+        MB_ENV="NUMACOLL_MOVE=$mode" mpi_bench "$mpi" "$np" "$coll" --max-bytes "$MMAX" \
+            --variants "move:$mode" --default-label "move:$mode" "$@" || return 1
+    done
 }
 
 root_shift() { # mpi variants
@@ -428,6 +454,13 @@ plan() {
             [ "$mpi" = openmpi ] || continue
             run "MPI $coll, $nm, np=8$([ 8 -gt "$NP" ] && echo " (oversubscribed)")" \
                 mpi_bench openmpi 8 "$coll" --max-bytes "$RMAX" "${RED8[@]+"${RED8[@]}"}"
+        done
+        # the gather family: np = 2, and oversubscribed (Open MPI)
+        for coll in allgather gather scatter alltoall; do
+            run "MPI $coll, $nm, np=2" move_bench "$mpi" 2 "$coll"
+            [ "$mpi" = openmpi ] || continue
+            run "MPI $coll, $nm, np=8$([ 8 -gt "$NP" ] && echo " (oversubscribed)")" \
+                move_bench openmpi 8 "$coll" "${MOVE8[@]+"${MOVE8[@]}"}"
         done
     done
 
@@ -575,12 +608,13 @@ summary() { # numacoll-plot: summary.md (with run.md as its "This run" section) 
 }
 
 # headline: numacoll's default against the best native (Open MPI: its default or coll/sm) of
-# the same run, from mpi_barrier.csv, mpi_bcast.csv, mpi_allreduce.csv and mpi_reduce.csv (a
-# few sizes)
+# the same run, from mpi_barrier.csv, mpi_bcast.csv, mpi_allreduce.csv, mpi_reduce.csv,
+# mpi_allgather.csv, mpi_gather.csv, mpi_scatter.csv and mpi_alltoall.csv (a few sizes)
 headline() {
     local files=() f
     for f in "$OUT/mpi_barrier.csv" "$OUT/mpi_bcast.csv" "$OUT/mpi_allreduce.csv" \
-        "$OUT/mpi_reduce.csv"; do
+        "$OUT/mpi_reduce.csv" "$OUT/mpi_allgather.csv" "$OUT/mpi_gather.csv" \
+        "$OUT/mpi_scatter.csv" "$OUT/mpi_alltoall.csv"; do
         [ -s "$f" ] && files+=("$f")
     done
     [ ${#files[@]} -gt 0 ] || return 0
@@ -601,7 +635,7 @@ headline() {
                 split(k, p, SUBSEP)
                 if (!(k in d) || !(k in n) || n[k] <= 0) continue
                 b = p[4] + 0
-                if (p[1] == "bcast" && b != 1 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
+                if (p[1] ~ /^(bcast|allgather|gather|scatter|alltoall)$/ && b != 1 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
                     continue
                 if (p[1] ~ /reduce$/ && b != 8 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
                     continue

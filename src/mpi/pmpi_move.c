@@ -1,0 +1,496 @@
+/*
+ * libnumacoll_mpi: the gather family (MPI_Allgather, MPI_Allgatherv, MPI_Gather,
+ * MPI_Gatherv, MPI_Scatter, MPI_Scatterv and their _c forms): the decision which calls
+ * numacoll runs, datatype layouts and staging, the native calls, errors and counters.
+ *
+ * Which calls numacoll runs is decided alike on every member without communicating, from
+ * the communicator's agreed state (comm.c: flat, hierarchical, pass-through, deferred, and
+ * whether the core gave up on the team) and from arguments that are significant on every
+ * member (the root). Datatypes play no part: a non-contiguous side is staged (pmpi_move.h),
+ * so every datatype MPI allows goes through numacoll. The hierarchical mode runs allgather,
+ * allgatherv, gather and scatter (pmpi_move_hier.c); gatherv and scatterv go native there
+ * (their counts are significant at the root only, so a node leader does not know what its
+ * members send), as does any call whose total exceeds INT_MAX bytes (the leaders' step
+ * counts bytes in int), a rule on the block sizes, which every member knows for these four.
+ */
+#include "pmpi_move.h"
+
+static const char *const g_names[MV_KINDS] = {"MPI_Allgather", "MPI_Allgatherv", "MPI_Gather",
+                                               "MPI_Gatherv",   "MPI_Scatter",    "MPI_Scatterv"};
+
+/* ---- datatype layouts and staging -------------------------------------------------- */
+
+/* a predefined type, or a contiguous run (MPI_Type_contiguous, MPI_Type_dup, nested) of
+ * one: its bytes are in type-map order at increasing addresses (a struct or an indexed type
+ * with a dense extent may still list its blocks out of order: those are staged) */
+static int in_order(MPI_Datatype dt, int depth)
+{
+    int ni = 0, na = 0, nd = 0, combiner = 0;
+    if (depth > 8 || PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return 0;
+    if (combiner == MPI_COMBINER_NAMED) return 1;
+    if (!((combiner == MPI_COMBINER_CONTIGUOUS && ni == 1) || combiner == MPI_COMBINER_DUP) ||
+        na != 0 || nd != 1)
+        return 0;
+    int ints[1] = {0};
+    MPI_Aint addrs[1];
+    MPI_Datatype inner;
+    if (PMPI_Type_get_contents(dt, ni, 0, 1, ints, addrs, &inner) != MPI_SUCCESS) return 0;
+    int ok = in_order(inner, depth + 1);
+    int ci = 0, ca = 0, cd = 0, cc = 0;
+    if (PMPI_Type_get_envelope(inner, &ci, &ca, &cd, &cc) == MPI_SUCCESS && cc != MPI_COMBINER_NAMED)
+        PMPI_Type_free(&inner);
+    return ok;
+}
+
+int mv_side_init(mv_side_t *sd, const void *buf, MPI_Datatype dt)
+{
+    MPI_Count tsz = 0;
+    MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
+    sd->buf = (void *)buf;
+    sd->dt = dt;
+    if (dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &tsz) != MPI_SUCCESS || tsz < 0 ||
+        PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS)
+        return 0;
+    sd->tsz = (size_t)tsz;
+    sd->ext = ext;
+    sd->tlb = tlb;
+    sd->plain = (MPI_Count)ext == tsz && (MPI_Count)text == tsz && in_order(dt, 0);
+    return 1;
+}
+
+/* element @p elem's address (not its first byte: PMPI_Pack applies the type map) */
+static inline void *elem_at(const mv_side_t *sd, MPI_Aint elem)
+{
+    return (void *)((intptr_t)sd->buf + (intptr_t)elem * (intptr_t)sd->ext);
+}
+
+void mv_pack(mv_call_t *c, const mv_side_t *sd, MPI_Aint elem, MPI_Count n, char *dst,
+             size_t bytes)
+{
+    if (!bytes) return;
+    if (sd->plain) {
+        memcpy(dst, mv_at(sd, elem), bytes);
+        return;
+    }
+    c->staged = 1;
+    int rc = c->prc == MPI_SUCCESS
+                 ? pack_io(0, elem_at(sd, elem), n, sd->dt, sd->tlb, dst, bytes, c->comm)
+                 : c->prc;
+    if (rc != MPI_SUCCESS) {
+        memset(dst, 0, bytes);
+        c->prc = rc;
+    }
+}
+
+void mv_unpack(mv_call_t *c, const mv_side_t *sd, MPI_Aint elem, MPI_Count n, const char *src,
+               size_t bytes)
+{
+    if (!bytes) return;
+    if (sd->plain) {
+        memcpy(mv_at(sd, elem), src, bytes);
+        return;
+    }
+    c->staged = 1;
+    if (c->prc == MPI_SUCCESS)
+        c->prc = pack_io(1, elem_at(sd, elem), n, sd->dt, sd->tlb, (char *)src, bytes, c->comm);
+}
+
+void *mv_alloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) nc_error(NUMACOLL_ERR_NOMEM, "out of memory for a %zu-byte stage", bytes);
+    return p;
+}
+
+/* the message of a member whose send or receive side differs from what the others expect */
+static void say_mismatch(mv_call_t *c, const char *side, size_t have, size_t want)
+{
+    int rank = -1;
+    PMPI_Comm_rank(c->comm, &rank);
+    mpi_say("numacoll-mpi: %s: rank %d's %s block is %zu bytes, but %zu are expected of it "
+            "(count x datatype size must match between sender and receiver); it takes part "
+            "with %zu bytes and fails with MPI_ERR_TRUNCATE\n",
+            g_names[c->kind], rank, side, have, want, want);
+    c->truncated = 1;
+}
+
+int mv_send_begin(mv_call_t *c, size_t *want, const void **sendp, char **stage)
+{
+    mv_side_t sd;
+    size_t have = 0;
+    int ok = mv_side_init(&sd, c->sendbuf, c->stype) && mv_bytes(c->scount, sd.tsz, &have);
+    *stage = NULL;
+    if (*want == SIZE_MAX) *want = have;
+    if (ok && sd.plain && have == *want) {
+        *sendp = mv_at(&sd, 0);
+        return NUMACOLL_OK;
+    }
+    if (!ok || have != *want) say_mismatch(c, "send", have, *want);
+    size_t cap = have > *want ? have : *want;
+    if (!(*stage = mv_alloc(cap))) return NUMACOLL_ERR_NOMEM;
+    memset(*stage, 0, cap);
+    if (ok && c->prc == MPI_SUCCESS) mv_pack(c, &sd, 0, c->scount, *stage, have);
+    *sendp = *stage;
+    return NUMACOLL_OK;
+}
+
+int mv_recv_begin(mv_call_t *c, mv_recv_t *r, size_t *want, void **recvp)
+{
+    int ok = mv_side_init(&r->side, c->recvbuf, c->rtype) && mv_bytes(c->rcount, r->side.tsz, &r->have);
+    r->stage = NULL;
+    if (!ok) r->have = 0;
+    if (*want == SIZE_MAX) *want = r->have;
+    r->want = *want;
+    if (ok && r->side.plain && r->have == *want) {
+        *recvp = mv_at(&r->side, 0);
+        return NUMACOLL_OK;
+    }
+    if (!ok || r->have != *want) say_mismatch(c, "receive", r->have, *want);
+    if (!(r->stage = mv_alloc(*want))) return NUMACOLL_ERR_NOMEM;
+    *recvp = r->stage;
+    return NUMACOLL_OK;
+}
+
+void mv_recv_end(mv_call_t *c, mv_recv_t *r, int rc)
+{
+    if (r->stage && rc == NUMACOLL_OK && r->have == r->want)
+        mv_unpack(c, &r->side, 0, c->rcount, r->stage, r->have);
+    free(r->stage);
+    r->stage = NULL;
+}
+
+int mv_vlayout(mv_call_t *c, const mv_side_t *sd, int size, size_t *bytes, size_t *displs,
+               char **base, size_t *total)
+{
+    MPI_Aint lo = 0;
+    int any = 0;
+    *total = 0;
+    for (int r = 0; r < size; r++) {
+        if (!mv_bytes(mv_vcount(c, r), sd->tsz, &bytes[r]) ||
+            __builtin_add_overflow(*total, bytes[r], total))
+            return nc_error(NUMACOLL_ERR_ARG, "%s: the blocks' sizes overflow", g_names[c->kind]);
+        if (bytes[r] && (!any || mv_vdispl(c, r) < lo)) lo = mv_vdispl(c, r), any = 1;
+    }
+    if (!sd->plain) {
+        *base = NULL;
+        size_t off = 0;
+        for (int r = 0; r < size; r++)
+            displs[r] = off, off += bytes[r];
+        return NUMACOLL_OK;
+    }
+    /* a zero-size block's displacement is not significant: never read or written */
+    for (int r = 0; r < size; r++)
+        displs[r] = bytes[r] ? (size_t)(mv_vdispl(c, r) - lo) * sd->tsz : 0;
+    *base = mv_at(sd, lo);
+    return NUMACOLL_OK;
+}
+
+/* ---- native calls --------------------------------------------------------------------- */
+
+#if MPI_VERSION >= 4
+static int native_c(const mv_call_t *c)
+{
+    switch (c->kind) {
+    case MV_ALLGATHER:
+        if (!NC_HAVE(PMPI_Allgather_c)) return MPI_ERR_COUNT;
+        return nc_mpi4.PMPI_Allgather_c(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
+                                        c->rtype, c->comm);
+    case MV_ALLGATHERV:
+        if (!NC_HAVE(PMPI_Allgatherv_c)) return MPI_ERR_COUNT;
+        return nc_mpi4.PMPI_Allgatherv_c(c->sendbuf, c->scount, c->stype, c->recvbuf,
+                                         c->vcounts_c, c->vdispls_c, c->rtype, c->comm);
+    case MV_GATHER:
+        if (!NC_HAVE(PMPI_Gather_c)) return MPI_ERR_COUNT;
+        return nc_mpi4.PMPI_Gather_c(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
+                                     c->rtype, c->root, c->comm);
+    case MV_GATHERV:
+        if (!NC_HAVE(PMPI_Gatherv_c)) return MPI_ERR_COUNT;
+        return nc_mpi4.PMPI_Gatherv_c(c->sendbuf, c->scount, c->stype, c->recvbuf, c->vcounts_c,
+                                      c->vdispls_c, c->rtype, c->root, c->comm);
+    case MV_SCATTER:
+        if (!NC_HAVE(PMPI_Scatter_c)) return MPI_ERR_COUNT;
+        return nc_mpi4.PMPI_Scatter_c(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
+                                      c->rtype, c->root, c->comm);
+    default:
+        if (!NC_HAVE(PMPI_Scatterv_c)) return MPI_ERR_COUNT;
+        return nc_mpi4.PMPI_Scatterv_c(c->sendbuf, c->vcounts_c, c->vdispls_c, c->stype,
+                                       c->recvbuf, c->rcount, c->rtype, c->root, c->comm);
+    }
+}
+#endif
+
+int mv_native(const mv_call_t *c)
+{
+#if MPI_VERSION >= 4
+    if (c->is_c) return native_c(c);
+#endif
+    const int sc = (int)c->scount, rc = (int)c->rcount;
+    switch (c->kind) {
+    case MV_ALLGATHER:
+        return PMPI_Allgather(c->sendbuf, sc, c->stype, c->recvbuf, rc, c->rtype, c->comm);
+    case MV_ALLGATHERV:
+        return PMPI_Allgatherv(c->sendbuf, sc, c->stype, c->recvbuf, c->vcounts_i, c->vdispls_i,
+                               c->rtype, c->comm);
+    case MV_GATHER:
+        return PMPI_Gather(c->sendbuf, sc, c->stype, c->recvbuf, rc, c->rtype, c->root, c->comm);
+    case MV_GATHERV:
+        return PMPI_Gatherv(c->sendbuf, sc, c->stype, c->recvbuf, c->vcounts_i, c->vdispls_i,
+                            c->rtype, c->root, c->comm);
+    case MV_SCATTER:
+        return PMPI_Scatter(c->sendbuf, sc, c->stype, c->recvbuf, rc, c->rtype, c->root, c->comm);
+    default:
+        return PMPI_Scatterv(c->sendbuf, c->vcounts_i, c->vdispls_i, c->stype, c->recvbuf, rc,
+                             c->rtype, c->root, c->comm);
+    }
+}
+
+/* ---- the decision ---------------------------------------------------------------------- */
+
+/* Arguments this member can check alone that make the call erroneous (the MPI's own call
+ * then reports them): negative counts, MPI_IN_PLACE where MPI does not allow it, a null
+ * datatype where it is significant. @p is_root: this member is the root (or an allgather). */
+static int args_valid(const mv_call_t *c, int size, int is_root)
+{
+    const int all = c->kind == MV_ALLGATHER || c->kind == MV_ALLGATHERV;
+    const int gathers = all || c->kind == MV_GATHER || c->kind == MV_GATHERV;
+    if (c->recvbuf == MPI_IN_PLACE && (gathers || !is_root)) return 0;
+    if (c->sendbuf == MPI_IN_PLACE && (!gathers || !is_root)) return 0;
+    /* the side this member sends from, unless in place */
+    if (c->sendbuf != MPI_IN_PLACE && (gathers || is_root) &&
+        (c->stype == MPI_DATATYPE_NULL || (c->kind != MV_SCATTERV && c->scount < 0)))
+        return 0;
+    /* the side it receives into */
+    if (c->recvbuf != MPI_IN_PLACE && (!gathers || is_root) &&
+        (c->rtype == MPI_DATATYPE_NULL ||
+         (c->kind != MV_ALLGATHERV && c->kind != MV_GATHERV && c->rcount < 0)))
+        return 0;
+    const int has_v = c->kind == MV_ALLGATHERV || c->kind == MV_GATHERV || c->kind == MV_SCATTERV;
+    if (has_v && is_root) {
+        if (!(c->vcounts_i || c->vcounts_c) || !(c->vdispls_i || c->vdispls_c)) return 0;
+        for (int r = 0; r < size; r++)
+            if (mv_vcount(c, r) < 0) return 0;
+    }
+    return 1;
+}
+
+/* this member's bytes of the call, for the deferral's units (see defer_step: they need not
+ * be the same on every member) */
+static uint64_t units_of(const mv_call_t *c)
+{
+    int sz = 0;
+    MPI_Count n = c->sendbuf != MPI_IN_PLACE ? c->scount : c->rcount;
+    MPI_Datatype dt = c->sendbuf != MPI_IN_PLACE ? c->stype : c->rtype;
+    if (c->kind == MV_SCATTER || c->kind == MV_SCATTERV) n = c->rcount, dt = c->rtype;
+    if (c->recvbuf == MPI_IN_PLACE || dt == MPI_DATATYPE_NULL ||
+        PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz < 0)
+        return 1;
+    return bcast_units(n, sz);
+}
+
+/* The core cannot run the gather family on the team (every member got the same answer,
+ * nothing moved). Flat: the communicator's calls go native for good; hierarchical: this
+ * node's steps do (mv_node_*), the rest stays as it is. */
+static void gave_up(nc_comm_t *s)
+{
+    s->move_native = 1;
+    warn_fallback(s, "the shared-memory gather/scatter", numacoll_last_error());
+}
+
+/* The team's data-movement state, created at its first call of the family (collective over
+ * the team, with a status agreed by every member: nc_move_setup): 1 when the team can run
+ * them, else 0 on every member, for good (gave_up). */
+static int move_ready(nc_comm_t *s)
+{
+    if (s->move_native || !s->team) return 0;
+    if (NC_LIKELY(s->team->move != NULL)) return 1;
+    if (nc_move_setup(s->team) == NUMACOLL_OK) return 1;
+    gave_up(s);
+    return 0;
+}
+
+/* A call's NUMACOLL_ERR_UNSUPPORTED (an owner could not get the memory of its slots at the
+ * first call that streams more than their eager part; nothing of it moved) reaches that
+ * owner and every member that reads from it. In an allgather(v) every member reads every
+ * owner and in a scatter(v) every member reads the root, so every member has it, and all go
+ * native for good. In a gather(v) only the root reads: the other senders have returned, so
+ * the root and the owner fail with the core's error instead (a native call would wait for
+ * members that have left). */
+static int unsupported_agreed(int kind)
+{
+    return kind != MV_GATHER && kind != MV_GATHERV;
+}
+
+/* MPI error of a failed numacoll call: a mismatch of sizes or roots between members is the
+ * caller's (MPI_ERR_ARG, the team stays usable); the rest (a dead member, a timeout) breaks
+ * the team */
+static int result(nc_comm_t *s, const mv_call_t *c, int rc)
+{
+    if (rc == NUMACOLL_OK && c->truncated) {
+        PMPI_Comm_call_errhandler(c->comm, MPI_ERR_TRUNCATE);
+        return MPI_ERR_TRUNCATE;
+    }
+    if (rc == NUMACOLL_OK) return c->prc; /* the MPI has called the handler */
+    const char *name = g_names[c->kind];
+    if (rc == NUMACOLL_ERR_ARG) {
+        mpi_say("numacoll-mpi: %s: %s\n", name, numacoll_last_error());
+        PMPI_Comm_call_errhandler(c->comm, MPI_ERR_ARG);
+        return MPI_ERR_ARG;
+    }
+    s->broken = 1;
+    return raise_error(c->comm, name, rc);
+}
+
+typedef int (*mv_fn)(nc_comm_t *s, mv_call_t *c);
+static const mv_fn g_flat[MV_KINDS] = {allgather_flat, allgatherv_flat, gather_flat,
+                                       gatherv_flat,   scatter_flat,    scatterv_flat};
+/* NULL: native in hierarchical mode */
+static const mv_fn g_hier[MV_KINDS] = {allgatherv_hier, allgatherv_hier, gather_hier,
+                                       NULL,            scatter_hier,    NULL};
+
+/* the total of the call in bytes, from arguments significant on every member (the four
+ * collectives with a hierarchical path); 0 when it exceeds INT_MAX or cannot be told */
+static int hier_fits(const mv_call_t *c, int size, int rank)
+{
+    mv_side_t sd;
+    size_t b = 0, total = 0;
+    if (c->kind == MV_ALLGATHERV) {
+        if (!mv_side_init(&sd, c->recvbuf, c->rtype)) return 0;
+        for (int r = 0; r < size; r++) {
+            if (!mv_bytes(mv_vcount(c, r), sd.tsz, &b) || b > INT_MAX) return 0;
+            total += b;
+        }
+        return total <= INT_MAX;
+    }
+    /* a uniform block: from the receive side where it is significant (every allgather
+     * member, a gather's root, a scatter's non-roots), else from the send side */
+    const int recv_side = c->kind == MV_ALLGATHER || (c->kind == MV_GATHER) == (rank == c->root);
+    int ok = recv_side ? mv_side_init(&sd, c->recvbuf, c->rtype) && mv_bytes(c->rcount, sd.tsz, &b)
+                       : mv_side_init(&sd, c->sendbuf, c->stype) && mv_bytes(c->scount, sd.tsz, &b);
+    if (!ok) return 0;
+    return !__builtin_mul_overflow(b, (size_t)size, &total) && total <= INT_MAX;
+}
+
+int mv_entry(mv_call_t *c)
+{
+    ensure_init();
+    COUNT(move_calls[c->kind]);
+    c->prc = MPI_SUCCESS;
+    c->staged = c->truncated = 0;
+    /* a root < 0 (MPI_ROOT, MPI_PROC_NULL: intercommunicators) or beyond: the MPI's */
+    const int rooted = c->kind >= MV_GATHER;
+    if (!g_active || c->comm == MPI_COMM_NULL || (rooted && c->root < 0)) return mv_native(c);
+    int size = 0, rank = 0;
+    if (PMPI_Comm_size(c->comm, &size) != MPI_SUCCESS ||
+        PMPI_Comm_rank(c->comm, &rank) != MPI_SUCCESS || c->root >= size)
+        return mv_native(c);
+    if (!args_valid(c, size, !rooted || rank == c->root)) return mv_native(c);
+    /* with NUMACOLL_MPI_GATHER=0 too: every member counts the same calls toward the
+     * deferral, and one that differs from the others in it is found in the agreement */
+    nc_comm_t *s = comm_get(c->comm, units_of(c), 0);
+    if (!g_gather || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER) return mv_native(c);
+    int rc;
+    if (s->mode == MODE_FLAT) {
+        if (!move_ready(s)) return mv_native(c);
+        rc = g_flat[c->kind](s, c);
+        if (rc == NUMACOLL_ERR_UNSUPPORTED && unsupported_agreed(c->kind)) {
+            gave_up(s);
+            return mv_native(c);
+        }
+    } else {
+        if (!g_hier[c->kind] || !hier_fits(c, size, rank)) return mv_native(c);
+        rc = g_hier[c->kind](s, c);
+    }
+    /* numacoll's when it ran the node part (hierarchical: a node of one member has none) */
+    if (rc == NUMACOLL_OK &&
+        (s->mode == MODE_FLAT || s->node_size == 1 || (s->team && !s->move_native))) {
+        COUNT(move_numacoll[c->kind]);
+        if (c->staged) COUNT(move_staged);
+    }
+    return result(s, c, rc);
+}
+
+/* the node steps of the hierarchical mode: numacoll's on the node team, else the MPI's in
+ * bytes on the node communicator. A team whose set-up failed (agreed by the node's
+ * members) hands them to the MPI for good; so does a scatter's ERR_UNSUPPORTED (see
+ * unsupported_agreed: the node's members all read the leader), while a gather's fails. */
+int mv_node_gatherv(nc_comm_t *s, const void *send, size_t sbytes, void *recv,
+                    const size_t *rbytes, const size_t *displs)
+{
+    if (move_ready(s)) return numacoll_gatherv(s->team, send, sbytes, recv, rbytes, displs, 0);
+    if (s->node_size == 1) {
+        if (send != NUMACOLL_IN_PLACE && sbytes) memcpy((char *)recv + displs[0], send, sbytes);
+        return NUMACOLL_OK;
+    }
+    int n = s->node_size, *cnt = NULL, *dsp = NULL, ok = 1;
+    if (s->node_rank == 0) {
+        cnt = malloc((size_t)n * sizeof *cnt), dsp = malloc((size_t)n * sizeof *dsp);
+        ok = cnt && dsp;
+        for (int i = 0; ok && i < n; i++)
+            cnt[i] = (int)rbytes[i], dsp[i] = (int)displs[i]; /* <= INT_MAX: hier_fits */
+    }
+    int rc = ok ? PMPI_Gatherv(send == NUMACOLL_IN_PLACE ? MPI_IN_PLACE : send, (int)sbytes,
+                               MPI_BYTE, recv, cnt, dsp, MPI_BYTE, 0, s->node)
+                : MPI_ERR_NO_MEM;
+    free(cnt);
+    free(dsp);
+    return rc == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
+}
+
+int mv_node_scatterv(nc_comm_t *s, const void *send, const size_t *sbytes, const size_t *displs,
+                     void *recv, size_t rbytes)
+{
+    if (move_ready(s)) {
+        int rc = numacoll_scatterv(s->team, send, sbytes, displs, recv, rbytes, 0);
+        if (rc != NUMACOLL_ERR_UNSUPPORTED) return rc;
+        gave_up(s);
+    }
+    if (s->node_size == 1) {
+        if (recv != (void *)NUMACOLL_IN_PLACE && rbytes)
+            memcpy(recv, (const char *)send + displs[0], rbytes);
+        return NUMACOLL_OK;
+    }
+    int n = s->node_size, *cnt = NULL, *dsp = NULL, ok = 1;
+    if (s->node_rank == 0) {
+        cnt = malloc((size_t)n * sizeof *cnt), dsp = malloc((size_t)n * sizeof *dsp);
+        ok = cnt && dsp;
+        for (int i = 0; ok && i < n; i++)
+            cnt[i] = (int)sbytes[i], dsp[i] = (int)displs[i]; /* <= INT_MAX: hier_fits */
+    }
+    int rc = ok ? PMPI_Scatterv(send, cnt, dsp, MPI_BYTE,
+                                recv == (void *)NUMACOLL_IN_PLACE ? MPI_IN_PLACE : recv,
+                                (int)rbytes, MPI_BYTE, 0, s->node)
+                : MPI_ERR_NO_MEM;
+    free(cnt);
+    free(dsp);
+    return rc == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
+}
+
+/* ---- counters ---------------------------------------------------------------------------- */
+
+void move_stats_text(char *out, size_t n)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (int k = 0; k < MV_KINDS && o < n; k++)
+        o += (size_t)snprintf(out + o, n - o, ", %s %llu (numacoll %llu)", g_names[k],
+                              (unsigned long long)READ(move_calls[k]),
+                              (unsigned long long)READ(move_numacoll[k]));
+    if (o < n)
+        snprintf(out + o, n - o, ", gather/scatter staged %llu",
+                 (unsigned long long)READ(move_staged));
+}
+
+void move_stats_fill(numacoll_mpi_stats_t *o)
+{
+    uint64_t *calls[MV_KINDS] = {&o->allgather_calls, &o->allgatherv_calls, &o->gather_calls,
+                                 &o->gatherv_calls,   &o->scatter_calls,    &o->scatterv_calls};
+    uint64_t *ran[MV_KINDS] = {&o->allgather_numacoll, &o->allgatherv_numacoll,
+                               &o->gather_numacoll,    &o->gatherv_numacoll,
+                               &o->scatter_numacoll,   &o->scatterv_numacoll};
+    for (int k = 0; k < MV_KINDS; k++) {
+        *calls[k] = READ(move_calls[k]);
+        *ran[k] = READ(move_numacoll[k]);
+    }
+    o->move_staged = READ(move_staged);
+}

@@ -1,0 +1,63 @@
+# MPI tests of the gather family through numacoll (tests/mpi/mpi_move_test.c): MPI_Allgather,
+# MPI_Allgatherv, MPI_Gather, MPI_Gatherv, MPI_Scatter, MPI_Scatterv (and _c), for every MPI
+# libnumacoll_mpi was built for; nc_mpi_program, nc_mpi_test and NC_MPI_TDIR come from
+# mpi.cmake.
+if(NOT NC_MPI_FLAVORS OR NUMACOLL_MPI STREQUAL "off")
+  return()
+endif()
+
+foreach(f ${NC_MPI_FLAVORS})
+  set(t mpi_move_test_${f})
+  nc_mpi_program(${t} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_move_test.c ${f})
+  set(P ${NC_MPI_TDIR}/${t})
+  # np 1: the MPI library's own (a communicator of one); np 2 up to 3 MiB blocks; np 3 and
+  # 5 (oversubscribed) up to 256 KiB, every root; np 8 (Open MPI) up to 64 KiB
+  set(cases "1 tiny" "2 full" "3 small" "5 tiny")
+  if(NOT f STREQUAL "mpich")
+    list(APPEND cases "8 tiny")
+  endif()
+  foreach(c ${cases})
+    separate_arguments(c)
+    list(GET c 0 np)
+    list(GET c 1 level)
+    if(np EQUAL 1)
+      set(how "[0-9]+ calls checked, 0 of them numacoll's .the MPI library's")
+    else()
+      set(how "([0-9]+) calls checked, \\1 of them numacoll's .flat")
+    endif()
+    nc_mpi_test(mpi_${f}_move_np${np} ${f} ${np} --timeout 60 --expect "matrix: ${how}"
+                --expect "matrix: PASS" -- ${P} matrix ${level})
+  endforeach()
+  # hierarchical (pseudo-nodes): node steps numacoll's, gatherv and scatterv native
+  nc_mpi_test(mpi_${f}_move_fake2 ${f} 5 --timeout 60 --env NUMACOLL_FAKE_NODES=2
+              --expect "matrix: [0-9]+ calls checked, [1-9][0-9]* of them numacoll's .hierarchical"
+              --expect "matrix: PASS" -- ${P} matrix tiny)
+  # a member's count off by one: an MPI error naming it, no hang, the next calls right
+  nc_mpi_test(mpi_${f}_move_mismatch ${f} 3 --timeout 60
+              --expect "rank 2's send block is 36 bytes, but 32 are expected of it"
+              --expect "mismatch: the bad call failed, the next 3 right"
+              --expect "mismatch: PASS" -- ${P} mismatch)
+endforeach()
+
+# numacoll-bench --mpi allgather|gather|scatterv at np = 2, 1 B .. 2 KiB: every row at every
+# size (12), every received block checked (a wrong byte fails the run), `default` through
+# numacoll (its counters on every rank)
+foreach(f ${NC_MPI_FLAVORS})
+  if(NOT TARGET numacoll-bench-mpi-${f})
+    continue()
+  endif()
+  set(B ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f})
+  set(rows --count "^allgather +native +2 " 12 --count "^allgather +default +2 " 12
+           --count "^allgather +limit:xcore +2 " 12)
+  if(f STREQUAL "openmpi")
+    list(APPEND rows --count "^allgather +native-sm +2 " 12)
+  endif()
+  nc_mpi_test(mpi_${f}_bench_allgather ${f} 2 ${rows} --env NUMACOLL_MPI_STATS=1
+              --count "MPI_Allgather [1-9][0-9]* .numacoll [1-9][0-9]*" 2
+              -- ${B} allgather --reps 1 --iters 20 --target-ms 1 --max-bytes 2K)
+  nc_mpi_test(mpi_${f}_bench_scatterv ${f} 2 --count "^scatterv +default +2 " 12
+              --count "^scatterv +limit:xcore +2 " 12 --env NUMACOLL_MPI_STATS=1
+              --count "MPI_Scatterv [1-9][0-9]* .numacoll [1-9][0-9]*" 2
+              -- ${B} scatterv --root 1 --reps 1 --iters 20 --target-ms 1 --max-bytes 2K
+              --variants native,default,limit:xcore)
+endforeach()
