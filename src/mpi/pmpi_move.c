@@ -42,12 +42,35 @@ static int in_order(MPI_Datatype dt, int depth)
     return ok;
 }
 
+/* Size of one element of a common predefined contiguous C datatype (lower bound 0, extent
+ * = size), 0 for any other handle: the common call needs no datatype query. */
+static inline size_t predefined_size(MPI_Datatype dt)
+{
+    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_SIGNED_CHAR ||
+        dt == MPI_INT8_T || dt == MPI_UINT8_T)
+        return 1;
+    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_INT32_T || dt == MPI_UINT32_T)
+        return sizeof(int32_t);
+    if (dt == MPI_DOUBLE || dt == MPI_INT64_T || dt == MPI_UINT64_T) return 8;
+    if (dt == MPI_FLOAT) return sizeof(float);
+    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
+    if (dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG) return sizeof(long long);
+    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
+        return sizeof(short);
+    return 0;
+}
+
 int mv_side_init(mv_side_t *sd, const void *buf, MPI_Datatype dt)
 {
     MPI_Count tsz = 0;
     MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
     sd->buf = (void *)buf;
     sd->dt = dt;
+    size_t psz = predefined_size(dt);
+    if (psz) {
+        sd->tsz = psz, sd->ext = (MPI_Aint)psz, sd->tlb = 0, sd->plain = 1;
+        return 1;
+    }
     if (dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &tsz) != MPI_SUCCESS || tsz < 0 ||
         PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS)
@@ -282,9 +305,9 @@ static uint64_t units_of(const mv_call_t *c)
     MPI_Count n = c->sendbuf != MPI_IN_PLACE ? c->scount : c->rcount;
     MPI_Datatype dt = c->sendbuf != MPI_IN_PLACE ? c->stype : c->rtype;
     if (c->kind == MV_SCATTER || c->kind == MV_SCATTERV) n = c->rcount, dt = c->rtype;
-    if (c->recvbuf == MPI_IN_PLACE || dt == MPI_DATATYPE_NULL ||
-        PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz < 0)
-        return 1;
+    if (c->recvbuf == MPI_IN_PLACE || dt == MPI_DATATYPE_NULL) return 1;
+    sz = (int)predefined_size(dt);
+    if (!sz && (PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz < 0)) return 1;
     return bcast_units(n, sz);
 }
 

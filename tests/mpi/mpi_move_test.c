@@ -11,7 +11,8 @@
  *       sides: MPI_BYTE / MPI_BYTE, MPI_INT / a contiguous type of 4 ints, and a vector
  *       type (2 ints of every 4: not contiguous) on the send or the receive side
  *   mpi_move_test mismatch
- *       a member whose count differs from what the others expect of it: the call fails
+ *       a member whose count differs from its own receive side (allgather), and a sender
+ *       whose count differs from what the root of a gatherv expects of it: the call fails
  *       (an MPI error, no hang) and the next calls work
  *
  * Every rank computes what every block must hold (a function of the case, the sending
@@ -320,6 +321,23 @@ static void test_mismatch(void)
                 }
     }
     if (g_rank == 0) printf("mismatch: the bad call %s, the next 3 right\n", any ? "failed" : "passed");
+    /* the same between members: the root of a gatherv expects 8 ints of every rank, the
+     * last one sends 9 (its own arguments agree with themselves): the core sees it */
+    int cnt[64], dsp[64];
+    for (int r = 0; r < g_size && r < 64; r++)
+        cnt[r] = 8, dsp[r] = 9 * r;
+    rc = MPI_Gatherv(in, n, MPI_INT, out, cnt, dsp, MPI_INT, 0, MPI_COMM_WORLD);
+    failed = rc != MPI_SUCCESS;
+    PMPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (g_mode > 0) CHECK(any, "a gatherv with a sender's count off by one succeeded everywhere");
+    rc = MPI_Gatherv(in, 8, MPI_INT, out, cnt, dsp, MPI_INT, 0, MPI_COMM_WORLD);
+    CHECK(rc == MPI_SUCCESS, "gatherv after the mismatch: rc %d", rc);
+    for (int r = 0; g_rank == 0 && rc == MPI_SUCCESS && r < g_size; r++)
+        CHECK(out[9 * r] == r * 1000 && out[9 * r + 7] == r * 1000 + 7,
+              "gatherv after the mismatch: rank %d's block is wrong", r);
+    if (g_rank == 0)
+        printf("mismatch: the gatherv between members %s, the next one right\n",
+               any ? "failed" : "passed");
 }
 
 int main(int argc, char **argv)
