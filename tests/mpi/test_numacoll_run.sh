@@ -129,7 +129,7 @@ if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [
         fake="$(mktemp -d)"
         mkdir -p "$fake/mpi4py"
         : >"$fake/mpi4py/__init__.py"
-        cp "$bin/../lib/openmpi/libnumacoll_mpi.so" "$fake/mpi4py/MPI.so"
+        cp "$po" "$fake/mpi4py/MPI.so" # an object that loads Open MPI's libmpi
         printf '#!/usr/bin/python3\nfrom mpi4py import MPI\n' >"$fake/app.py"
         chmod +x "$fake/app.py"
         PYTHONPATH="$fake" expect_err "MPICH launcher, python3 with an Open MPI mpi4py" \

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Run numacoll's `make test` in a Debian 13 (trixie) root: GCC 14, CMake 3.31, Open MPI 5.0.x,
+# MPICH 4.2.x, mpi4py 4. Not part of CI (building the root takes minutes and needs the Debian
+# mirror); run it by hand as root before changing anything MPI-facing:
+#
+#   tools/scripts/dev/test-debian13.sh [--root DIR] [--rebuild-root] [--keep-build]
+#
+# The root is made once with debootstrap (minbase) plus the Makefile's TEST_PKGS and kept in
+# DIR (default /var/tmp/numacoll-debian13) for the next run. Each run copies the working tree
+# (tracked and untracked, not ignored, files) into DIR/src/numacoll, bind-mounts /proc, /sys,
+# /dev and /dev/shm, runs `make test` there and prints a summary: the versions of the
+# compilers and MPIs, ctest's totals, each MPI test's result (skips with their reason) and the
+# failed tests. The mounts are undone on every exit path. The whole log is DIR/make-test.log.
+# Exit status: that of `make test`.
+set -euo pipefail
+
+root=/var/tmp/numacoll-debian13
+rebuild=0
+keep_build=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --root) root=$2; shift 2 ;;
+    --rebuild-root) rebuild=1; shift ;;
+    --keep-build) keep_build=1; shift ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test-debian13.sh: unknown argument '$1' (allowed: --root DIR, --rebuild-root, --keep-build)" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || { echo "test-debian13.sh: must run as root (debootstrap, chroot, mounts)" >&2; exit 2; }
+command -v debootstrap >/dev/null || { echo "test-debian13.sh: needs debootstrap (apt-get install debootstrap)" >&2; exit 2; }
+
+repo=$(cd "$(dirname "$0")/../../.." && pwd)
+log=$root/make-test.log
+
+# The Debian mirror this machine's apt already uses (first deb.* URI of the main archive).
+mirror=${DEBIAN_MIRROR:-}
+if [ -z "$mirror" ]; then
+  mirror=$(grep -hE '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
+           grep -oE 'https?://[^ ]+/debian/?$' | head -n1 || true)
+fi
+[ -n "$mirror" ] || { echo "test-debian13.sh: no Debian mirror found in /etc/apt; set DEBIAN_MIRROR" >&2; exit 2; }
+
+mounted=()
+cleanup() {
+  local i
+  for (( i=${#mounted[@]}-1; i>=0; i-- )); do
+    umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+bind() { # bind SRC DST: bind-mount and remember it for cleanup
+  mkdir -p "$2"
+  mount --bind "$1" "$2"
+  mounted+=("$2")
+}
+mount_all() {
+  mkdir -p "$root/proc" "$root/sys"
+  mount -t proc proc "$root/proc"; mounted+=("$root/proc")
+  mount -t sysfs sysfs "$root/sys"; mounted+=("$root/sys")
+  bind /dev "$root/dev"
+  bind /dev/shm "$root/dev/shm"
+}
+
+pkgs=$(make -s -C "$repo" --no-print-directory --eval 'nc-print-test-pkgs: ; @echo $(TEST_PKGS)' nc-print-test-pkgs)
+
+if [ $rebuild = 1 ] || [ ! -f "$root/.numacoll-root-ready" ]; then
+  echo "== building the Debian 13 root in $root (mirror $mirror)"
+  rm -rf "$root"
+  mkdir -p "$root"
+  debootstrap --variant=minbase trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1 ||
+    { echo "debootstrap failed, see $root.debootstrap.log" >&2; exit 1; }
+  mount_all
+  cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  # shellcheck disable=SC2086
+  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    make git ca-certificates $pkgs >>"$root.debootstrap.log" 2>&1 ||
+    { echo "package install failed, see $root.debootstrap.log" >&2; exit 1; }
+  touch "$root/.numacoll-root-ready"
+else
+  mount_all
+fi
+
+echo "== copying $repo into $root/src/numacoll"
+mkdir -p "$root/src/numacoll"
+if [ $keep_build = 0 ]; then
+  rm -rf "$root/src/numacoll"
+  mkdir -p "$root/src/numacoll"
+fi
+(cd "$repo" && git ls-files -z --cached --others --exclude-standard |
+  while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+  tar --null -T - -cf -) | tar -xf - -C "$root/src/numacoll"
+
+ver() { chroot "$root" dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"; }
+echo "== Debian $(cat "$root/etc/debian_version"), gcc $(ver gcc-14), cmake $(ver cmake)," \
+     "Open MPI $(ver libopenmpi-dev), MPICH $(ver libmpich-dev), mpi4py $(ver python3-mpi4py)"
+
+echo "== make test (log: $log)"
+start=$(date +%s)
+set +e
+chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  HOME=/root LANG=C.UTF-8 TERM=dumb bash -c 'cd /src/numacoll && make test' >"$log" 2>&1
+rc=$?
+set -e
+wall=$(( $(date +%s) - start ))
+
+echo "== summary ($(date -u +%Y-%m-%d), ${wall} s, make test exit $rc)"
+grep -E 'tests passed|Total Test time' "$log" || echo "ctest did not finish (see $log)"
+echo "-- MPI tests:"
+grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: mpi' "$log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: //; s/ +\.+/ /' || true
+echo "-- skipped (with the reason the test printed):"
+# ctest prints a skipped test's output before its status line; the reason is the line
+# that starts with "SKIP:".
+awk '/^SKIP: /{reason=$0} /\*\*\*Skipped|Not Run/{n=$0; sub(/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: /,"",n); sub(/ +\..*/,"",n); print "  " n ": " reason; reason=""}' "$log"
+echo "-- failed:"
+sed -n '/The following tests FAILED/,$p' "$log" | grep -E '^\s+[0-9]+ - ' || echo "  none"
+exit $rc
