@@ -22,8 +22,9 @@ configure() { # NUMACOLL_MPICC value: the configure's output in $tmp/out, its st
 if configure "$tmp/mpi/bin/mpicc"; then
     m="$tmp/build/share/numacoll/mpis.tsv"
     got="$(grep -v '^#' "$m" 2>/dev/null | cut -f1,4,5,6,7)"
-    want="$(printf 'openmpi\t%s\t%s\t%s\tlib/openmpi/libnumacoll_mpi.so' \
-        "$tmp/mpi/bin/mpicc" "$tmp/mpi/bin/mpirun" "$tmp/mpi/bin/mpif90")"
+    major="$(grep -v '^#' "$m" 2>/dev/null | cut -f2 | cut -d. -f1)"
+    want="$(printf 'openmpi\t%s\t%s\t%s\tlib/libnumacoll_mpi-openmpi%s.so' \
+        "$tmp/mpi/bin/mpicc" "$tmp/mpi/bin/mpirun" "$tmp/mpi/bin/mpif90" "$major")"
     if [ "$got" = "$want" ]; then echo "ok: the prefix's MPI is recorded: $got"
     else echo "FAILED: the manifest holds '$got', expected '$want'"; fail=1; fi
 else
