@@ -110,7 +110,8 @@ foreach(f ${NC_MPI_FLAVORS})
   # MPMD launches (two app contexts, ':' and an appfile/configfile): every rank preloaded
   add_test(NAME mpi_${f}_mpmd
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_mpmd.sh ${CMAKE_BINARY_DIR}/bin ${f} ${P})
-  set_tests_properties(mpi_${f}_mpmd PROPERTIES TIMEOUT 240 LABELS "mpi;mpi-${f}" RUN_SERIAL TRUE)
+  set_tests_properties(mpi_${f}_mpmd PROPERTIES TIMEOUT 240 LABELS "mpi;mpi-${f}" RUN_SERIAL TRUE
+                       SKIP_RETURN_CODE 77)
   nc_mpi_test(mpi_${f}_threads ${f} 2 -- ${P} threads)
   nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
   nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)
@@ -220,8 +221,10 @@ foreach(f ${NC_MPI_FLAVORS})
     nc_mpi_test(mpi_${f}_bench_bcast_root_shift3 ${f} 3 --count "^bcast +default +3 " 10
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --root-shift --reps 2
                 --iters 30 --target-ms 1 --min-bytes 64 --max-bytes 32K --variants native,default)
+    # (the message of one rank at least: Open MPI 5's launcher ends the other rank as soon
+    # as one exits with an error, sometimes before it has printed)
     nc_mpi_test(mpi_${f}_bench_root_shift_barrier ${f} 2 --fail
-                --count "--root-shift is an option of bcast" 2
+                --expect "--root-shift is an option of bcast"
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} barrier --root-shift)
     # numacoll-bench --mpi allreduce|reduce at np = 2, 8 B .. 2 KiB: every row at every size
     # (limit:inline up to its 1 KiB blocks: 8 sizes), every member that gets the result
