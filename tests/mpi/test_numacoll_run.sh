@@ -79,9 +79,9 @@ expect_err "unknown option" "^numacoll-run: unknown option '--bogus'" --bogus mp
 # --help documents every option and ends with a whole sentence; --version
 out="$("$bin/numacoll-run" --help 2>&1)"; rc=$?
 miss=""
-for w in "--mpi openmpi|mpich" "--lib PATH" "--print" "--force" "--version" "-h, --help" \
-    "The program's MPI" "Exit status" "MPI_Barrier, MPI_Bcast, MPI_Allreduce" "and MPI_Reduce" \
-    "srun"; do
+for w in "--mpi NAME" "--lib PATH" "--env-style STYLE" "--print" "--force" "--version" \
+    "-h, --help" "The program's MPI" "Exit status" "Collectives numacoll runs" "srun" \
+    "mpirun_rsh" "anything else"; do
     grep -qF -- "$w" <<<"$out" || miss+=" '$w'"
 done
 if [ $rc -eq 0 ] && [ -z "$miss" ] && grep -v '^ *$' <<<"$out" | tail -n 1 | grep -q '[.)]$'; then
@@ -178,6 +178,37 @@ if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [
     # other launchers known by name: Open MPI 5's prterun, MPICH's mpiexec.hydra
     check "prterun: Open MPI" "^prterun -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -np 2 " prterun -np 2 "$po"
     check "mpiexec.hydra: MPICH" "^mpiexec\.hydra -genv LD_PRELOAD [^ ]*/libnumacoll_mpi-mpich[0-9]+\.so -n 2 " mpiexec.hydra -n 2 "$pm"
+    # MVAPICH's mpirun_rsh: VAR=VALUE arguments just before the program (host names may
+    # precede it), the command's own LD_PRELOAD=... keeping the library first; an MPICH-
+    # family launcher (an Open MPI program refused)
+    NUMACOLL_VERBOSE=1 check "mpirun_rsh: the environment as arguments before the program" \
+        "^mpirun_rsh -np 2 n0 n1 MV2_X=1 LD_PRELOAD=[^ ]*/libnumacoll_mpi-mpich[0-9]+\.so NUMACOLL_VERBOSE=1 [^ ]*mpi_coll_test_mpich barrier 3 *$" \
+        mpirun_rsh -np 2 n0 n1 MV2_X=1 "$pm" barrier 3
+    check "mpirun_rsh: the command's LD_PRELOAD keeps the library first" \
+        "^mpirun_rsh -np 2 n0 LD_PRELOAD=[^ ]*/libnumacoll_mpi-mpich[0-9]+\.so:libm\.so\.6 [^ ]*mpi_coll_test_mpich *$" \
+        mpirun_rsh -np 2 n0 LD_PRELOAD=libm.so.6 "$pm"
+    expect_err "mpirun_rsh with an Open MPI program" "MPI mismatch: the launcher mpirun_rsh belongs to MPICH" \
+        --print mpirun_rsh -np 2 "$po"
+    # a launcher it does not know (a vendor's): the preload of the program's MPI, exported
+    # to the launcher, which passes its environment on; --env-style names another rule
+    check "a vendor launcher: the environment it passes on" \
+        "^LD_PRELOAD=[^ ]*/libnumacoll_mpi-mpich[0-9]+\.so aprun -n 2 [^ ]*mpi_coll_test_mpich *$" \
+        aprun -n 2 "$pm"
+    check "an unknown mpiexec with --env-style genv" \
+        "^mpiexec\.vendor -genv LD_PRELOAD [^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -n 2 [^ ]*mpi_coll_test_openmpi *$" \
+        --env-style genv mpiexec.vendor -n 2 "$po"
+    expect_err "an unknown mpiexec without --mpi or --env-style" "use --mpi openmpi\|mpich .the MPI. or --env-style" \
+        --print mpiexec.vendor -n 2 "$po"
+    expect_err "a bad --env-style" "--env-style 'no' is not valid; allowed: x, genv, export, args, environ" \
+        --print --env-style no mpirun -n 2 ./a
+    # the help names every collective the preload runs (its MPI_* entry points)
+    out="$("$bin/numacoll-run" --help | tr '\n' ' ')"
+    for c in $(nm -D --defined-only "$bin/../lib/openmpi/libnumacoll_mpi.so" |
+        awk '$3 ~ /^MPI_[A-Z][a-z_]*[a-z]$/ && $3 !~ /^MPI_Session/ { sub(/_c$/, "", $3); print $3 }' | sort -u) \
+        MPI_Barrier MPI_Bcast MPI_Allreduce MPI_Reduce; do
+        grep -q "Collectives numacoll runs .*[: ]$c[,.]" <<<"$out" ||
+            { echo "FAILED: numacoll-run --help does not name $c"; fail=1; }
+    done
     # the preload is the one built for the program's MPI library, matched by that library
     # and what it says it is (MPI_Get_library_version), not by the launcher: a copy of
     # numacoll-run whose manifest lacks the program's MPI refuses, naming the program's MPI,
