@@ -161,10 +161,17 @@ foreach(f ${NC_MPI_FLAVORS})
   # MPI_Init): team, queue and buffer set-ups fail on every member alike, the calls succeed
   # through the native collectives, one verbose line says why (no idle teams: each case
   # must set up its own)
-  nc_mpi_test(mpi_${f}_exhaust ${f} 2 --env NUMACOLL_VERBOSE=1 --env NUMACOLL_MPI_TEAM_CACHE=0
+  # (MPICH's UCX transport: shared memory through SysV and CMA, which attach without a file
+  # descriptor; its default POSIX one opens the peer's segment through /proc at a large
+  # message, and newer UCX (1.18, Debian 13) aborts when that finds no descriptor)
+  set(exhaust_env)
+  if(f STREQUAL "mpich")
+    set(exhaust_env --env UCX_TLS=self,sysv,cma)
+  endif()
+  nc_mpi_test(mpi_${f}_exhaust ${f} 2 ${exhaust_env} --env NUMACOLL_VERBOSE=1 --env NUMACOLL_MPI_TEAM_CACHE=0
               --expect "using the native MPI collectives there"
               --expect "exhaust: [24] squeezed rounds passed" -- ${P} exhaust)
-  nc_mpi_test(mpi_${f}_exhaust_np3 ${f} 3 --env NUMACOLL_MPI_TEAM_CACHE=0
+  nc_mpi_test(mpi_${f}_exhaust_np3 ${f} 3 ${exhaust_env} --env NUMACOLL_MPI_TEAM_CACHE=0
               --expect "exhaust: [24] squeezed rounds passed" -- ${P} exhaust)
   # a communicator used for small messages only costs little shared memory (its reduction
   # buffers get the rest of their pages at the first large reduction), and

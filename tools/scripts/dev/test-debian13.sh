@@ -55,6 +55,9 @@ bind() { # bind SRC DST: bind-mount and remember it for cleanup
   mounted+=("$2")
 }
 mount_all() {
+  # the root a mount point of its own: the tests' `unshare -m` (private /dev/shm) needs "/"
+  # to be one to make it private
+  bind "$root" "$root"
   mkdir -p "$root/proc" "$root/sys"
   mount -t proc proc "$root/proc"; mounted+=("$root/proc")
   mount -t sysfs sysfs "$root/sys"; mounted+=("$root/sys")
@@ -91,6 +94,20 @@ fi
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
   while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
   tar --null -T - -cf -) | tar -xf - -C "$root/src/numacoll"
+# a repository of its own (the benchmark summary records the commit): one commit of the copy
+head=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+chroot "$root" sh -c "cd /src/numacoll && rm -rf .git && git init -q && git add -A &&
+  git -c user.name=test-debian13 -c user.email=test-debian13@localhost commit -qm 'copy of $head'"
+
+# the host's trust and pip settings, so that pip reaches the package index as it does here
+# (mpi_openmpi_mpi4py fetches mpi4py's sdist)
+if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
+fi
+[ -f /etc/pip.conf ] && cp /etc/pip.conf "$root/etc/pip.conf"
+passenv=()
+while IFS= read -r v; do passenv+=("$v"); done < <(env | grep -E '^(PIP_[A-Z_]+|REQUESTS_CA_BUNDLE|SSL_CERT_FILE)=' |
+  while IFS='=' read -r n val; do [ -e "$root$val" ] || [[ "$n" == PIP_* && ! "$val" == /* ]] && printf '%s=%s\n' "$n" "$val"; done)
 
 ver() { chroot "$root" dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"; }
 echo "== Debian $(cat "$root/etc/debian_version"), gcc $(ver gcc-14), cmake $(ver cmake)," \
@@ -100,7 +117,7 @@ echo "== make test (log: $log)"
 start=$(date +%s)
 set +e
 chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  HOME=/root LANG=C.UTF-8 TERM=dumb bash -c 'cd /src/numacoll && make test' >"$log" 2>&1
+  HOME=/root LANG=C.UTF-8 TERM=dumb "${passenv[@]}" bash -c 'cd /src/numacoll && make test' >"$log" 2>&1
 rc=$?
 set -e
 wall=$(( $(date +%s) - start ))
@@ -109,10 +126,15 @@ echo "== summary ($(date -u +%Y-%m-%d), ${wall} s, make test exit $rc)"
 grep -E 'tests passed|Total Test time' "$log" || echo "ctest did not finish (see $log)"
 echo "-- MPI tests:"
 grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: mpi' "$log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: //; s/ +\.+/ /' || true
-echo "-- skipped (with the reason the test printed):"
-# ctest prints a skipped test's output before its status line; the reason is the line
-# that starts with "SKIP:".
-awk '/^SKIP: /{reason=$0} /\*\*\*Skipped|Not Run/{n=$0; sub(/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: /,"",n); sub(/ +\..*/,"",n); print "  " n ": " reason; reason=""}' "$log"
+echo "-- skipped (with the reason the test printed: its 'SKIP' line in ctest's LastTest.log):"
+last=$root/src/numacoll/build/Testing/Temporary/LastTest.log
+grep -E '\*\*\*Skipped' "$log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*/\1/' |
+  while read -r t; do
+    why=$(awk -v t="$t" '$0 ~ "^[0-9]+/[0-9]+ Testing: " t "$" { p = 1; next }
+                         p && /^[0-9]+\/[0-9]+ Testing: / { exit }
+                         p && /SKIP|[Ss]kipped/ { print; exit }' "$last" 2>/dev/null)
+    echo "  $t: ${why:-(no reason printed)}"
+  done
 echo "-- failed:"
 sed -n '/The following tests FAILED/,$p' "$log" | grep -E '^\s+[0-9]+ - ' || echo "  none"
 exit $rc
