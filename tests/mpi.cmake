@@ -346,8 +346,11 @@ if("mpich" IN_LIST NC_MPI_FLAVORS)
                        RUN_SERIAL TRUE PASS_REGULAR_EXPRESSION "renamed MPI library: PASS")
 endif()
 
-# an MPI in a cluster-style prefix (bin/mpicc, bin/mpirun, bin/mpif90) named by
-# -DNUMACOLL_MPICC is found and recorded with its own launcher (a scratch configure)
+# an MPI in a cluster-style prefix (bin/mpicc, bin/mpirun, bin/mpif90) that is alone on
+# PATH is found and recorded with its own launcher, and a scratch build's preload and
+# numacoll-run run a program built with its mpicc under its mpirun, numacoll's counters
+# proving every call numacoll's (about 20 s: the scratch build); bad -DNUMACOLL_MPICC
+# values fail the configure
 if("openmpi" IN_LIST NC_MPI_FLAVORS AND NC_MPI_openmpi_LAUNCHER AND NC_MPI_openmpi_FC)
   add_test(NAME mpi_cluster_prefix
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_cluster_prefix.sh ${PROJECT_SOURCE_DIR}

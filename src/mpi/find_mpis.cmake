@@ -1,7 +1,7 @@
 # Finds the MPIs to build libnumacoll_mpi for by asking their C compiler wrappers.
 #
 # Candidates: the wrappers of NUMACOLL_MPICC (a list of paths or names) if set; else the
-# `mpicc` on PATH, then Debian's mpicc.openmpi and mpicc.mpich. Each is classified by what
+# `mpicc` on PATH, then Debian's mpicc.openmpi and mpicc.mpich on PATH. Each is classified by what
 # its mpi.h says (a preprocessor probe: OPEN_MPI and OMPI_*_VERSION, MPICH_VERSION,
 # MPI_VERSION), its compile and link line comes from its -showme (Open MPI) or -show
 # (MPICH family), and its launcher and Fortran wrapper from the same bin directory (see
@@ -187,9 +187,11 @@ if(NUMACOLL_MPICC)
     list(APPEND _nc_cands ${w})
   endforeach()
 else()
+  # on PATH only (not CMake's system directories): an MPI hidden from PATH, e.g. by an
+  # environment module that put another first, is not built for
   foreach(n mpicc mpicc.openmpi mpicc.mpich)
     unset(_nc_w CACHE)
-    find_program(_nc_w ${n})
+    find_program(_nc_w ${n} NO_CMAKE_SYSTEM_PATH)
     if(_nc_w)
       list(APPEND _nc_cands ${_nc_w})
     endif()
