@@ -239,27 +239,32 @@ numacoll was built for: openmpi [0-9.]+ \(libmpi\.so\.40, $occ\)\.
     [ "$("$alt/bin/numacoll-run" --print mpiexec.mpich -n 2 "$pm" >/dev/null 2>&1; echo $?)" = 2 ] ||
         { echo "FAILED: no preload for the program's MPI: exit status not 2"; fail=1; }
     # an Open MPI program of another major version than the Open MPI numacoll was built for
-    # (4.x and 5.x share libmpi.so.40): refused, though the launcher is Open MPI's
-    awk -F'\t' -v OFS='\t' '$1 == "openmpi" { $2 = "5.0.7"; $8 = "openmpi5"; $10 = "/nonexistent/libmpi.so.40.40.7" } { print }' \
+    # (4.x and 5.x share libmpi.so.40; here the manifest says one more than the real one):
+    # refused, though the launcher is Open MPI's
+    omaj="$(awk -F'\t' '$1 == "openmpi" { split($2, v, "."); print v[1] }' "$m")"
+    fmaj=$((omaj + 1))
+    awk -F'\t' -v OFS='\t' -v f="$fmaj" '$1 == "openmpi" { $2 = f ".0.7"; $8 = "openmpi" f; $10 = "/nonexistent/libmpi.so.40.40.7" } { print }' \
         "$m" >"$alt/share/numacoll/mpis.tsv"
-    alt_run "an Open MPI 4 program, numacoll built for Open MPI 5" \
-"^numacoll-run: numacoll has no preload for the program's MPI: .*which says \"Open MPI v4\.
-numacoll was built for: openmpi 5\.0\.7 \(libmpi\.so\.40, $occ\), mpich
+    alt_run "an Open MPI $omaj program, numacoll built for Open MPI $fmaj" \
+"^numacoll-run: numacoll has no preload for the program's MPI: .*which says \"Open MPI v$omaj\.
+numacoll was built for: openmpi $fmaj\.0\.7 \(libmpi\.so\.40, $occ\), mpich
 -DNUMACOLL_MPICC='[^';]+;[^']*mpicc[^']*'$
 one preload per MPI family: it replaces the Open MPI one built with $occ" \
         --print mpirun.openmpi -np 2 "$po"
     alt_run "--force: the family's preload anyway" \
-"--force: no preload built for the program's MPI \(Open MPI v4
+"--force: no preload built for the program's MPI \(Open MPI v$omaj
 ^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -np 2 " \
         --print --force mpirun.openmpi -np 2 "$po"
     # --mpi takes a preload's name of the manifest too
-    alt_run "--mpi openmpi5 (a preload name)" "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -np 2 \./a" \
-        --print --mpi openmpi5 mpirun.openmpi -np 2 ./a
-    alt_run "--mpi with an unknown name" "--mpi 'openmpi9' is not valid; allowed: openmpi, mpich, openmpi5, mpich[0-9]+$" \
-        --print --mpi openmpi9 mpirun.openmpi -np 2 ./a
+    alt_run "--mpi openmpi$fmaj (a preload name)" "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -np 2 \./a" \
+        --print --mpi "openmpi$fmaj" mpirun.openmpi -np 2 ./a
+    alt_run "--mpi with an unknown name" "--mpi 'openmpi99' is not valid; allowed: openmpi, mpich, openmpi$fmaj, mpich[0-9]+$" \
+        --print --mpi openmpi99 mpirun.openmpi -np 2 ./a
     # the MPI tests skip (exit 77, the reason printed) where the recorded MPI version's
     # launcher has a known defect (manifest.sh: Open MPI 5's MPMD launches and recovery),
     # and run elsewhere
+    awk -F'\t' -v OFS='\t' '$1 == "openmpi" { $2 = "5.0.7"; $8 = "openmpi5" } { print }' \
+        "$m" >"$alt/share/numacoll/mpis.tsv"
     for t in "test_mpmd.sh mpmd MPMD launch" "reduce_kill.sh recovery --enable-recovery"; do
         set -- $t
         out="$("$(dirname "$0")/$1" "$alt/bin" openmpi /bin/false 2>&1)"; rc=$?
