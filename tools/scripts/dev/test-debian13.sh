@@ -105,6 +105,8 @@ if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
   cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
 fi
 [ -f /etc/pip.conf ] && cp /etc/pip.conf "$root/etc/pip.conf"
+# this host's name must resolve in the root as it does here (mpi4py's testJoin)
+cp /etc/hosts "$root/etc/hosts"
 passenv=()
 while IFS= read -r v; do passenv+=("$v"); done < <(env | grep -E '^(PIP_[A-Z_]+|REQUESTS_CA_BUNDLE|SSL_CERT_FILE)=' |
   while IFS='=' read -r n val; do [ -e "$root$val" ] || [[ "$n" == PIP_* && ! "$val" == /* ]] && printf '%s=%s\n' "$n" "$val"; done)
@@ -124,8 +126,15 @@ wall=$(( $(date +%s) - start ))
 
 echo "== summary ($(date -u +%Y-%m-%d), ${wall} s, make test exit $rc)"
 grep -E 'tests passed|Total Test time' "$log" || echo "ctest did not finish (see $log)"
-echo "-- MPI tests:"
-grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: mpi' "$log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: //; s/ +\.+/ /' || true
+echo "-- MPI tests (passed / skipped / failed):"
+for m in openmpi mpich; do
+  r=$(grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+: mpi_${m}_" "$log")
+  printf '  %-8s %s / %s / %s\n' "$m" "$(grep -c ' Passed ' <<<"$r")" \
+    "$(grep -c 'Skipped' <<<"$r")" "$(grep -Ec 'Failed|Timeout|Not Run' <<<"$r")"
+done
+r=$(grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+: mpi_" "$log" | grep -Ev ": mpi_(openmpi|mpich)_")
+printf '  %-8s %s / %s / %s\n' "both" "$(grep -c ' Passed ' <<<"$r")" \
+  "$(grep -c 'Skipped' <<<"$r")" "$(grep -Ec 'Failed|Timeout|Not Run' <<<"$r")"
 echo "-- skipped (with the reason the test printed: its 'SKIP' line in ctest's LastTest.log):"
 last=$root/src/numacoll/build/Testing/Temporary/LastTest.log
 grep -E '\*\*\*Skipped' "$log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*/\1/' |
