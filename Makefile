@@ -19,7 +19,8 @@ endif
 # Debian packages: to build, to test (MPI, Fortran, plots), to benchmark.
 BUILD_PKGS = gcc make cmake pkg-config hwloc libhwloc-dev libnuma-dev libcmocka-dev help2man
 TEST_PKGS  = $(BUILD_PKGS) openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran \
-             python3-matplotlib python3-mpi4py python3-dev python3-pip python3-venv
+             python3-matplotlib python3-mpi4py python3-dev python3-pip python3-venv \
+             python3-setuptools
 BENCH_PKGS = $(TEST_PKGS)
 
 .PHONY: all deps deps-test configure build test test-sanitize bench install format clean

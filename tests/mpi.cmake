@@ -118,7 +118,8 @@ foreach(f ${NC_MPI_FLAVORS})
   # MPMD launches (two app contexts, ':' and an appfile/configfile): every rank preloaded
   add_test(NAME mpi_${f}_mpmd
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_mpmd.sh ${CMAKE_BINARY_DIR}/bin ${f} ${P})
-  set_tests_properties(mpi_${f}_mpmd PROPERTIES TIMEOUT 240 LABELS "mpi;mpi-${f}" RUN_SERIAL TRUE)
+  set_tests_properties(mpi_${f}_mpmd PROPERTIES TIMEOUT 240 LABELS "mpi;mpi-${f}" RUN_SERIAL TRUE
+                       SKIP_RETURN_CODE 77)
   nc_mpi_test(mpi_${f}_threads ${f} 2 -- ${P} threads)
   nc_mpi_test(mpi_${f}_bcast_np2 ${f} 2 -- ${P} bcast 3)
   nc_mpi_test(mpi_${f}_bcast_np4 ${f} 4 -- ${P} bcast 1)
@@ -168,10 +169,17 @@ foreach(f ${NC_MPI_FLAVORS})
   # MPI_Init): team, queue and buffer set-ups fail on every member alike, the calls succeed
   # through the native collectives, one verbose line says why (no idle teams: each case
   # must set up its own)
-  nc_mpi_test(mpi_${f}_exhaust ${f} 2 --env NUMACOLL_VERBOSE=1 --env NUMACOLL_MPI_TEAM_CACHE=0
+  # (MPICH's UCX transport: shared memory through SysV and CMA, which attach without a file
+  # descriptor; its default POSIX one opens the peer's segment through /proc at a large
+  # message, and newer UCX (1.18, Debian 13) aborts when that finds no descriptor)
+  set(exhaust_env)
+  if(f STREQUAL "mpich")
+    set(exhaust_env --env UCX_TLS=self,sysv,cma)
+  endif()
+  nc_mpi_test(mpi_${f}_exhaust ${f} 2 ${exhaust_env} --env NUMACOLL_VERBOSE=1 --env NUMACOLL_MPI_TEAM_CACHE=0
               --expect "using the native MPI collectives there"
               --expect "exhaust: [24] squeezed rounds passed" -- ${P} exhaust)
-  nc_mpi_test(mpi_${f}_exhaust_np3 ${f} 3 --env NUMACOLL_MPI_TEAM_CACHE=0
+  nc_mpi_test(mpi_${f}_exhaust_np3 ${f} 3 ${exhaust_env} --env NUMACOLL_MPI_TEAM_CACHE=0
               --expect "exhaust: [24] squeezed rounds passed" -- ${P} exhaust)
   # a communicator used for small messages only costs little shared memory (its reduction
   # buffers get the rest of their pages at the first large reduction), and
@@ -228,8 +236,10 @@ foreach(f ${NC_MPI_FLAVORS})
     nc_mpi_test(mpi_${f}_bench_bcast_root_shift3 ${f} 3 --count "^bcast +default +3 " 10
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} bcast --root-shift --reps 2
                 --iters 30 --target-ms 1 --min-bytes 64 --max-bytes 32K --variants native,default)
+    # (the message of one rank at least: Open MPI 5's launcher ends the other rank as soon
+    # as one exits with an error, sometimes before it has printed)
     nc_mpi_test(mpi_${f}_bench_root_shift_barrier ${f} 2 --fail
-                --count "--root-shift is an option of bcast" 2
+                --expect "--root-shift is an option of bcast"
                 -- ${CMAKE_BINARY_DIR}/bin/numacoll-bench-mpi-${f} barrier --root-shift)
     # numacoll-bench --mpi allreduce|reduce at np = 2, 8 B .. 2 KiB: every row at every size
     # (limit:inline up to its 1 KiB blocks: 8 sizes), every member that gets the result
@@ -349,14 +359,15 @@ foreach(f ${NC_MPI_FLAVORS})
   endif()
 endforeach()
 
-# the MPICH-family preload names no MPI library and references MPI-4 entry points weakly;
-# it runs a program linked against MPICH's library renamed libmpi.so.12 (as Intel MPI,
-# MVAPICH and Cray MPICH name it) with only that library loaded
+# no preload names an MPI library or binds an Open MPI object when it loads, none references
+# MPI-4 entry points strongly, each loads into a process without MPI (test_renamed_mpi.sh)
+add_test(NAME mpi_preload_links
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_renamed_mpi.sh links ${CMAKE_BINARY_DIR}/bin)
+set_tests_properties(mpi_preload_links PROPERTIES TIMEOUT 60 LABELS mpi
+                     PASS_REGULAR_EXPRESSION "preload links: PASS")
+# the MPICH-family preload runs a program linked against MPICH's library renamed
+# libmpi.so.12 (as Intel MPI, MVAPICH and Cray MPICH name it) with only that library loaded
 if("mpich" IN_LIST NC_MPI_FLAVORS)
-  add_test(NAME mpi_mpich_preload_links
-           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_renamed_mpi.sh links ${CMAKE_BINARY_DIR}/bin)
-  set_tests_properties(mpi_mpich_preload_links PROPERTIES TIMEOUT 60 LABELS "mpi;mpi-mpich"
-                       PASS_REGULAR_EXPRESSION "preload links: PASS")
   list(GET NC_MPI_mpich_LIBS 0 nc_mpich_lib)
   add_test(NAME mpi_mpich_renamed_lib
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_renamed_mpi.sh run ${CMAKE_BINARY_DIR}/bin
@@ -365,8 +376,11 @@ if("mpich" IN_LIST NC_MPI_FLAVORS)
                        RUN_SERIAL TRUE PASS_REGULAR_EXPRESSION "renamed MPI library: PASS")
 endif()
 
-# an MPI in a cluster-style prefix (bin/mpicc, bin/mpirun, bin/mpif90) named by
-# -DNUMACOLL_MPICC is found and recorded with its own launcher (a scratch configure)
+# an MPI in a cluster-style prefix (bin/mpicc, bin/mpirun, bin/mpif90) that is alone on
+# PATH is found and recorded with its own launcher, and a scratch build's preload and
+# numacoll-run run a program built with its mpicc under its mpirun, numacoll's counters
+# proving every call numacoll's (about 20 s: the scratch build); bad -DNUMACOLL_MPICC
+# values fail the configure
 if("openmpi" IN_LIST NC_MPI_FLAVORS AND NC_MPI_openmpi_LAUNCHER AND NC_MPI_openmpi_FC)
   add_test(NAME mpi_cluster_prefix
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_cluster_prefix.sh ${PROJECT_SOURCE_DIR}

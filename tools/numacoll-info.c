@@ -79,6 +79,7 @@ static void usage(FILE *f)
             "usage: numacoll-info [--config | --algorithms | --check] [--json]\n"
             "       numacoll-info --markdown\n"
             "       numacoll-info --mpis [--json]\n"
+            "       numacoll-info --mpi-identity MPI-LIBRARY\n"
             "Print numacoll's configuration table (every NUMACOLL_* environment variable with\n"
             "its current value, default, allowed values and meaning) and the registered\n"
             "barrier algorithms; without an option, both.\n"
@@ -91,6 +92,9 @@ static void usage(FILE *f)
             "                as Markdown, whatever the environment holds: docs/tuning.md\n"
             "  --mpis        the MPIs numacoll was built for (family, version, C wrapper,\n"
             "                launcher, Fortran wrapper, preload), from share/numacoll/mpis.tsv\n"
+            "  --mpi-identity MPI-LIBRARY\n"
+            "                what an MPI library says it is: the first line of its\n"
+            "                MPI_Get_library_version (numacoll-run matches preloads with it)\n"
             "  --version     print the version and exit\n"
             "  -h, --help    print this help and exit\n"
             "Each variable's meaning line names its unit (NUMACOLL_TIMEOUT: seconds).\n"
@@ -313,6 +317,13 @@ int main(int argc, char **argv)
             mode = 4;
         else if (!strcmp(argv[i], "--mpis"))
             mpis = 1;
+        else if (!strcmp(argv[i], "--mpi-identity")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "numacoll-info: --mpi-identity needs the path of an MPI library\n");
+                return 2;
+            }
+            return info_mpi_identity(argv[i + 1]);
+        }
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;

@@ -1,7 +1,7 @@
 # Finds the MPIs to build libnumacoll_mpi for by asking their C compiler wrappers.
 #
 # Candidates: the wrappers of NUMACOLL_MPICC (a list of paths or names) if set; else the
-# `mpicc` on PATH, then Debian's mpicc.openmpi and mpicc.mpich. Each is classified by what
+# `mpicc` on PATH, then Debian's mpicc.openmpi and mpicc.mpich on PATH. Each is classified by what
 # its mpi.h says (a preprocessor probe: OPEN_MPI and OMPI_*_VERSION, MPICH_VERSION,
 # MPI_VERSION), its compile and link line comes from its -showme (Open MPI) or -show
 # (MPICH family), and its launcher and Fortran wrapper from the same bin directory (see
@@ -10,7 +10,8 @@
 # first one wins: preloads and tests are named by family).
 #
 # Sets, per family f kept (cache, internal): NC_MPI_<f>_CC, _VERSION, _STANDARD, _INCS,
-# _LIBS, _LAUNCHER, _FC; and NC_MPI_FOUND_FAMILIES (in candidate order).
+# _LIBS, _LAUNCHER, _FC, _LIB (the MPI library), _SONAME (its ABI name), _ID (family and
+# major version: the preload's name); and NC_MPI_FOUND_FAMILIES (in candidate order).
 
 set(NUMACOLL_MPICC "" CACHE STRING
     "MPI C compiler wrappers to build libnumacoll_mpi for (a ;-list of paths); empty: the mpicc on PATH, then mpicc.openmpi and mpicc.mpich")
@@ -147,6 +148,24 @@ function(nc_mpi_classify wrapper)
   set(nc_libs "${paths}" PARENT_SCOPE)
 endfunction()
 
+# @p out: the DT_SONAME of shared library @p lib (readelf), else its file name cut after
+# the first number following ".so." (libmpi.so.40.30.4 -> libmpi.so.40)
+function(nc_mpi_soname lib out)
+  find_program(NC_READELF NAMES readelf ${CMAKE_READELF})
+  set(so "")
+  if(NC_READELF)
+    execute_process(COMMAND ${NC_READELF} -d ${lib} OUTPUT_VARIABLE d ERROR_QUIET)
+    if(d MATCHES "\\(SONAME\\)[^[]*\\[([^]]+)\\]")
+      set(so ${CMAKE_MATCH_1})
+    endif()
+  endif()
+  if(NOT so)
+    get_filename_component(n ${lib} NAME)
+    string(REGEX REPLACE "(\\.so\\.[0-9]+).*" "\\1" so "${n}")
+  endif()
+  set(${out} ${so} PARENT_SCOPE)
+endfunction()
+
 set(_nc_cands)
 set(_nc_explicit FALSE)
 if(NUMACOLL_MPICC)
@@ -168,9 +187,11 @@ if(NUMACOLL_MPICC)
     list(APPEND _nc_cands ${w})
   endforeach()
 else()
+  # on PATH only (not CMake's system directories): an MPI hidden from PATH, e.g. by an
+  # environment module that put another first, is not built for
   foreach(n mpicc mpicc.openmpi mpicc.mpich)
     unset(_nc_w CACHE)
-    find_program(_nc_w ${n})
+    find_program(_nc_w ${n} NO_CMAKE_SYSTEM_PATH)
     if(_nc_w)
       list(APPEND _nc_cands ${_nc_w})
     endif()
@@ -213,7 +234,26 @@ foreach(w ${_nc_cands})
   if(NOT launcher)
     message(WARNING "numacoll: no launcher (mpirun, mpiexec) of ${w} beside it: its MPI tests and numacoll-run's advice need one")
   endif()
+  # the MPI library programs load (the first of the wrapper's libraries named libmpi*),
+  # its SONAME (the ABI name: libmpi.so.40, libmpich.so.12, libmpi.so.12), and the preload's
+  # name: family and major version (openmpi4, mpich4)
+  set(mpilib "")
+  foreach(l ${nc_libs})
+    get_filename_component(n ${l} NAME)
+    if(n MATCHES "^libmpi")
+      set(mpilib ${l})
+      break()
+    endif()
+  endforeach()
+  if(NOT mpilib)
+    list(GET nc_libs 0 mpilib)
+  endif()
+  nc_mpi_soname(${mpilib} soname)
+  string(REGEX MATCH "^[0-9]+" major "${nc_version}")
   list(APPEND NC_MPI_FOUND_FAMILIES ${nc_family})
+  set(NC_MPI_${nc_family}_ID ${nc_family}${major} CACHE INTERNAL "")
+  set(NC_MPI_${nc_family}_LIB ${mpilib} CACHE INTERNAL "")
+  set(NC_MPI_${nc_family}_SONAME ${soname} CACHE INTERNAL "")
   set(NC_MPI_${nc_family}_CC ${cc} CACHE INTERNAL "")
   set(NC_MPI_${nc_family}_VERSION ${nc_version} CACHE INTERNAL "")
   set(NC_MPI_${nc_family}_STANDARD ${nc_standard} CACHE INTERNAL "")
@@ -221,5 +261,5 @@ foreach(w ${_nc_cands})
   set(NC_MPI_${nc_family}_LIBS "${nc_libs}" CACHE INTERNAL "")
   set(NC_MPI_${nc_family}_LAUNCHER "${launcher}" CACHE INTERNAL "")
   set(NC_MPI_${nc_family}_FC "${fc}" CACHE INTERNAL "")
-  message(STATUS "numacoll: ${nc_family} ${nc_version} (MPI ${nc_standard}): ${cc}, launcher ${launcher}, Fortran ${fc}")
+  message(STATUS "numacoll: ${nc_family} ${nc_version} (MPI ${nc_standard}, ${soname}): ${cc}, launcher ${launcher}, Fortran ${fc}")
 endforeach()

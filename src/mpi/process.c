@@ -42,7 +42,7 @@ int g_finalizing;
  * process that uses only MPI-4 sessions has no MPI_COMM_SELF or MPI_COMM_WORLD to use */
 _Atomic int g_self_hooked;
 nc_comm_t *g_list;
-MPI_Group g_world_group = MPI_GROUP_NULL;
+MPI_Group g_world_group; /* MPI_GROUP_NULL from mpi_bind on (a handle looked up there) */
 
 static _Atomic int g_warned;
 
@@ -87,8 +87,10 @@ uint64_t node_key_now(void)
 #if MPI_VERSION >= 4
 nc_mpi4_t nc_mpi4;
 #endif
+#ifdef NC_OMPI_LATE_BIND
+nc_ompi_globals_t nc_ompi_globals;
+#endif
 
-#if !(defined(OPEN_MPI) && OPEN_MPI)
 /* the loaded objects' names (dl_iterate_phdr), at most 256 */
 typedef struct {
     char *name[256];
@@ -103,11 +105,10 @@ static int loaded_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* The MPICH-family preload names no MPI library: its PMPI_* calls bind to the MPI in the
- * process's global scope. A program that loads its MPI with dlopen(RTLD_LOCAL) (python
- * importing an MPICH mpi4py) leaves it out of that scope: the loaded object that defines
- * PMPI_Initialized is made global (with its dependencies) before this layer's first
- * PMPI call. */
+/* The preload names no MPI library: its PMPI_* calls bind to the MPI in the process's
+ * global scope. A program that loads its MPI with dlopen(RTLD_LOCAL) (python importing an
+ * mpi4py) leaves it out of that scope: the loaded object that defines PMPI_Initialized is
+ * made global (with its dependencies) before this layer's first PMPI call. */
 static void mpi_global_scope(void)
 {
     if (dlsym(RTLD_DEFAULT, "PMPI_Initialized")) return;
@@ -127,13 +128,24 @@ static void mpi_global_scope(void)
         free(l.name[i]);
     }
 }
-#endif
 
-/* The MPI this process runs: in the global scope, its MPI-4 entry points looked up. */
+/* The MPI this process runs: in the global scope, (Open MPI) its predefined objects and its
+ * MPI-4 entry points looked up. */
 static void mpi_bind(void)
 {
-#if !(defined(OPEN_MPI) && OPEN_MPI)
     mpi_global_scope();
+#ifdef NC_OMPI_LATE_BIND
+#define NC_OMPI_GLOBAL(name) nc_ompi_globals.name = dlsym(RTLD_DEFAULT, #name);
+#include "nc_ompi_globals.h"
+#undef NC_OMPI_GLOBAL
+    if (!nc_ompi_globals.ompi_mpi_comm_world) {
+        /* no handle of this MPI could be used: say why instead of failing in its calls */
+        fprintf(stderr, "numacoll: libnumacoll_mpi for Open MPI is loaded into a "
+                        "process whose MPI is not Open MPI (no ompi_mpi_comm_world); preload "
+                        "the library of the program's MPI (numacoll-run picks it; "
+                        "numacoll-info --mpis lists them)\n");
+        abort();
+    }
 #endif
 #if MPI_VERSION >= 4
 #define NC_FIND(fn) (*(void **)&nc_mpi4.fn = dlsym(RTLD_DEFAULT, #fn))
@@ -155,6 +167,7 @@ static void mpi_bind(void)
     NC_FIND(PMPI_Alltoallv_c);
 #undef NC_FIND
 #endif
+    g_world_group = MPI_GROUP_NULL;
 }
 
 void init_once(void)
@@ -374,6 +387,16 @@ static void report_thread_level(void)
                 : "");
 }
 
+/* The keyvals' copy callback: the attribute is not copied to a duplicate (what
+ * MPI_COMM_NULL_COPY_FN does; ours because Open MPI's is a libmpi function whose address
+ * would bind when the preload loads, see nc_ompi_globals). */
+static int no_copy_cb(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    (void)comm, (void)keyval, (void)extra, (void)in, (void)out;
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
 int ensure_keyvals(void)
 {
     int ok = 1;
@@ -381,7 +404,7 @@ int ensure_keyvals(void)
     if (g_finalizing) {
         ok = 0;
     } else if (g_keyval == MPI_KEYVAL_INVALID &&
-               PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete_cb, &g_keyval, NULL) !=
+               PMPI_Comm_create_keyval(no_copy_cb, comm_delete_cb, &g_keyval, NULL) !=
                    MPI_SUCCESS) {
         g_keyval = MPI_KEYVAL_INVALID;
         ok = 0;
@@ -390,7 +413,7 @@ int ensure_keyvals(void)
          * communicators of sessions). A sessions-only process has no MPI_COMM_SELF (MPICH
          * aborts on it): its states are released by MPI_Comm_free */
         if ((g_self_keyval == MPI_KEYVAL_INVALID &&
-             PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_cb, &g_self_keyval, NULL) !=
+             PMPI_Comm_create_keyval(no_copy_cb, self_delete_cb, &g_self_keyval, NULL) !=
                  MPI_SUCCESS) ||
             PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL) != MPI_SUCCESS)
             ok = 0;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "numacoll_mpi.h"
 
@@ -60,12 +61,18 @@ int main(int argc, char **argv)
     if (stats_fn) stats_fn(&st);
     char libs[8192];
     int nlibs = mpi_libraries(libs, sizeof libs);
-    printf("abi_name: rank %d: %s; barrier %llu (numacoll %llu), bcast %llu (numacoll %llu), "
+    /* one write: stdio may cut a long line into pieces that interleave with another rank's */
+    char line[8192 + 512];
+    int n = snprintf(line, sizeof line,
+           "abi_name: rank %d: %s; barrier %llu (numacoll %llu), bcast %llu (numacoll %llu), "
            "allreduce %llu (numacoll %llu); %d wrong results; %d MPI libraries loaded: %s\n",
            rank, stats_fn ? "preloaded" : "no preload", (unsigned long long)st.barrier_calls,
            (unsigned long long)st.barrier_numacoll, (unsigned long long)st.bcast_calls,
            (unsigned long long)st.bcast_numacoll, (unsigned long long)st.allreduce_calls,
            (unsigned long long)st.allreduce_numacoll, bad, nlibs, libs);
+    fflush(stdout);
+    if (n > 0 && write(STDOUT_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0)
+        bad++;
     MPI_Finalize();
     return bad ? 1 : 0;
 }

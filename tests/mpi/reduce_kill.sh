@@ -10,6 +10,8 @@
 # (SIGUSR1, then SIGKILL), often before they notice: there a survivor either reports the
 # error or is ended by the launcher.
 # KILL_COLL=alltoall: the same with MPI_Alltoall (mpi_alltoall_test kill before|in).
+# Exit 77 (skipped) with the reason where the recorded MPI version's launcher cannot keep
+# survivors (nc_mpi_launcher_defect, manifest.sh).
 #   reduce_kill.sh BIN_DIR FLAVOR PROGRAM
 set -u
 bindir="$1"; flavor="$2"; prog="$3"
@@ -24,6 +26,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_base_warn_component_unused=0
 . "$(dirname "$0")/manifest.sh"
 launcher="$(nc_mpi_launcher "$bindir/.." "$flavor")" || exit 2
+nc_mpi_skip_defect "$bindir/.." "$flavor" recovery
 case "$flavor" in
 openmpi) launch=("$launcher" --oversubscribe --enable-recovery -np 3) ;;
 mpich) launch=("$launcher" -disable-auto-cleanup -n 3) ;;

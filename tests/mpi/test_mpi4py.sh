@@ -34,8 +34,11 @@ fetch_tests() { # $1 = version: the sdist's test/ into $dir/src, without buildin
     [ -f "$dir/src/.version" ] && [ "$(cat "$dir/src/.version")" = "$1" ] && return 0
     rm -rf "$dir/src" "$dir/sdist"
     if ! timeout 300 $py -m pip download -q --no-deps --no-binary :all: --no-build-isolation \
-        "mpi4py==$1" -d "$dir/sdist"; then
-        echo "SKIPPED: cannot download the mpi4py $1 sdist from PyPI (offline?)"; exit 77
+        "mpi4py==$1" -d "$dir/sdist" 2>"$dir/pip.err"; then
+        tail -n 20 "$dir/pip.err"
+        echo "SKIPPED: cannot download the mpi4py $1 sdist from PyPI (offline?) or read its" \
+            "metadata (python3-setuptools missing?): $(grep -m1 -E 'Error|error:' "$dir/pip.err")"
+        exit 77
     fi
     mkdir -p "$dir/src" && tar -xzf "$dir"/sdist/mpi4py-*.tar.gz -C "$dir/src" --strip-components=1
     echo "$1" >"$dir/src/.version"

@@ -4,6 +4,8 @@
 # the context it precedes); likewise a context whose own LD_PRELOAD option (-x, -env)
 # would replace the preload.
 #   test_mpmd.sh BIN_DIR FLAVOR PROGRAM   (PROGRAM: mpi_coll_test for that MPI)
+# Exit 77 (skipped) with the reason where the recorded MPI version's launcher cannot run
+# MPMD launches (nc_mpi_launcher_defect, manifest.sh).
 set -u
 bin="$1"; flavor="$2"; prog="$3"; fail=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -24,6 +26,7 @@ run() { # label, launcher command...
 }
 . "$(dirname "$0")/manifest.sh"
 launcher="$(nc_mpi_launcher "$bin/.." "$flavor")" || exit 2
+nc_mpi_skip_defect "$bin/.." "$flavor" mpmd
 case "$flavor" in
 openmpi)
     run "Open MPI, contexts split by ':'" "$launcher" --oversubscribe \

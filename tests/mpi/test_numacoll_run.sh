@@ -15,9 +15,9 @@ check() { # description, regex, command...
 for f in $flavors; do
     case $f in
     openmpi)
-        check "mpirun.openmpi" "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so -np 2 ./a" mpirun.openmpi -np 2 ./a
+        check "mpirun.openmpi" "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -np 2 ./a" mpirun.openmpi -np 2 ./a
         if readlink -f "$(command -v mpirun)" | grep -q orterun; then
-            check "mpirun -> orterun (symlinks resolved)" "^mpirun -x LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so" mpirun -np 2 ./a
+            check "mpirun -> orterun (symlinks resolved)" "^mpirun -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so" mpirun -np 2 ./a
         fi
         NUMACOLL_VERBOSE=1 check "NUMACOLL_* forwarded with -x" "-x NUMACOLL_VERBOSE" mpirun.openmpi -np 2 ./a
         # -x covers one app context: repeated after every ':'
@@ -26,7 +26,7 @@ for f in $flavors; do
             mpirun.openmpi -np 1 ./a : -np 2 ./b x : -np 1 ./c
         # the command's own LD_PRELOAD keeps the library in front
         check "-x LD_PRELOAD=... keeps the library first" \
-            "-np 1 -x LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so:libm\.so\.6 ./a" \
+            "-np 1 -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so:libm\.so\.6 ./a" \
             mpirun.openmpi -np 1 -x LD_PRELOAD=libm.so.6 ./a
         # an appfile is run from a copy with the options on each context line
         app="$(mktemp)"
@@ -47,9 +47,9 @@ for f in $flavors; do
         else echo "FAILED: unreadable appfile: rc $rc: $out"; fail=1; fi
         ;;
     mpich)
-        check "mpiexec.mpich" "^mpiexec\.mpich -genv LD_PRELOAD [^ ]*/mpich/libnumacoll_mpi\.so -n 2 ./a" mpiexec.mpich -n 2 ./a
+        check "mpiexec.mpich" "^mpiexec\.mpich -genv LD_PRELOAD [^ ]*/libnumacoll_mpi-mpich[0-9]+\.so -n 2 ./a" mpiexec.mpich -n 2 ./a
         check "-env LD_PRELOAD ... keeps the library first" \
-            "-n 1 -env LD_PRELOAD [^ ]*/mpich/libnumacoll_mpi\.so:libm\.so\.6 ./a" \
+            "-n 1 -env LD_PRELOAD [^ ]*/libnumacoll_mpi-mpich[0-9]+\.so:libm\.so\.6 ./a" \
             mpiexec.mpich -n 1 -env LD_PRELOAD libm.so.6 ./a
         # -genv covers every context already
         check "MPMD: one -genv" "^mpiexec\.mpich -genv LD_PRELOAD [^ ]+ -n 1 ./a : -n 2 ./b $" \
@@ -57,7 +57,7 @@ for f in $flavors; do
         ;;
     esac
 done
-check "singleton: the default library in the environment" "^LD_PRELOAD=[^ ]*libnumacoll_mpi\.so ./a" ./a
+check "singleton: the default library in the environment" "^LD_PRELOAD=[^ ]*libnumacoll_mpi[-a-z0-9]*\.so ./a" ./a
 out="$("$bin/numacoll-run" --mpi bogus mpirun ./a 2>&1)"; rc=$?
 if [ $rc -eq 2 ] && grep -q "allowed: openmpi, mpich" <<<"$out"; then echo "ok: bad --mpi rejected"
 else echo "FAILED: bad --mpi: rc $rc: $out"; fail=1; fi
@@ -79,9 +79,9 @@ expect_err "unknown option" "^numacoll-run: unknown option '--bogus'" --bogus mp
 # --help documents every option and ends with a whole sentence; --version
 out="$("$bin/numacoll-run" --help 2>&1)"; rc=$?
 miss=""
-for w in "--mpi openmpi|mpich" "--lib PATH" "--print" "--force" "--version" "-h, --help" \
-    "The program's MPI" "Exit status" "MPI_Barrier, MPI_Bcast, MPI_Allreduce" "and MPI_Reduce" \
-    "srun"; do
+for w in "--mpi NAME" "--lib PATH" "--env-style STYLE" "--print" "--force" "--version" \
+    "-h, --help" "The program's MPI" "Exit status" "Collectives numacoll runs" "srun" \
+    "mpirun_rsh" "anything else"; do
     grep -qF -- "$w" <<<"$out" || miss+=" '$w'"
 done
 if [ $rc -eq 0 ] && [ -z "$miss" ] && grep -v '^ *$' <<<"$out" | tail -n 1 | grep -q '[.)]$'; then
@@ -106,7 +106,7 @@ if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [
         --print mpirun.openmpi -np 1 "$po" : -np 1 "$pm"
     expect_err "--mpi against the program" "MPI mismatch: --mpi mpich preloads numacoll's library for MPICH, but" \
         --print --mpi mpich "$po"
-    expect_err "--lib against the program" "MPI mismatch: --lib [^ ]*/mpich/libnumacoll_mpi\.so is numacoll's library for MPICH" \
+    expect_err "--lib against the program" "MPI mismatch: --lib [^ ]*/libnumacoll_mpi-mpich[0-9]+\.so is numacoll's library for MPICH" \
         --print --lib "$bin/../lib/mpich/libnumacoll_mpi.so" mpirun.openmpi -np 2 "$po"
     # refused before anything runs (no Open MPI runtime errors under Hydra)
     out="$(timeout 60 "$bin/numacoll-run" mpiexec.mpich -n 2 "$po" barrier 10 2>&1)"; rc=$?
@@ -115,21 +115,21 @@ if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [
     else echo "FAILED: mismatched launch: rc $rc: $out"; fail=1; fi
     out="$("$bin/numacoll-run" --force --print mpiexec.mpich -n 2 "$po" 2>&1)"; rc=$?
     if [ $rc -eq 0 ] && grep -q "^numacoll-run: --force: running the command anyway" <<<"$out" &&
-        grep -q "^mpiexec\.mpich -genv LD_PRELOAD [^ ]*/mpich/libnumacoll_mpi\.so -n 2 " <<<"$out"; then
+        grep -Eq "^mpiexec\.mpich -genv LD_PRELOAD [^ ]*/libnumacoll_mpi-mpich[0-9]+\.so -n 2 " <<<"$out"; then
         echo "ok: --force runs a mismatched command"
     else echo "FAILED: --force: rc $rc: $out"; fail=1; fi
-    check "matching program and launcher: no message" "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so -np 2 [^ ]*mpi_coll_test_openmpi *$" \
+    check "matching program and launcher: no message" "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -np 2 [^ ]*mpi_coll_test_openmpi *$" \
         mpirun.openmpi -np 2 "$po"
     # a singleton run preloads the program's MPI's library (a name with "mpich" in it is
     # not taken for a launcher)
-    check "singleton: the program's MPI" "^LD_PRELOAD=[^ ]*/mpich/libnumacoll_mpi\.so [^ ]*mpi_coll_test_mpich" "$pm"
+    check "singleton: the program's MPI" "^LD_PRELOAD=[^ ]*/libnumacoll_mpi-mpich[0-9]+\.so [^ ]*mpi_coll_test_mpich" "$pm"
     # python: the MPI library of the mpi4py the interpreter imports (a stand-in package whose
     # extension module is linked with Open MPI, as Debian's python3-mpi4py is)
     if [ -x /usr/bin/python3 ]; then
         fake="$(mktemp -d)"
         mkdir -p "$fake/mpi4py"
         : >"$fake/mpi4py/__init__.py"
-        cp "$bin/../lib/openmpi/libnumacoll_mpi.so" "$fake/mpi4py/MPI.so"
+        cp "$po" "$fake/mpi4py/MPI.so" # an object that loads Open MPI's libmpi
         printf '#!/usr/bin/python3\nfrom mpi4py import MPI\n' >"$fake/app.py"
         chmod +x "$fake/app.py"
         PYTHONPATH="$fake" expect_err "MPICH launcher, python3 with an Open MPI mpi4py" \
@@ -141,7 +141,7 @@ if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [
         PYTHONPATH="$fake" expect_err "a python script (#! line) with an Open MPI mpi4py" \
             "MPI mismatch: .* but [^ ]*app\.py imports mpi4py" --print mpiexec.mpich -n 2 "$fake/app.py"
         PYTHONPATH="$fake" check "Open MPI launcher, Open MPI mpi4py" \
-            "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so -np 2 /usr/bin/python3 app\.py *$" \
+            "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -np 2 /usr/bin/python3 app\.py *$" \
             mpirun.openmpi -np 2 /usr/bin/python3 app.py
         rm -rf "$fake"
     fi
@@ -159,13 +159,13 @@ if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [
         else echo "FAILED: $d: rc $rc, '$out' lacks /$re/ or srun itself was preloaded"; fail=1; fi
     }
     srun_case "srun, an MPICH program" \
-        "^fake srun args: --export=ALL,LD_PRELOAD=[^ ]*/mpich/libnumacoll_mpi\.so -n 2 [^ ]*mpi_coll_test_mpich barrier 3$" \
+        "^fake srun args: --export=ALL,LD_PRELOAD=[^ ]*/libnumacoll_mpi-mpich[0-9]+\.so -n 2 [^ ]*mpi_coll_test_mpich barrier 3$" \
         srun -n 2 "$pm" barrier 3
     srun_case "srun, an Open MPI program, the command's own --export kept" \
-        "^fake srun args: -p debug --export=NONE,LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so -n 2 [^ ]*mpi_coll_test_openmpi$" \
+        "^fake srun args: -p debug --export=NONE,LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -n 2 [^ ]*mpi_coll_test_openmpi$" \
         srun -p debug --export=NONE -n 2 "$po"
     srun_case "srun --export VALUE (two words)" \
-        "^fake srun args: --export=HOME,LD_PRELOAD=[^ ]*/mpich/libnumacoll_mpi\.so -n 1 " \
+        "^fake srun args: --export=HOME,LD_PRELOAD=[^ ]*/libnumacoll_mpi-mpich[0-9]+\.so -n 1 " \
         srun --export HOME -n 1 "$pm"
     out="$(PATH="$fake:$PATH" "$bin/numacoll-run" srun -n 2 ./no-such-program 2>&1)"; rc=$?
     if [ $rc -eq 2 ] && grep -q "cannot tell which MPI the program of this srun command uses.*--mpi" <<<"$out"; then
@@ -176,8 +176,109 @@ if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [
         --print --mpi openmpi srun -n 2 "$pm"
     rm -rf "$fake"
     # other launchers known by name: Open MPI 5's prterun, MPICH's mpiexec.hydra
-    check "prterun: Open MPI" "^prterun -x LD_PRELOAD=[^ ]*/openmpi/libnumacoll_mpi\.so -np 2 " prterun -np 2 "$po"
-    check "mpiexec.hydra: MPICH" "^mpiexec\.hydra -genv LD_PRELOAD [^ ]*/mpich/libnumacoll_mpi\.so -n 2 " mpiexec.hydra -n 2 "$pm"
+    check "prterun: Open MPI" "^prterun -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -np 2 " prterun -np 2 "$po"
+    check "mpiexec.hydra: MPICH" "^mpiexec\.hydra -genv LD_PRELOAD [^ ]*/libnumacoll_mpi-mpich[0-9]+\.so -n 2 " mpiexec.hydra -n 2 "$pm"
+    # MVAPICH's mpirun_rsh: VAR=VALUE arguments just before the program (host names may
+    # precede it), the command's own LD_PRELOAD=... keeping the library first; an MPICH-
+    # family launcher (an Open MPI program refused)
+    NUMACOLL_VERBOSE=1 check "mpirun_rsh: the environment as arguments before the program" \
+        "^mpirun_rsh -np 2 n0 n1 MV2_X=1 LD_PRELOAD=[^ ]*/libnumacoll_mpi-mpich[0-9]+\.so NUMACOLL_VERBOSE=1 [^ ]*mpi_coll_test_mpich barrier 3 *$" \
+        mpirun_rsh -np 2 n0 n1 MV2_X=1 "$pm" barrier 3
+    check "mpirun_rsh: the command's LD_PRELOAD keeps the library first" \
+        "^mpirun_rsh -np 2 n0 LD_PRELOAD=[^ ]*/libnumacoll_mpi-mpich[0-9]+\.so:libm\.so\.6 [^ ]*mpi_coll_test_mpich *$" \
+        mpirun_rsh -np 2 n0 LD_PRELOAD=libm.so.6 "$pm"
+    expect_err "mpirun_rsh with an Open MPI program" "MPI mismatch: the launcher mpirun_rsh belongs to MPICH" \
+        --print mpirun_rsh -np 2 "$po"
+    # a launcher it does not know (a vendor's): the preload of the program's MPI, exported
+    # to the launcher, which passes its environment on; --env-style names another rule
+    check "a vendor launcher: the environment it passes on" \
+        "^LD_PRELOAD=[^ ]*/libnumacoll_mpi-mpich[0-9]+\.so aprun -n 2 [^ ]*mpi_coll_test_mpich *$" \
+        aprun -n 2 "$pm"
+    check "an unknown mpiexec with --env-style genv" \
+        "^mpiexec\.vendor -genv LD_PRELOAD [^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -n 2 [^ ]*mpi_coll_test_openmpi *$" \
+        --env-style genv mpiexec.vendor -n 2 "$po"
+    expect_err "an unknown mpiexec without --mpi or --env-style" "use --mpi openmpi\|mpich .the MPI. or --env-style" \
+        --print mpiexec.vendor -n 2 "$po"
+    expect_err "a bad --env-style" "--env-style 'no' is not valid; allowed: x, genv, export, args, environ" \
+        --print --env-style no mpirun -n 2 ./a
+    # the help names every collective the preload runs (its MPI_* entry points)
+    out="$("$bin/numacoll-run" --help | tr '\n' ' ')"
+    for c in $(nm -D --defined-only "$bin/../lib/openmpi/libnumacoll_mpi.so" |
+        awk '$3 ~ /^MPI_[A-Z][a-z_]*[a-z]$/ && $3 !~ /^MPI_Session/ { sub(/_c$/, "", $3); print $3 }' | sort -u) \
+        MPI_Barrier MPI_Bcast MPI_Allreduce MPI_Reduce; do
+        grep -q "Collectives numacoll runs .*[: ]$c[,.]" <<<"$out" ||
+            { echo "FAILED: numacoll-run --help does not name $c"; fail=1; }
+    done
+    # the preload is the one built for the program's MPI library, matched by that library
+    # and what it says it is (MPI_Get_library_version), not by the launcher: a copy of
+    # numacoll-run whose manifest lacks the program's MPI refuses, naming the program's MPI,
+    # the MPIs built for and the cmake line that adds it
+    alt="$(mktemp -d)"
+    mkdir -p "$alt/bin" "$alt/share/numacoll"
+    cp "$bin/numacoll-run" "$alt/bin/"
+    ln -s "$(readlink -f "$bin/numacoll-info")" "$alt/bin/numacoll-info"
+    ln -s "$(readlink -f "$bin/../lib")" "$alt/lib"
+    ln -s "$(readlink -f "$bin/../CMakeCache.txt")" "$alt/CMakeCache.txt" # a build tree's
+    m="$bin/../share/numacoll/mpis.tsv"
+    occ="$(awk -F'\t' '$1 == "openmpi" { print $4 }' "$m")"
+    alt_run() { # description, regexes (one per line), args...
+        local d="$1" res="$2" re out rc; shift 2
+        out="$("$alt/bin/numacoll-run" "$@" 2>&1)"; rc=$?
+        while IFS= read -r re; do
+            grep -Eq -- "$re" <<<"$out" && continue
+            echo "FAILED: $d: rc $rc, output '$out' does not match /$re/"; fail=1; return
+        done <<<"$res"
+        echo "ok: $d (rc $rc)"
+    }
+    grep -v "^mpich" "$m" >"$alt/share/numacoll/mpis.tsv"
+    alt_run "an MPICH program, numacoll built for Open MPI only" \
+"^numacoll-run: numacoll has no preload for the program's MPI: [^ ]*mpi_coll_test_mpich loads MPICH \([^)]*libmpich\.so\.12\), which says \"MPICH Version:.*\" \(ABI libmpich\.so\.12\)
+numacoll was built for: openmpi [0-9.]+ \(libmpi\.so\.40, $occ\)\.
+^      cmake -S /[^ ]+ -B $alt -DNUMACOLL_MPICC='[^';]+;$occ'$" \
+        --print mpiexec.mpich -n 2 "$pm"
+    [ "$("$alt/bin/numacoll-run" --print mpiexec.mpich -n 2 "$pm" >/dev/null 2>&1; echo $?)" = 2 ] ||
+        { echo "FAILED: no preload for the program's MPI: exit status not 2"; fail=1; }
+    # an Open MPI program of another major version than the Open MPI numacoll was built for
+    # (4.x and 5.x share libmpi.so.40; here the manifest says one more than the real one):
+    # refused, though the launcher is Open MPI's
+    omaj="$(awk -F'\t' '$1 == "openmpi" { split($2, v, "."); print v[1] }' "$m")"
+    fmaj=$((omaj + 1))
+    awk -F'\t' -v OFS='\t' -v f="$fmaj" '$1 == "openmpi" { $2 = f ".0.7"; $8 = "openmpi" f; $10 = "/nonexistent/libmpi.so.40.40.7" } { print }' \
+        "$m" >"$alt/share/numacoll/mpis.tsv"
+    alt_run "an Open MPI $omaj program, numacoll built for Open MPI $fmaj" \
+"^numacoll-run: numacoll has no preload for the program's MPI: .*which says \"Open MPI v$omaj\.
+numacoll was built for: openmpi $fmaj\.0\.7 \(libmpi\.so\.40, $occ\), mpich
+-DNUMACOLL_MPICC='[^';]+;[^']*mpicc[^']*'$
+one preload per MPI family: it replaces the Open MPI one built with $occ" \
+        --print mpirun.openmpi -np 2 "$po"
+    alt_run "--force: the family's preload anyway" \
+"--force: no preload built for the program's MPI \(Open MPI v$omaj
+^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -np 2 " \
+        --print --force mpirun.openmpi -np 2 "$po"
+    # --mpi takes a preload's name of the manifest too
+    alt_run "--mpi openmpi$fmaj (a preload name)" "^mpirun\.openmpi -x LD_PRELOAD=[^ ]*/libnumacoll_mpi-openmpi[0-9]+\.so -np 2 \./a" \
+        --print --mpi "openmpi$fmaj" mpirun.openmpi -np 2 ./a
+    alt_run "--mpi with an unknown name" "--mpi 'openmpi99' is not valid; allowed: openmpi, mpich, openmpi$fmaj, mpich[0-9]+$" \
+        --print --mpi openmpi99 mpirun.openmpi -np 2 ./a
+    # the MPI tests skip (exit 77, the reason printed) where the recorded MPI version's
+    # launcher has a known defect (manifest.sh: Open MPI 5's MPMD launches and recovery),
+    # and run elsewhere
+    awk -F'\t' -v OFS='\t' '$1 == "openmpi" { $2 = "5.0.7"; $8 = "openmpi5" } { print }' \
+        "$m" >"$alt/share/numacoll/mpis.tsv"
+    for t in "test_mpmd.sh mpmd MPMD launch" "reduce_kill.sh recovery --enable-recovery"; do
+        set -- $t
+        out="$("$(dirname "$0")/$1" "$alt/bin" openmpi /bin/false 2>&1)"; rc=$?
+        if [ $rc = 77 ] && grep -q "^SKIP: Open MPI 5\.0\.7's launcher .*$3" <<<"$out"; then
+            echo "ok: $1 skips under the Open MPI 5.0.7 of a manifest: $out"
+        else echo "FAILED: $1 under Open MPI 5.0.7: rc $rc (want 77), '$out'"; fail=1; fi
+        why="$(. "$(dirname "$0")/manifest.sh"; nc_mpi_launcher_defect "$bin/.." openmpi "$2")"
+        v="$(awk -F'\t' '$1 == "openmpi" { print $2 }' "$m")"
+        case "$v" in
+        5.*) [ -n "$why" ] || { echo "FAILED: no $2 defect named for Open MPI $v"; fail=1; } ;;
+        *) [ -z "$why" ] || { echo "FAILED: a $2 defect named for Open MPI $v: $why"; fail=1; } ;;
+        esac
+    done
+    rm -rf "$alt"
 else
     echo "(Open MPI and MPICH not both built: the MPI mismatch and srun checks are skipped)"
 fi
@@ -202,7 +303,7 @@ for f in $flavors; do
     l="$(awk -F'\t' -v f="$f" '$1 == f { print $5 }' "$bin/../share/numacoll/mpis.tsv")"
     if [ $rc -eq 0 ] && [ -n "$l" ] && grep -q "^$f [0-9]" <<<"$out" &&
         grep -qF "  launcher:        $l" <<<"$out" &&
-        grep -q "  preload: .*/lib/$f/libnumacoll_mpi\.so$" <<<"$out"; then
+        grep -Eq "  preload: .*/lib/libnumacoll_mpi-$f[0-9]+\.so$" <<<"$out"; then
         echo "ok: numacoll-info --mpis lists $f"
     else echo "FAILED: numacoll-info --mpis: rc $rc, $f (launcher '$l') not listed: $out"; fail=1; fi
 done

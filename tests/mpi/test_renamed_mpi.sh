@@ -1,10 +1,14 @@
 #!/bin/bash
-# The MPICH-family preload names no MPI library, so it serves an MPI of the same ABI under
-# another name (Intel MPI, MVAPICH and Cray MPICH ship libmpi.so.12), and has no strong
-# reference to the MPI-4 entry points an MPICH 3.x-based MPI lacks (it looks them up).
+# The preloads name no MPI library, so each serves its MPI under any name (Intel MPI,
+# MVAPICH and Cray MPICH ship MPICH's ABI as libmpi.so.12) and loads into a process that
+# has not loaded its MPI yet (python before `import mpi4py`); none has a strong reference
+# to the MPI-4 entry points an MPICH 3.x-based MPI lacks (they are looked up).
 #   test_renamed_mpi.sh links BIN_DIR
-#     readelf -d: no libmpi*/libmpich* NEEDED entry in lib/mpich/libnumacoll_mpi.so;
-#     nm -D: PMPI_Bcast_c ... PMPI_Session_finalize are not referenced, or only weakly
+#     for every preload of the manifest (BIN_DIR/../share/numacoll/mpis.tsv) and the
+#     default lib/libnumacoll_mpi.so: readelf -d: no libmpi* / libmpich* / libopen-*
+#     NEEDED entry; nm -D: no undefined ompi_mpi_* object (Open MPI's predefined handles),
+#     PMPI_Bcast_c ... PMPI_Session_finalize not referenced or only weakly; and
+#     LD_PRELOAD=it /bin/true (a process without MPI) runs
 #   test_renamed_mpi.sh run BIN_DIR MPI_LIBRARY "INCLUDE_DIRS" CC SOURCE_DIR
 #     MPI_LIBRARY (MPICH's libmpich.so.12) copied to a temporary directory as libmpi.so.12
 #     (its SONAME changed to match), tests/mpi/mpi_abi_name.c linked against that copy,
@@ -13,29 +17,52 @@
 #     then the same as a shared object loaded by python with dlopen(RTLD_LOCAL)
 set -u
 mode="$1"; bin="$2"; fail=0
-lib="$bin/../lib/mpich/libnumacoll_mpi.so"
-[ -f "$lib" ] || { echo "FAILED: $lib not built"; exit 1; }
+manifest="$bin/../share/numacoll/mpis.tsv"
 if [ "$mode" = links ]; then
-    needed="$(LC_ALL=C readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')"
-    echo "NEEDED: $(tr '\n' ' ' <<<"$needed")"
-    if grep -q '^libmpi' <<<"$needed"; then
-        echo "FAILED: the MPICH-family preload names an MPI library: $(grep '^libmpi' <<<"$needed" | tr '\n' ' ')"
-        fail=1
-    fi
-    for s in PMPI_Bcast_c PMPI_Allreduce_c PMPI_Reduce_c PMPI_Pack_c PMPI_Unpack_c \
-        PMPI_Type_size_c PMPI_Type_create_hindexed_c PMPI_Session_finalize; do
-        kind="$(nm -D "$lib" | awk -v s="$s" '$NF == s { print $(NF - 1) }')"
-        case "$kind" in
-        "" | w) echo "ok: $s: ${kind:-not referenced}" ;;
-        *) echo "FAILED: $s is '$kind' in the preload (a strong reference: an MPI without it cannot load the preload)"; fail=1 ;;
-        esac
+    libs=()
+    while IFS=$'\t' read -r fam _ _ _ _ _ rel _; do
+        [ -n "$rel" ] && libs+=("$fam:$bin/../$rel")
+    done < <(grep -v '^#' "$manifest")
+    libs+=("default:$bin/../lib/libnumacoll_mpi.so")
+    [ ${#libs[@]} -ge 2 ] || { echo "FAILED: no preload in $manifest"; exit 1; }
+    for fl in "${libs[@]}"; do
+        lib="${fl#*:}"
+        echo "== ${fl%%:*}: $lib"
+        [ -f "$lib" ] || { echo "FAILED: $lib not built"; fail=1; continue; }
+        needed="$(LC_ALL=C readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')"
+        echo "NEEDED: $(tr '\n' ' ' <<<"$needed")"
+        if grep -q '^libmpi\|^libopen-\|^libpmix' <<<"$needed"; then
+            echo "FAILED: the preload names an MPI library: $(grep '^libmpi\|^libopen-\|^libpmix' <<<"$needed" | tr '\n' ' ')"
+            fail=1
+        fi
+        objs="$(nm -D --undefined-only "$lib" | awk '$NF ~ /^ompi_mpi_/ { print $NF }' | tr '\n' ' ')"
+        if [ -n "$objs" ]; then
+            echo "FAILED: undefined Open MPI objects (bound when the preload loads): $objs"
+            fail=1
+        fi
+        for s in PMPI_Bcast_c PMPI_Allreduce_c PMPI_Reduce_c PMPI_Pack_c PMPI_Unpack_c \
+            PMPI_Type_size_c PMPI_Type_create_hindexed_c PMPI_Session_finalize; do
+            kind="$(nm -D "$lib" | awk -v s="$s" '$NF == s { print $(NF - 1) }')"
+            case "$kind" in
+            "" | w) ;;
+            *) echo "FAILED: $s is '$kind' in the preload (a strong reference: an MPI without it cannot load the preload)"; fail=1 ;;
+            esac
+        done
+        if ! out="$(LD_PRELOAD="$lib" /bin/true 2>&1)" || [ -n "$out" ]; then
+            echo "FAILED: a process without MPI cannot load it: $out"
+            fail=1
+        else
+            echo "ok: loads into a process without MPI"
+        fi
     done
     [ $fail = 0 ] && echo "preload links: PASS"
     exit $fail
 fi
 
+lib="$bin/../lib/mpich/libnumacoll_mpi.so"
+[ -f "$lib" ] || { echo "FAILED: $lib not built"; exit 1; }
 mpilib="$3"; incs="${4//;/ }"; cc="$5"; src="$6"
-launcher="$(awk -F'\t' '$1 == "mpich" { print $5 }' "$bin/../share/numacoll/mpis.tsv")"
+launcher="$(awk -F'\t' '$1 == "mpich" { print $5 }' "$manifest")"
 [ -n "$launcher" ] || { echo "FAILED: no MPICH-family launcher in $bin/../share/numacoll/mpis.tsv"; exit 1; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -32,5 +32,7 @@ int explain_dispatch(const explain_args_t *ex, int mode, int json, int parsable)
 
 /* --mpis: the MPIs of the build's manifest (info/mpis.c); the exit status */
 int info_mpis(int json);
+/* --mpi-identity LIB: the first line of LIB's MPI_Get_library_version; the exit status */
+int info_mpi_identity(const char *lib);
 
 #endif

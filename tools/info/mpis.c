@@ -2,8 +2,10 @@
  * numacoll-info --mpis: the MPIs numacoll was built for, from the manifest the build writes
  * (share/numacoll/mpis.tsv beside bin/, in the build tree and installed; one tab-separated
  * line per MPI: family, version, MPI standard, C wrapper, launcher, Fortran wrapper,
- * preload relative to the prefix).
+ * preload relative to the prefix, preload name, MPI library SONAME, MPI library), and
+ * numacoll-info --mpi-identity LIB: what an MPI library says it is.
  */
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +13,7 @@
 
 #include "info.h"
 
-enum { MPI_COLS = 7 };
+enum { MPI_COLS = 10, MPI_COLS_MIN = 7 }; /* columns 8-10 absent in an older manifest */
 
 /* the prefix: the directory above the one of this executable */
 static int prefix_dir(char *out, size_t cap)
@@ -45,8 +47,9 @@ int info_mpis(int json)
                 path);
         return 1;
     }
-    static const char *const names[MPI_COLS] = {"family", "version", "standard", "mpicc",
-                                                "launcher", "fortran", "preload"};
+    static const char *const names[MPI_COLS] = {"family",   "version", "standard", "mpicc",
+                                                "launcher", "fortran", "preload",  "name",
+                                                "soname",   "library"};
     int n = 0;
     if (json) printf("{\"manifest\": \"%s\", \"mpis\": [", path);
     else printf("numacoll's MPIs (%s):\n", path);
@@ -59,18 +62,21 @@ int info_mpis(int json)
             p = p ? strchr(p, '\t') : NULL;
             if (p) *p++ = '\0';
         }
-        if (!col[MPI_COLS - 1]) continue; /* not a whole line */
+        if (!col[MPI_COLS_MIN - 1]) continue; /* not a whole line */
+        for (int c = MPI_COLS_MIN; c < MPI_COLS; c++)
+            if (!col[c]) col[c] = "";
         char preload[PATH_MAX + 8];
-        snprintf(preload, sizeof preload, "%s/%s", prefix, col[MPI_COLS - 1]);
+        snprintf(preload, sizeof preload, "%s/%s", prefix, col[6]);
         if (json) {
             printf("%s{", n ? ", " : "");
             for (int c = 0; c < MPI_COLS; c++) {
                 printf("%s\"%s\": ", c ? ", " : "", names[c]);
-                json_str(c == MPI_COLS - 1 ? preload : col[c]);
+                json_str(c == 6 ? preload : col[c]);
             }
             printf("}");
         } else {
             printf("%s %s (MPI %s)%s\n", col[0], col[1], col[2], n ? "" : ", the default");
+            if (col[8][0]) printf("  MPI library:     %s (%s)\n", col[9], col[8]);
             printf("  C wrapper:       %s\n", col[3]);
             printf("  launcher:        %s\n", col[4][0] ? col[4] : "(none found)");
             printf("  Fortran wrapper: %s\n", col[5][0] ? col[5] : "(none found)");
@@ -81,5 +87,38 @@ int info_mpis(int json)
     fclose(f);
     if (json) printf("]}\n");
     else if (!n) printf("(none)\n");
+    return 0;
+}
+
+/* An MPI library's own identity: the first line of its MPI_Get_library_version (which MPI
+ * allows before MPI_Init), e.g. "Open MPI v4.1.4, package: ..." or "MPICH Version: 4.2.1";
+ * numacoll-run matches a program's MPI to a preload with it. Loaded with RTLD_LOCAL: its
+ * symbols stay out of this process's global scope. */
+int info_mpi_identity(const char *lib)
+{
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "numacoll-info: --mpi-identity: cannot load '%s': %s\n", lib, dlerror());
+        return 1;
+    }
+    int (*get)(char *, int *);
+    *(void **)&get = dlsym(h, "MPI_Get_library_version");
+    if (!get) {
+        fprintf(stderr,
+                "numacoll-info: --mpi-identity: '%s' has no MPI_Get_library_version: not an "
+                "MPI library (MPI 3.0 or later)\n",
+                lib);
+        return 1;
+    }
+    /* larger than any MPI_MAX_LIBRARY_VERSION_STRING (Open MPI 256, MPICH 8192) */
+    static char buf[65536];
+    int len = 0;
+    if (get(buf, &len) != 0 || len <= 0) {
+        fprintf(stderr, "numacoll-info: --mpi-identity: MPI_Get_library_version of '%s' failed\n", lib);
+        return 1;
+    }
+    buf[len < (int)sizeof buf ? len : (int)sizeof buf - 1] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    printf("%s\n", buf);
     return 0;
 }
