@@ -171,6 +171,8 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     s->slot_stride = s->fragment + 64;
     s->chunk = s->slot_stride - MV_SLOT_HEADER;
     s->cma_min = mine.p.cma_min;
+    /* the owner's choice alone (readers cannot tell how a chunk was written) */
+    s->stream_min = nc_cfg_size(NC_CFG_MOVE_STREAM_MIN);
     s->cma_ok = cma_ok;
     s->oversubscribed = t->oversubscribed;
     s->pid = mine.pid;
