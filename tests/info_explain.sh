@@ -124,6 +124,25 @@ for want in "16 8 allreduce hier" "16 1048576 allreduce rsag" "16 1048576 reduce
     [ "$got" = "$alg" ] || failf "reduce.$bytes.$kind at np $np on '$SYN' is '$got', expected $alg"
 done
 
+# ---- data movement's path by block size (src/coll/move/state.c, its rule) ----------------
+# np 16 on 32 CPUs: the slots below NUMACOLL_MOVE_CMA_MIN (plain stores below
+# NUMACOLL_MOVE_STREAM_MIN, non-temporal from it), single copy from it; np 64 (oversubscribed):
+# the slots at every size; NUMACOLL_MOVE=copy: the slots
+for want in "16 1024 copy plain" "16 16384 copy nt" "16 1048576 cma -" "64 1048576 copy nt" \
+    "copy 1048576 copy nt"; do
+    read -r np bytes path stores <<<"$want"
+    if [ "$np" = copy ]; then
+        NUMACOLL_MOVE=copy "$info" --explain --synthetic "$SYN" --np 16 --parsable >"$tmp/m" 2>&1
+    else
+        "$info" --explain --synthetic "$SYN" --np "$np" --parsable >"$tmp/m" 2>&1
+    fi
+    got="$(val "move.block.$bytes.path" "$tmp/m") $(val "move.block.$bytes.owner_stores" "$tmp/m")"
+    [ "$got" = "$path $stores" ] ||
+        failf "move.block.$bytes at np $np: '$got', expected '$path $stores'"
+done
+[ "$(val move.block.1048576.path_if_no_cma "$tmp/m")" = copy ] ||
+    failf "move.block.1048576.path_if_no_cma is not copy"
+
 # ---- bad arguments: exit status 2 and a message naming what is allowed ----------------------
 bad() { # expected-message-regex args...
     local want="$1"

@@ -22,7 +22,7 @@
 #include <string.h>
 
 enum { ROUNDS = 5, ITERS = 20, MAXP = 16 };
-static const size_t sizes[] = {1024, 4096, 16384, 32768, 65536, 131072, 262144, 1 << 20,
+static const size_t sizes[] = {1024, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 1 << 20,
                                4 << 20};
 enum { NSIZES = sizeof sizes / sizeof sizes[0] };
 static const char *kind = "allgather";

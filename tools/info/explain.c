@@ -742,6 +742,7 @@ static int explain_main(const explain_args_t *ex, int out)
     explain_bcast_team(&c);
     explain_messages(&c, ex);
     explain_reduce(&c, ex);
+    explain_move(c.t, ex->bytes_set, ex->bytes);
     explain_mpi();
     facts_out();
     nc_topo_team_fini(c.t);

@@ -16,7 +16,7 @@ static const nc_cfg_def_t rows[] = {
             "team has more members than CPUs"},
     {.id = NC_CFG_MOVE_CMA_MIN,
      .type = NC_CFG_TYPE_SIZE,
-     .defval = "16K",
+     .defval = "32K",
      .allowed = "0..1G",
      .doc = "smallest block (bytes) that NUMACOLL_MOVE=auto moves by single copy; smaller "
             "blocks go through the shared slots"},
@@ -39,6 +39,13 @@ static const nc_cfg_def_t rows[] = {
      .doc = "bytes of each slot a member's buffers get at set-up; the rest gets memory at the "
             "first call that streams more (teams that move only small blocks keep little "
             "memory)"},
+    {.id = NC_CFG_MOVE_STREAM_MIN,
+     .type = NC_CFG_TYPE_SIZE,
+     .defval = "8K",
+     .allowed = "0..1G",
+     .doc = "blocks of at least this size are written into the owner's slots with "
+            "non-temporal stores, so that the owner does not have to take back the lines its "
+            "readers cached from the slot's previous chunk; 0 = every block"},
 };
 
 NC_CFG_REGISTER(move, rows)

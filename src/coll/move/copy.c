@@ -38,7 +38,13 @@ static void fill(mv_call_t *c, size_t a, size_t b, char *dst, int *lo, int *hi)
         size_t end = pos + c->ent[d].size;
         if (a < end) {
             size_t n = (b < end ? b : end) - a;
-            memcpy(dst, c->src[d] + (a - pos), n);
+            /* a slot's lines were last written one ring ago and its readers may still
+             * cache them: plain stores would take each line back from them one at a time,
+             * non-temporal stores replace the lines without reading them (and fence) */
+            if (c->ent[d].size >= c->state->stream_min)
+                nc_copy_stream(dst, c->src[d] + (a - pos), n);
+            else
+                memcpy(dst, c->src[d] + (a - pos), n);
             dst += n, a += n;
             if (first < 0) first = (int)d;
             last = (int)d;

@@ -21,6 +21,14 @@ int nc_move_setup(numacoll_team_t *t);
  *  agreed parameters (0 before the state exists). */
 int nc_move_uses_cma(const numacoll_team_t *t, size_t bytes);
 
+/** numacoll-info --explain: the path ("copy" or "cma") that a block of @p bytes takes on a
+ *  team like @p t (its size and oversubscription; the configuration in effect) if single
+ *  copy is permitted between its members (@p cma_ok, probed at set-up in a real team), the
+ *  reason (*@p why, static text), and whether the owner writes it into its slots with
+ *  non-temporal stores (*@p streamed, copy path only). The rule mv_path_of applies. */
+const char *nc_move_path_explain(const numacoll_team_t *t, size_t bytes, int cma_ok,
+                                 const char **why, int *streamed);
+
 /** Release the team's data-movement state (team destruction). */
 void nc_move_team_fini(numacoll_team_t *t);
 

@@ -116,6 +116,7 @@ typedef struct nc_move_team {
     size_t chunk;       /* bytes of a chunk: slot_stride - MV_SLOT_HEADER */
     size_t slots_off;   /* offset of the slots in an area (page multiple) */
     size_t eager;       /* bytes of each slot with pages from set-up */
+    size_t stream_min;  /* NUMACOLL_MOVE_STREAM_MIN: blocks this large go in streamed */
     int ready;          /* this member's slots have all their pages */
     int mode;           /* MV_MODE_*, after the agreement on single copy */
     int cma_ok;         /* process_vm_readv works between the members (agreed) */

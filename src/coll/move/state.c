@@ -171,6 +171,8 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     s->slot_stride = s->fragment + 64;
     s->chunk = s->slot_stride - MV_SLOT_HEADER;
     s->cma_min = mine.p.cma_min;
+    /* the owner's choice alone (readers cannot tell how a chunk was written) */
+    s->stream_min = nc_cfg_size(NC_CFG_MOVE_STREAM_MIN);
     s->cma_ok = cma_ok;
     s->oversubscribed = t->oversubscribed;
     s->pid = mine.pid;
@@ -229,14 +231,42 @@ int nc_move_setup(numacoll_team_t *t)
  * NUMACOLL_MOVE_CMA_MIN bytes, but never on an oversubscribed team, where the owner's wait
  * for its readers (a second synchronisation of every member per call) costs more than the
  * copy saves. Depends only on agreed parameters and the block's size. */
+static int path_rule(int mode, int cma_ok, size_t cma_min, int oversubscribed, size_t bytes,
+                     const char **why)
+{
+    const char *w;
+    int path = MV_PATH_COPY;
+    if (bytes == 0)
+        w = "an empty block moves nothing (its size goes in the owner's entry)";
+    else if (!cma_ok)
+        w = "single copy is not permitted between the members (process_vm_readv failed)";
+    else if (mode == MV_MODE_CMA)
+        w = "NUMACOLL_MOVE=cma", path = MV_PATH_CMA;
+    else if (mode == MV_MODE_COPY)
+        w = "NUMACOLL_MOVE=copy";
+    else if (oversubscribed)
+        w = "the team is oversubscribed: single copy's owners would wait for every reader";
+    else if (bytes >= cma_min)
+        w = "at least NUMACOLL_MOVE_CMA_MIN", path = MV_PATH_CMA;
+    else
+        w = "under NUMACOLL_MOVE_CMA_MIN";
+    if (why) *why = w;
+    return path;
+}
+
 int mv_path_of(const nc_move_team_t *s, size_t bytes)
 {
-    if (!s->cma_ok || bytes == 0) return MV_PATH_COPY;
-    switch (s->mode) {
-    case MV_MODE_CMA: return MV_PATH_CMA;
-    case MV_MODE_COPY: return MV_PATH_COPY;
-    default: return bytes >= s->cma_min && !s->oversubscribed ? MV_PATH_CMA : MV_PATH_COPY;
-    }
+    return path_rule(s->mode, s->cma_ok, s->cma_min, s->oversubscribed, bytes, NULL);
+}
+
+const char *nc_move_path_explain(const numacoll_team_t *t, size_t bytes, int cma_ok,
+                                 const char **why, int *streamed)
+{
+    int path = path_rule(mode_from_config(), cma_ok, nc_cfg_size(NC_CFG_MOVE_CMA_MIN),
+                         t->oversubscribed, bytes, why);
+    if (streamed)
+        *streamed = path == MV_PATH_COPY && bytes && bytes >= nc_cfg_size(NC_CFG_MOVE_STREAM_MIN);
+    return mv_paths[path].name;
 }
 
 int nc_move_uses_cma(const numacoll_team_t *t, size_t bytes)
