@@ -341,27 +341,54 @@ static void test_fragment_mismatch(void **state)
 }
 
 /* The slots get the pages beyond NUMACOLL_MOVE_EAGER at the first call whose stream needs
- * them: a member that cannot get them fails that call with NUMACOLL_ERR_UNSUPPORTED (its
- * message: why), the members that read from it (all, in an allgather) too, naming it; the
- * next large call gets the pages and moves the right bytes. */
+ * them. A member that cannot get them streams that call in short chunks within the eager
+ * part (NUMACOLL_MOVE_EAGER=256: chunks of 240 bytes, a ring of 4 slots is 960 bytes), and
+ * the call succeeds on every member with the right bytes: the victim fails its populate
+ * at every call, as the root and as a non-root, for every kind, with blocks from one short
+ * chunk to many rings of them; it says so once (NUMACOLL_VERBOSE=1). Then it gets its
+ * pages and the team moves a large block in full chunks. */
 static int lazy_worker(nc_forkctx_t *c)
 {
-    const int victim = *(const int *)c->arg;
+    const int victim = *(const int *)c->arg, P = c->size;
+    static const kind_t kinds[] = {GATHER, GATHERV, SCATTER, SCATTERV,
+                                   ALLGATHER, ALLGATHERV, ALLTOALL, ALLTOALLV};
+    static const size_t sizes[] = {200, 5000, 40000};
+    char log[] = "/tmp/numacoll-test-move-XXXXXX";
+    int fd = -1, saved = -1, bad = 0, i = 0;
     char in[64], out[3 * 64];
     memset(in, 1, sizeof in);
     if (numacoll_allgather(c->team, in, out, 64) != NUMACOLL_OK) return 21; /* set-up */
-    if (c->rank == victim) nc_seg_debug_fail_populate(1);
-    char *big = calloc(4, 65536);
-    if (!big) return 22;
-    char want[64];
-    snprintf(want, sizeof want, "rank %d could not get the memory", victim);
-    int rc = numacoll_allgather(c->team, big, big + 65536, 65536);
-    int bad = check_error(c->rank, "allgather of 64 KiB, slots without pages", rc,
-                          NUMACOLL_ERR_UNSUPPORTED, c->rank == victim ? "large blocks" : want,
-                          NULL);
-    free(big);
-    mcase_t a = {ALLGATHERV, 65536, -1, 0, 11, 0};
-    bad += mc_run(c->team, c->rank, c->size, &a, 0);
+    if (c->rank == victim) {
+        fd = mkstemp(log);
+        saved = dup(2);
+        if (fd < 0 || saved < 0 || dup2(fd, 2) < 0) return 22;
+    }
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (int r = 0; r < (rooted(kinds[k]) ? 2 : 1); r++)
+            for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+                mcase_t m = {kinds[k], sizes[z], rooted(kinds[k]) ? (victim + r) % P : -1, 0,
+                             (unsigned)(i + 1), 0};
+                if (c->rank == victim) nc_seg_debug_fail_populate(1);
+                bad += mc_run(c->team, c->rank, P, &m, i++) != 0;
+            }
+    if (c->rank == victim) {
+        nc_seg_debug_fail_populate(0);
+        dup2(saved, 2);
+        close(saved);
+        char text[4096] = "";
+        ssize_t n = pread(fd, text, sizeof text - 1, 0);
+        text[n > 0 ? n : 0] = 0;
+        close(fd), unlink(log);
+        const char *say = "streams its blocks in chunks of 240 bytes instead of 4144";
+        const char *first = strstr(text, say);
+        if (!first || strstr(first + 1, say)) {
+            fprintf(stderr, "rank %d: not one verbose line saying it streams in short chunks: "
+                            "%s\n", c->rank, text);
+            bad++;
+        }
+    }
+    mcase_t a = {ALLGATHERV, 65536, -1, 0, 99, 0};
+    bad += mc_run(c->team, c->rank, P, &a, i) != 0;
     return bad ? 20 : 0;
 }
 
@@ -369,9 +396,13 @@ static void test_lazy_pages_fail(void **state)
 {
     (void)state;
     set_env("copy", NULL);
-    static int victims[] = {0, 2};
-    for (int v = 0; v < 2; v++)
-        run_members(3, lazy_worker, &victims[v]);
+    setenv("NUMACOLL_MOVE_EAGER", "256", 1);
+    setenv("NUMACOLL_MOVE_SLOTS", "4", 1);
+    setenv("NUMACOLL_VERBOSE", "1", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    static int victims[][2] = {{2, 0}, {2, 1}, {3, 0}, {3, 2}}; /* P, victim */
+    for (int v = 0; v < 4; v++)
+        run_members(victims[v][0], lazy_worker, &victims[v][1]);
     set_env(NULL, NULL);
 }
 

@@ -116,24 +116,29 @@ static int call_run(mv_call_t *c)
                 c->ent[d].where = MV_IN_STREAM | len;
                 len += (size_t)c->ent[d].size;
             }
-        if (len / s->chunk >= MV_MAX_CHUNKS && c->rc == NUMACOLL_OK) {
+        c->chunk = s->chunk;
+        if (len + MV_SLOT_HEADER > s->eager && !s->ready && c->rc == NUMACOLL_OK &&
+            mv_state_ready(s, c->me) != NUMACOLL_OK) {
+            /* no pages beyond the eager part: short chunks, within it (move_internal.h) */
+            c->chunk = s->eager - MV_SLOT_HEADER;
+            if (!s->short_logged) {
+                s->short_logged = 1;
+                nc_log(1, c->me, c->P,
+                       "move: no memory for the rest of this member's slots (%s); it streams "
+                       "its blocks in chunks of %zu bytes instead of %zu until it gets it",
+                       numacoll_last_error(), c->chunk, s->chunk);
+            }
+        }
+        if (len / c->chunk >= MV_MAX_CHUNKS && c->rc == NUMACOLL_OK) {
             bad(c, nc_error(NUMACOLL_ERR_TOOBIG,
                             "%s: rank %d would stream %zu bytes through its slots, more than "
                             "%llu chunks of %zu bytes; use NUMACOLL_MOVE=auto or cma, or a "
                             "larger NUMACOLL_MOVE_FRAGMENT",
-                            c->who, c->me, len, (unsigned long long)MV_MAX_CHUNKS, s->chunk));
+                            c->who, c->me, len, (unsigned long long)MV_MAX_CHUNKS, c->chunk));
             return call_run(c);
         }
-        if (len + MV_SLOT_HEADER > s->eager && !s->ready && c->rc == NUMACOLL_OK &&
-            mv_state_ready(s, c->me) != NUMACOLL_OK) {
-            c->rc = NUMACOLL_ERR_UNSUPPORTED; /* message: mv_state_ready's */
-            memset(c->ent, 0, c->nent * sizeof *c->ent);
-            c->cma_blocks = 0;
-            c->head.sig = MV_SIG_NOMEM;
-            len = MV_HEAD_BYTES + (size_t)c->nent * MV_ENTRY_BYTES;
-        }
         c->len = len;
-        c->nchunks = (len + s->chunk - 1) / s->chunk;
+        c->nchunks = (len + c->chunk - 1) / c->chunk;
     }
     int rc = mv_run(c);
     if (rc == NUMACOLL_OK) rc = c->rc;

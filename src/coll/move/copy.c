@@ -77,9 +77,10 @@ int mv_copy_write(mv_call_t *c)
             rec->lo = m + 1; /* checked: not again */
         }
         /* step 2: the chunk's bytes, then its stamp (release) */
-        size_t a = (size_t)i * s->chunk;
-        size_t b = c->len - a < s->chunk ? c->len : a + s->chunk;
+        size_t a = (size_t)i * c->chunk;
+        size_t b = c->len - a < c->chunk ? c->len : a + c->chunk;
         int lo, hi;
+        *mv_slot_chunk(s, c->me, slot) = c->chunk; /* before the stamp: readers learn C */
         fill(c, a, b, mv_slot(s, c->me, slot) + MV_SLOT_HEADER, &lo, &hi);
         if (a < head_bytes(c->nent)) lo = c->lo, hi = c->hi; /* every reader reads the head */
         rec->stamp = mv_stamp(c->k, i);
@@ -115,8 +116,10 @@ int mv_copy_pull(mv_call_t *c, mv_read_t *rd)
     const int o = rd->owner;
     while (rd->got < rd->len) {
         size_t pos = rd->off + rd->got;
-        uint64_t i = pos / s->chunk;
-        size_t in = pos - (size_t)i * s->chunk;
+        /* C not read yet: we read the head, in the first 32 bytes, chunk 0 for every C */
+        const size_t cs = rd->chunk ? rd->chunk : s->chunk;
+        uint64_t i = pos / cs;
+        size_t in = pos - (size_t)i * cs;
         if (rd->last_chunk != UINT64_MAX && i > rd->last_chunk) {
             publish_consumed(c, o, rd->last_chunk);
             rd->last_chunk = UINT64_MAX;
@@ -139,7 +142,18 @@ int mv_copy_pull(mv_call_t *c, mv_read_t *rd)
                             "it: the members disagree about the call (different roots, or "
                             "different collectives); every member must pass the same",
                             c->who, o, (unsigned long long)i, c->me);
-        size_t n = s->chunk - in;
+        if (!rd->chunk) {
+            /* the owner's C, written before the stamp we loaded with acquire */
+            uint64_t oc = *mv_slot_chunk(s, o, slot);
+            if (oc != s->chunk && oc != s->eager - MV_SLOT_HEADER)
+                return nc_error(NUMACOLL_ERR_ARG,
+                                "%s: rank %d streams in chunks of %llu bytes, rank %d allows %zu "
+                                "or %zu: the members disagree about the buffers",
+                                c->who, o, (unsigned long long)oc, c->me, s->chunk,
+                                s->eager - MV_SLOT_HEADER);
+            rd->chunk = (size_t)oc;
+        }
+        size_t n = rd->chunk - in;
         if (n > rd->len - rd->got) n = rd->len - rd->got;
         memcpy(rd->into + rd->got, mv_slot(s, o, slot) + MV_SLOT_HEADER + in, n);
         rd->got += n;

@@ -43,11 +43,6 @@ static void call_error(mv_call_t *c, int rc)
 static int check_head(mv_call_t *c, mv_read_t *rd, const mv_head_t *h)
 {
     if (h->sig != c->sig) {
-        if (h->sig == MV_SIG_NOMEM)
-            return nc_error(NUMACOLL_ERR_UNSUPPORTED,
-                            "%s: rank %d could not get the memory of its data-movement slots; "
-                            "its blocks did not move",
-                            c->who, rd->owner);
         if (h->sig == MV_SIG_BAD)
             return nc_error(NUMACOLL_ERR_ARG,
                             "%s: rank %d passed invalid arguments (its own error says which); "

@@ -23,10 +23,16 @@
  *            the stream, or (single copy) its address in the owner's process; a reader
  *            reads the head and its own entry only
  *   data     the blocks that go through the stream, in entry order, back to back
- * cut into chunks of C = slot_stride - 16 bytes. Chunk i of call k goes into the owner's
- * slot (k + i) % slots: a stamp (8 bytes: st(k, i) = k << 24 | (i + 1), which grows with
- * k and i), 8 unused bytes, then the chunk's bytes; so a small block (up to 16 bytes in a
- * one-block stream) travels in the stamp's cache line.
+ * cut into chunks of C bytes, the owner's choice for the call: C = slot_stride - 16 when
+ * its slots have all their pages, else the short C = eager - 16 (the part of each slot
+ * that has pages from set-up: an owner that cannot get the rest at a call streams it in
+ * short chunks, only slower). Chunk i of call k goes into the owner's slot (k + i) % slots:
+ * a stamp (8 bytes: st(k, i) = k << 24 | (i + 1), which grows with k and i), C (8 bytes),
+ * then the chunk's bytes; so a small block (up to 16 bytes in a one-block stream) travels
+ * in the stamp's cache line. The eager part holds at least the slot's header, the head
+ * and P entries (state.c), so chunk 0 holds the head and every entry whichever C the
+ * owner chose, and a reader learns C from chunk 0 (its first read, the head, lies in the
+ * first 32 bytes: in chunk 0 for every C) before it needs it to find any later byte.
  *
  * Member m's area (NUMA-local to m, written only by m):
  *   line 0      read_done: k once m has finished every read of call k (single-copy owners
@@ -57,9 +63,10 @@
  * compares the owner's signature and the size the owner gives its block with its own, and
  * fails with NUMACOLL_ERR_ARG naming the owner on a difference (after taking part in the
  * rest of the call: it still writes its stream and marks every owner read, so that the
- * next call finds the slots as the others do). An owner that cannot take part
- * properly (invalid buffers, no memory for its slots) posts a marked signature
- * (MV_SIG_BAD, MV_SIG_NOMEM) and no blocks, and its readers fail too.
+ * next call finds the slots as the others do). An owner whose arguments are invalid
+ * (NULL buffers, a message too large) posts a marked signature (MV_SIG_BAD) and no
+ * blocks, and its readers fail too. Memory is no reason to fail: an owner without the
+ * pages of its slots beyond the eager part streams in short chunks (above).
  */
 #ifndef NC_MOVE_INTERNAL_H
 #define NC_MOVE_INTERNAL_H
@@ -76,8 +83,7 @@ enum { MV_SLOT_HEADER = 16, MV_HEAD_BYTES = 16, MV_ENTRY_BYTES = 16 };
 #define MV_MAX_CHUNKS (MV_END - 1)           /* chunks of one stream in one call */
 #define MV_ABANDONED (1ull << 63)
 /* marked signatures (even: a call's signature has bit 0 set) */
-#define MV_SIG_BAD 2u   /* the owner's arguments are invalid (its own error says which) */
-#define MV_SIG_NOMEM 4u /* the owner could not get the pages of its slots */
+#define MV_SIG_BAD 2u /* the owner's arguments are invalid (its own error says which) */
 
 static inline uint64_t mv_stamp(uint64_t k, uint64_t i)
 {
@@ -116,6 +122,7 @@ typedef struct nc_move_team {
     size_t chunk;       /* bytes of a chunk: slot_stride - MV_SLOT_HEADER */
     size_t slots_off;   /* offset of the slots in an area (page multiple) */
     size_t eager;       /* bytes of each slot with pages from set-up */
+    int short_logged;   /* we said (NUMACOLL_VERBOSE) that we stream in short chunks */
     size_t stream_min;  /* NUMACOLL_MOVE_STREAM_MIN: blocks this large go in streamed */
     int ready;          /* this member's slots have all their pages */
     int mode;           /* MV_MODE_*, after the agreement on single copy */
@@ -155,6 +162,12 @@ static inline _Atomic uint64_t *mv_slot_stamp(const nc_move_team_t *s, int m, un
 {
     return (_Atomic uint64_t *)mv_slot(s, m, slot);
 }
+/* the second word of a slot's header: C, the bytes of a chunk of the stream it belongs to
+ * (written by the owner before the stamp, read after it) */
+static inline uint64_t *mv_slot_chunk(const nc_move_team_t *s, int m, unsigned slot)
+{
+    return (uint64_t *)(mv_slot(s, m, slot) + sizeof(uint64_t));
+}
 
 /* One reader's reading of one owner in a call */
 enum { MV_READ_HEAD = 0, MV_READ_ENTRY, MV_READ_DATA, MV_READ_DONE };
@@ -166,6 +179,7 @@ typedef struct mv_read {
     char *dst;       /* where the block goes */
     int phase;
     int path;             /* MV_PATH_* of the block, as its owner chose it */
+    size_t chunk;         /* the owner's C in this call (0: not read yet, chunk 0 says) */
     size_t off, len, got; /* the stream range being read, and how much of it we have */
     char *into;           /* where that range goes */
     uint64_t last_chunk;  /* the last chunk we read from (to publish when we leave it) */
@@ -189,6 +203,7 @@ typedef struct mv_call {
     const char **src;   /* nent sources */
     mv_head_t head;
     size_t len;         /* stream bytes */
+    size_t chunk;       /* C: bytes of a chunk of our stream in this call */
     uint64_t nchunks, next_chunk;
     int cma_blocks;     /* some of our blocks are read by single copy */
     size_t wpos;        /* writer: stream bytes written */

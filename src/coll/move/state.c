@@ -9,8 +9,8 @@
  * Memory in two steps, as the reductions do: at set-up an area gets pages for its control
  * lines and the first NUMACOLL_MOVE_EAGER bytes of each slot (at least a stream's head and
  * entries); the first call whose stream needs more gives the slots all their pages
- * (mv_state_ready), and an owner that cannot get them posts MV_SIG_NOMEM so that its
- * readers fail with it instead of reading pages that do not exist.
+ * (mv_state_ready), and an owner that cannot get them streams that call in short chunks,
+ * within the eager part (move_internal.h), and tries again at its next such call.
  */
 #include "move_internal.h"
 
