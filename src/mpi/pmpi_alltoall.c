@@ -288,15 +288,6 @@ static int a2a_entry(a2a_call_t *c)
     nc_comm_t *s = comm_get(c->comm, units_of(c, P), 0);
     if (!g_gather || !s || s->mode != MODE_FLAT || !a2a_ready(s)) return native(c);
     int rc = c->kind == A2A ? alltoall_flat(s, c) : alltoallv_flat(s, c);
-    if (rc == NUMACOLL_ERR_UNSUPPORTED && c->kind == A2A) {
-        /* an owner could not get the memory of its slots and nothing moved: in an alltoall
-         * every member reads every owner, so every member has this status; all go native
-         * for good. (In an alltoallv a member that reads nothing from that owner has
-         * returned: the call fails with the core's message instead.) */
-        s->move_native = 1;
-        warn_fallback(s, "the shared-memory alltoall", numacoll_last_error());
-        return native(c);
-    }
     if (rc == NUMACOLL_OK) {
         if (c->kind == A2A)
             COUNT(alltoall_numacoll);

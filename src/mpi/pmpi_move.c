@@ -332,18 +332,6 @@ static int move_ready(nc_comm_t *s)
     return 0;
 }
 
-/* A call's NUMACOLL_ERR_UNSUPPORTED (an owner could not get the memory of its slots at the
- * first call that streams more than their eager part; nothing of it moved) reaches that
- * owner and every member that reads from it. In an allgather(v) every member reads every
- * owner and in a scatter(v) every member reads the root, so every member has it, and all go
- * native for good. In a gather(v) only the root reads: the other senders have returned, so
- * the root and the owner fail with the core's error instead (a native call would wait for
- * members that have left). */
-static int unsupported_agreed(int kind)
-{
-    return kind != MV_GATHER && kind != MV_GATHERV;
-}
-
 /* MPI error of a failed numacoll call: a mismatch of sizes or roots between members is the
  * caller's (MPI_ERR_ARG, the team stays usable); the rest (a dead member, a timeout) breaks
  * the team */
@@ -416,10 +404,6 @@ int mv_entry(mv_call_t *c)
     if (s->mode == MODE_FLAT) {
         if (!move_ready(s)) return mv_native(c);
         rc = g_flat[c->kind](s, c);
-        if (rc == NUMACOLL_ERR_UNSUPPORTED && unsupported_agreed(c->kind)) {
-            gave_up(s);
-            return mv_native(c);
-        }
     } else {
         if (!g_hier[c->kind] || !hier_fits(c, size, rank)) return mv_native(c);
         rc = g_hier[c->kind](s, c);
@@ -435,8 +419,7 @@ int mv_entry(mv_call_t *c)
 
 /* the node steps of the hierarchical mode: numacoll's on the node team, else the MPI's in
  * bytes on the node communicator. A team whose set-up failed (agreed by the node's
- * members) hands them to the MPI for good; so does a scatter's ERR_UNSUPPORTED (see
- * unsupported_agreed: the node's members all read the leader), while a gather's fails. */
+ * members) hands them to the MPI for good. */
 int mv_node_gatherv(nc_comm_t *s, const void *send, size_t sbytes, void *recv,
                     const size_t *rbytes, const size_t *displs)
 {
@@ -463,11 +446,7 @@ int mv_node_gatherv(nc_comm_t *s, const void *send, size_t sbytes, void *recv,
 int mv_node_scatterv(nc_comm_t *s, const void *send, const size_t *sbytes, const size_t *displs,
                      void *recv, size_t rbytes)
 {
-    if (move_ready(s)) {
-        int rc = numacoll_scatterv(s->team, send, sbytes, displs, recv, rbytes, 0);
-        if (rc != NUMACOLL_ERR_UNSUPPORTED) return rc;
-        gave_up(s);
-    }
+    if (move_ready(s)) return numacoll_scatterv(s->team, send, sbytes, displs, recv, rbytes, 0);
     if (s->node_size == 1) {
         if (recv != (void *)NUMACOLL_IN_PLACE && rbytes)
             memcpy(recv, (const char *)send + displs[0], rbytes);

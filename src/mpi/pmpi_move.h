@@ -122,8 +122,7 @@ int mv_node_gatherv(nc_comm_t *s, const void *send, size_t sbytes, void *recv,
 int mv_node_scatterv(nc_comm_t *s, const void *send, const size_t *sbytes, const size_t *displs,
                      void *recv, size_t rbytes);
 
-/* the numacoll paths of each collective; NUMACOLL_ERR_UNSUPPORTED: the core cannot run it
- * on this team (every member alike, nothing moved): the caller goes native */
+/* the numacoll paths of each collective (statuses are numacoll's) */
 int allgather_flat(nc_comm_t *s, mv_call_t *c);
 int allgatherv_flat(nc_comm_t *s, mv_call_t *c);
 int gather_flat(nc_comm_t *s, mv_call_t *c);
