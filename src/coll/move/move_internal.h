@@ -30,9 +30,11 @@
  * a stamp (8 bytes: st(k, i) = k << 24 | (i + 1), which grows with k and i), C (8 bytes),
  * then the chunk's bytes; so a small block (up to 16 bytes in a one-block stream) travels
  * in the stamp's cache line. The eager part holds at least the slot's header, the head
- * and P entries (state.c), so chunk 0 holds the head and every entry whichever C the
- * owner chose, and a reader learns C from chunk 0 (its first read, the head, lies in the
- * first 32 bytes: in chunk 0 for every C) before it needs it to find any later byte.
+ * and P entries (state.c; where these exceed a whole slot, eager is the whole slot and
+ * the short C the full one), so a short chunk 0 holds the head and every entry. A reader
+ * learns C from chunk 0 (its first read, the head with entry 0, lies in the first 32
+ * bytes: in chunk 0 for every C) before it needs C to find any later byte; C is the
+ * owner's alone, the same for all of its stream in a call, and may differ between calls.
  *
  * Member m's area (NUMA-local to m, written only by m):
  *   line 0      read_done: k once m has finished every read of call k (single-copy owners
@@ -48,7 +50,7 @@
  *   1. reuse: o keeps (local) the stamp of the chunk last written to s and the range of
  *      members that read it; it waits until each of them has consumed[o] >= that stamp
  *      (loading a reader's line only when the value it last loaded there is too low);
- *   2. o copies the chunk's bytes into s and publishes stamp = st(k, i) (release);
+ *   2. o writes C and the chunk's bytes into s and publishes stamp = st(k, i) (release);
  *   3. a reader waits for stamp >= st(k, i) (acquire: the bytes are visible), copies what
  *      it needs, and after its last read of the chunk publishes consumed[o] = st(k, i)
  *      (release), or st(k, MV_END) after its last read of o's stream in call k.
