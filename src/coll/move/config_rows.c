@@ -16,7 +16,7 @@ static const nc_cfg_def_t rows[] = {
             "team has more members than CPUs"},
     {.id = NC_CFG_MOVE_CMA_MIN,
      .type = NC_CFG_TYPE_SIZE,
-     .defval = "32K",
+     .defval = "1M",
      .allowed = "0..1G",
      .doc = "smallest block (bytes) that NUMACOLL_MOVE=auto moves by single copy; smaller "
             "blocks go through the shared slots"},
