@@ -63,9 +63,10 @@
 #
 # Knobs (environment): BENCH_REPS (repetitions, default 11), BENCH_TARGET_MS (time per
 # sample run, default 20), BENCH_BCAST_MAX (largest bcast, default 4M), BENCH_REDUCE_MAX
-# (largest allreduce, reduce, scan and reduce_scatter_block block, default 4M; quick: 64K), BENCH_MOVE_MAX (largest block of
-# allgather, gather, scatter, default 4M; quick: 64K), BENCH_QUICK=1
-# (a smoke run of about half a minute: 3 repetitions, 5 ms samples, bcast up to 64K, fewer
+# (largest allreduce, reduce and scan, and reduce_scatter_block's block, default 4M; quick:
+# 64K), BENCH_MOVE_MAX (largest block of allgather, gather, scatter, alltoall, default 4M;
+# quick: 64K), BENCH_QUICK=1
+# (a smoke run of 4-5 minutes on 2 CPUs: 3 repetitions, 5 ms samples, bcast up to 64K, fewer
 # calls, variants and sizes (the fragment figure at 1 MiB), no oversubscribed MPI broadcast,
 # no target launches), BENCH_LAUNCHES (launches of the broadcast's target sizes, default 6),
 # BENCH_MPIS (the MPIs to measure, default "openmpi mpich"; one not built is a skipped
