@@ -27,7 +27,8 @@
 #      (BENCH_QUICK=1: up to 64 KiB, np = 8 with fewer calls)
 #      MPI_Reduce_scatter_block (the size: each rank's block) and MPI_Scan the same way, rows
 #      native, native-sm, default, core (numacoll's C call on the communicator's team) and
-#      the floor limit:fold: mpi_{reduce_scatter_block,scan}.csv
+#      the floor limit:fold: mpi_{reduce_scatter_block,scan}.csv (np = 8: blocks up to
+#      BENCH_REDUCE_MAX / 8, the allreduce's largest vector)
 #      The gather family (MPI_BYTE blocks of 1 B - 4 MiB per member): allgather, gather,
 #      scatter and alltoall (blocks per pair) at np = 2 and (Open MPI) np = 8, rows native, native-sm, default and the floor
 #      limit:xcore (every member copies the bytes it must receive from their owners' shared
@@ -322,6 +323,15 @@ move_bench() { # mpi np collective extra-bench-args...: the rows of one launch, 
     done
 }
 
+block_of() { # SIZE NP: the bytes of one of NP blocks of SIZE (64, 4K, 16M, 1G), a multiple
+    # of 8 bytes and at least 8
+    local n="${1%[KkMmGg]}" m=1 b
+    [[ "$n" =~ ^[0-9]+$ ]] || { echo "$1"; return; } # numacoll-bench names what is wrong
+    case "$1" in *[Kk]) m=1024 ;; *[Mm]) m=1048576 ;; *[Gg]) m=1073741824 ;; esac
+    b=$((n * m / $2 / 8 * 8))
+    echo $((b < 8 ? 8 : b))
+}
+
 root_shift() { # mpi variants
     local max=1M
     [ "$QUICK" = 1 ] && max=$BMAX
@@ -410,7 +420,7 @@ plan() {
     run "LogP parameters and the model's estimates (paper 2)" logp_model
 
     # ---- 2. MPI ------------------------------------------------------------------------
-    local mpi np nm extra bv rv coll
+    local mpi np nm extra bv rv coll max8
     for mpi in $MPIS; do
         nm="$(mpi_name "$mpi")"
         if [ ! -x "$BIN/numacoll-bench-mpi-$mpi" ]; then
@@ -461,13 +471,18 @@ plan() {
                 mpi_bench openmpi 8 "$coll" --max-bytes "$RMAX" "${RED8[@]+"${RED8[@]}"}"
         done
         # reduce_scatter_block (the size: each rank's block) and scan: no algorithm rows;
-        # core is the C call on the communicator's team, limit:fold the floor
+        # core is the C call on the communicator's team, limit:fold the floor. At np = 8
+        # reduce_scatter_block's blocks stop at BENCH_REDUCE_MAX / 8, so that its largest
+        # vector is the allreduce's largest message (4 MiB blocks, a 32 MiB vector, took
+        # most of a 218 s step, the natives 0.3 s a call)
         for coll in reduce_scatter_block scan; do
             run "MPI $coll, $nm, np=2" mpi_bench "$mpi" 2 "$coll" --max-bytes "$RMAX" \
                 --variants native,native-sm,default,core,limit:fold
             [ "$mpi" = openmpi ] || continue
+            max8="$RMAX"
+            [ "$coll" = reduce_scatter_block ] && max8="$(block_of "$RMAX" 8)"
             run "MPI $coll, $nm, np=8$([ 8 -gt "$NP" ] && echo " (oversubscribed)")" \
-                mpi_bench openmpi 8 "$coll" --max-bytes "$RMAX" \
+                mpi_bench openmpi 8 "$coll" --max-bytes "$max8" \
                 --variants native,native-sm,default,core,limit:fold "${RED8[@]+"${RED8[@]}"}"
         done
         # the gather family: np = 2, and oversubscribed (Open MPI)
