@@ -99,13 +99,16 @@ else
 fi
 wrap NUMACOLL_MPI_REDUCE=0
 bench_run allreduce BENCH_MPIS=openmpi BENCH_REDUCE_MAX=64 \
-    "BENCH_ONLY=^MPI allreduce, Open MPI, np=2\$" "$bench" "$fake" "$tmp/allreduce"; rc=$?
-if [ $rc = 1 ] && grep -q "MPI allreduce, Open MPI, np=2 \.\.\. FAILED.*rank 0 (0 of [0-9]* MPI_Allreduce calls through numacoll)" "$tmp/allreduce.out" &&
-    [ "$(numacoll_rows "$tmp/allreduce")" = 0 ]; then
-    ok "allreduces not through numacoll (NUMACOLL_MPI_REDUCE=0 in the ranks): the step failed, no rows"
-else
-    bad "NUMACOLL_MPI_REDUCE=0 in the ranks: exit $rc, $(numacoll_rows "$tmp/allreduce") numacoll rows, output: $(tail -n 25 "$tmp/allreduce.out")"
-fi
+    "BENCH_ONLY=^MPI (allreduce|reduce_scatter_block|scan), Open MPI, np=2\$" \
+    "$bench" "$fake" "$tmp/allreduce"; rc=$?
+for c in Allreduce:allreduce Reduce_scatter_block:reduce_scatter_block Scan:scan; do
+    if [ $rc = 1 ] && grep -q "MPI ${c#*:}, Open MPI, np=2 \.\.\. FAILED.*rank 0 (0 of [0-9]* MPI_${c%:*} calls through numacoll)" "$tmp/allreduce.out" &&
+        [ "$(numacoll_rows "$tmp/allreduce")" = 0 ]; then
+        ok "MPI_${c%:*} not through numacoll (NUMACOLL_MPI_REDUCE=0 in the ranks): the step failed, no rows"
+    else
+        bad "NUMACOLL_MPI_REDUCE=0 in the ranks, MPI_${c%:*}: exit $rc, $(numacoll_rows "$tmp/allreduce") numacoll rows, output: $(tail -n 25 "$tmp/allreduce.out")"
+    fi
+done
 
 # 3. a good run: its figures are kept, and the run is recorded
 out="$tmp/good"

@@ -22,6 +22,20 @@ if [ $rc = 0 ] && [ "$n" -ge 10 ] && grep -q "^($n steps)$" <<<"$plan" &&
 else
     bad "--dry-run (quick): exit $rc: $plan"
 fi
+# every MPI collective has its steps: np = 2 with each MPI built, np = 8 with Open MPI
+for c in barrier bcast allreduce reduce reduce_scatter_block scan allgather gather scatter \
+    alltoall; do
+    steps=("MPI $c, Open MPI, np=2")
+    [ "$c" = bcast ] || steps+=("MPI $c, Open MPI, np=8")
+    [ -x "$build/bin/numacoll-bench-mpi-mpich" ] && steps+=("MPI $c, MPICH, np=2")
+    for st in "${steps[@]}"; do
+        if grep -Eq "^step [0-9]+: $st( \(oversubscribed\))?\$" <<<"$plan"; then
+            ok "--dry-run (quick) plans '$st'"
+        else
+            bad "--dry-run (quick) lacks a step '$st': $plan"
+        fi
+    done
+done
 plan="$(timeout 30 "$bench" "$build" "$tmp/plan" --dry-run 2>&1)"
 if grep -q "^step [0-9]*: bcast targets, launch 6 of 6, Open MPI" <<<"$plan"; then
     ok "--dry-run (full): the target launches are planned"

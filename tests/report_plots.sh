@@ -19,6 +19,8 @@ fi
 for png in mpi_barrier_openmpi_np2 mpi_barrier_openmpi_np2_variants mpi_barrier_mpich_np2 \
     mpi_bcast_openmpi_np2 mpi_bcast_openmpi_np2_variants mpi_bcast_mpich_np2 \
     mpi_allreduce_openmpi_np2 mpi_allreduce_openmpi_np2_variants \
+    mpi_reduce_scatter_block_openmpi_np2 mpi_reduce_scatter_block_openmpi_np2_variants \
+    mpi_scan_openmpi_np2 mpi_scan_openmpi_np2_variants \
     paper1_barriers paper2_logp paper_fig7_bcast_slots paper_fig8_bcast_fragment \
     paper_fig10_bcast_trees paper_fig11_bcast_rootshift paper4_kv_throughput \
     paper4_kv_get_profile; do
@@ -36,7 +38,11 @@ for re in '^\| barrier \| Open MPI [0-9.]+ \| 2 \| - \| \*\*[0-9.]+x\*\*' \
     '^\| bcast \| MPICH [0-9.]+ \| 2 \| 1 - 1K B \|' \
     '^\| allreduce \| Open MPI [0-9.]+ \| 2 \| 8 B \| \*\*0\.62x\*\* \(8\) \| 0\.62x \(8\) \| '\
 '\*\*2\.50x\*\* \(8\) \| 2\.50x \(8\) \| limit:signal \|' \
-    '^\| allreduce \| Open MPI [0-9.]+ \| 2 \| 1M B \| \*\*0\.67x\*\* \(1M\)'; do
+    '^\| allreduce \| Open MPI [0-9.]+ \| 2 \| 1M B \| \*\*0\.67x\*\* \(1M\)' \
+    '^\| reduce_scatter_block \| Open MPI [0-9.]+ \| 2 \| 8 - 1K B \| \*\*0\.98x\*\* \(8\) \| '\
+'0\.62x \(1K\) \| \*\*13\.42x\*\* \(8\) \| 2\.45x \(1K\) \| limit:fold \|' \
+    '^\| scan \| Open MPI [0-9.]+ \| 2 \| 64K B \| \*\*1\.31x\*\* \(64K\) \| 1\.31x \(64K\) \| '\
+'\*\*5\.42x\*\* \(64K\) \| 5\.42x \(64K\) \| limit:fold \|'; do
     grep -Eq -- "$re" <<<"$table" || bad "the headline table lacks /$re/: $table"
 done
 for sec in "## Paper 1" "#### Fig. 2" "#### Fig. 3" "## Paper 2" "Regret of the adaptive choice" \

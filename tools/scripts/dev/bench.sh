@@ -25,6 +25,10 @@
 #      (Open MPI) an oversubscribed np = 8, rows native, native-sm, default, every reduction
 #      algorithm and the references limit:inline and limit:fold: mpi_{allreduce,reduce}.csv
 #      (BENCH_QUICK=1: up to 64 KiB, np = 8 with fewer calls)
+#      MPI_Reduce_scatter_block (the size: each rank's block) and MPI_Scan the same way, rows
+#      native, native-sm, default, core (numacoll's C call on the communicator's team) and
+#      the floor limit:fold: mpi_{reduce_scatter_block,scan}.csv (np = 8: blocks up to
+#      BENCH_REDUCE_MAX / 8, the allreduce's largest vector)
 #      The gather family (MPI_BYTE blocks of 1 B - 4 MiB per member): allgather, gather,
 #      scatter and alltoall (blocks per pair) at np = 2 and (Open MPI) np = 8, rows native, native-sm, default and the floor
 #      limit:xcore (every member copies the bytes it must receive from their owners' shared
@@ -60,9 +64,10 @@
 #
 # Knobs (environment): BENCH_REPS (repetitions, default 11), BENCH_TARGET_MS (time per
 # sample run, default 20), BENCH_BCAST_MAX (largest bcast, default 4M), BENCH_REDUCE_MAX
-# (largest allreduce and reduce, default 4M; quick: 64K), BENCH_MOVE_MAX (largest block of
-# allgather, gather, scatter, default 4M; quick: 64K), BENCH_QUICK=1
-# (a smoke run of about half a minute: 3 repetitions, 5 ms samples, bcast up to 64K, fewer
+# (largest allreduce, reduce and scan, and reduce_scatter_block's block, default 4M; quick:
+# 64K), BENCH_MOVE_MAX (largest block of allgather, gather, scatter, alltoall, default 4M;
+# quick: 64K), BENCH_QUICK=1
+# (a smoke run of 4-5 minutes on 2 CPUs: 3 repetitions, 5 ms samples, bcast up to 64K, fewer
 # calls, variants and sizes (the fragment figure at 1 MiB), no oversubscribed MPI broadcast,
 # no target launches), BENCH_LAUNCHES (launches of the broadcast's target sizes, default 6),
 # BENCH_MPIS (the MPIs to measure, default "openmpi mpich"; one not built is a skipped
@@ -215,8 +220,8 @@ skip() { # description, reason: a step that cannot run here
 # check_numacoll OUTPUT MPI NP COLL: did numacoll run this launch? Every rank must print
 # numacoll's counters (NUMACOLL_MPI_STATS=1, at MPI_Finalize) for MPI, with barriers through
 # numacoll (COLL barrier) or every MPI_Bcast / MPI_Allreduce / MPI_Reduce / MPI_Allgather /
-# ... call through numacoll (COLL bcast, allreduce, reduce, allgather, gather, scatter and
-# their v-forms). An invalid
+# ... call through numacoll (COLL bcast, allreduce, reduce, reduce_scatter_block, scan,
+# allgather, gather, scatter, alltoall and their v-forms). An invalid
 # NUMACOLL_* value, NUMACOLL_DISABLE, a failed set-up or a library of the other MPI would
 # give no line, or zero calls.
 check_numacoll() {
@@ -236,7 +241,8 @@ check_numacoll() {
             split(substr(line, RSTART, RLENGTH), b, /[ (]+/)   # MPI_Barrier N numacoll M
             match(line, /MPI_Bcast [0-9]+ \(numacoll [0-9]+/)
             split(substr(line, RSTART, RLENGTH), c, /[ (]+/)
-            if (coll == "allreduce" || coll == "reduce" || coll ~ /^(allgather|gather|scatter|alltoall)v?$/) {
+            if (coll ~ /^(allreduce|reduce|reduce_scatter_block|scan)$/ ||
+                coll ~ /^(allgather|gather|scatter|alltoall)v?$/) {
                 name = "MPI_" toupper(substr(coll, 1, 1)) substr(coll, 2)
                 match(line, name " [0-9]+ [(]numacoll [0-9]+")
                 split(substr(line, RSTART, RLENGTH), c, /[ (]+/)
@@ -315,6 +321,15 @@ move_bench() { # mpi np collective extra-bench-args...: the rows of one launch, 
         MB_ENV="NUMACOLL_MOVE=$mode" mpi_bench "$mpi" "$np" "$coll" --max-bytes "$MMAX" \
             --variants "move:$mode" --default-label "move:$mode" "$@" || return 1
     done
+}
+
+block_of() { # SIZE NP: the bytes of one of NP blocks of SIZE (64, 4K, 16M, 1G), a multiple
+    # of 8 bytes and at least 8
+    local n="${1%[KkMmGg]}" m=1 b
+    [[ "$n" =~ ^[0-9]+$ ]] || { echo "$1"; return; } # numacoll-bench names what is wrong
+    case "$1" in *[Kk]) m=1024 ;; *[Mm]) m=1048576 ;; *[Gg]) m=1073741824 ;; esac
+    b=$((n * m / $2 / 8 * 8))
+    echo $((b < 8 ? 8 : b))
 }
 
 root_shift() { # mpi variants
@@ -405,7 +420,7 @@ plan() {
     run "LogP parameters and the model's estimates (paper 2)" logp_model
 
     # ---- 2. MPI ------------------------------------------------------------------------
-    local mpi np nm extra bv rv coll
+    local mpi np nm extra bv rv coll max8
     for mpi in $MPIS; do
         nm="$(mpi_name "$mpi")"
         if [ ! -x "$BIN/numacoll-bench-mpi-$mpi" ]; then
@@ -454,6 +469,21 @@ plan() {
             [ "$mpi" = openmpi ] || continue
             run "MPI $coll, $nm, np=8$([ 8 -gt "$NP" ] && echo " (oversubscribed)")" \
                 mpi_bench openmpi 8 "$coll" --max-bytes "$RMAX" "${RED8[@]+"${RED8[@]}"}"
+        done
+        # reduce_scatter_block (the size: each rank's block) and scan: no algorithm rows;
+        # core is the C call on the communicator's team, limit:fold the floor. At np = 8
+        # reduce_scatter_block's blocks stop at BENCH_REDUCE_MAX / 8, so that its largest
+        # vector is the allreduce's largest message (4 MiB blocks, a 32 MiB vector, took
+        # most of a 218 s step, the natives 0.3 s a call)
+        for coll in reduce_scatter_block scan; do
+            run "MPI $coll, $nm, np=2" mpi_bench "$mpi" 2 "$coll" --max-bytes "$RMAX" \
+                --variants native,native-sm,default,core,limit:fold
+            [ "$mpi" = openmpi ] || continue
+            max8="$RMAX"
+            [ "$coll" = reduce_scatter_block ] && max8="$(block_of "$RMAX" 8)"
+            run "MPI $coll, $nm, np=8$([ 8 -gt "$NP" ] && echo " (oversubscribed)")" \
+                mpi_bench openmpi 8 "$coll" --max-bytes "$max8" \
+                --variants native,native-sm,default,core,limit:fold "${RED8[@]+"${RED8[@]}"}"
         done
         # the gather family: np = 2, and oversubscribed (Open MPI)
         for coll in allgather gather scatter alltoall; do
@@ -609,18 +639,20 @@ summary() { # numacoll-plot: summary.md (with run.md as its "This run" section) 
 
 # headline: numacoll's default against the best native (Open MPI: its default or coll/sm) of
 # the same run, from mpi_barrier.csv, mpi_bcast.csv, mpi_allreduce.csv, mpi_reduce.csv,
-# mpi_allgather.csv, mpi_gather.csv, mpi_scatter.csv and mpi_alltoall.csv (a few sizes)
+# mpi_reduce_scatter_block.csv, mpi_scan.csv, mpi_allgather.csv, mpi_gather.csv,
+# mpi_scatter.csv and mpi_alltoall.csv (a few sizes)
 headline() {
     local files=() f
     for f in "$OUT/mpi_barrier.csv" "$OUT/mpi_bcast.csv" "$OUT/mpi_allreduce.csv" \
-        "$OUT/mpi_reduce.csv" "$OUT/mpi_allgather.csv" "$OUT/mpi_gather.csv" \
+        "$OUT/mpi_reduce.csv" "$OUT/mpi_reduce_scatter_block.csv" "$OUT/mpi_scan.csv" \
+        "$OUT/mpi_allgather.csv" "$OUT/mpi_gather.csv" \
         "$OUT/mpi_scatter.csv" "$OUT/mpi_alltoall.csv"; do
         [ -s "$f" ] && files+=("$f")
     done
     [ ${#files[@]} -gt 0 ] || return 0
     echo
     echo "headline: numacoll's default against the best native of the same run (< 1: numacoll faster)"
-    printf '  %-10s %-9s %3s %6s %12s %-12s %12s %7s\n' collective MPI np bytes "native us" "(which)" \
+    printf '  %-20s %-9s %3s %6s %12s %-12s %12s %7s\n' collective MPI np bytes "native us" "(which)" \
         "numacoll us" ratio
     awk -F, '
         FNR == 1 { next }
@@ -637,11 +669,11 @@ headline() {
                 b = p[4] + 0
                 if (p[1] ~ /^(bcast|allgather|gather|scatter|alltoall)$/ && b != 1 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
                     continue
-                if (p[1] ~ /reduce$/ && b != 8 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
+                if (p[1] ~ /^(allreduce|reduce|reduce_scatter_block|scan)$/ && b != 8 && b != 1024 && b != 65536 && b != 1048576 && b != 4194304)
                     continue
                 sz = p[1] == "barrier" ? "-" : b >= 1048576 ? b / 1048576 "M" : b >= 1024 ? b / 1024 "K" : b
                 mpi = p[2] == "openmpi" ? "Open MPI" : p[2] == "mpich" ? "MPICH" : p[2]
-                printf "%s %s %05d %012d|  %-10s %-9s %3d %6s %12.3f %-12s %12.3f %6.2fx\n", p[1], p[2], p[3], b,
+                printf "%s %s %05d %012d|  %-20s %-9s %3d %6s %12.3f %-12s %12.3f %6.2fx\n", p[1], p[2], p[3], b,
                     p[1], mpi, p[3], sz, n[k], "(" w[k] ")", d[k], d[k] / n[k]
             }
         }' "${files[@]}" | sort | cut -d'|' -f2-
