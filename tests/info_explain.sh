@@ -124,24 +124,34 @@ for want in "16 8 allreduce hier" "16 1048576 allreduce rsag" "16 1048576 reduce
     [ "$got" = "$alg" ] || failf "reduce.$bytes.$kind at np $np on '$SYN' is '$got', expected $alg"
 done
 
-# ---- data movement's path by block size (src/coll/move/state.c, its rule) ----------------
+# ---- data movement's path by collective and block size (src/coll/move/state.c, its rule) --
 # np 16 on 32 CPUs: the slots below NUMACOLL_MOVE_CMA_MIN (plain stores below
-# NUMACOLL_MOVE_STREAM_MIN, non-temporal from it), single copy from it; np 64 (oversubscribed):
-# the slots at every size; NUMACOLL_MOVE=copy: the slots
-for want in "16 1024 copy plain" "16 16384 copy nt" "16 1048576 cma -" "64 1048576 copy nt" \
-    "copy 1048576 copy nt"; do
-    read -r np bytes path stores <<<"$want"
+# NUMACOLL_MOVE_STREAM_MIN, non-temporal from it); from it, with NUMACOLL_MOVE_CMA_COST 1.5,
+# single copy where the busiest member is done sooner: gather never (c < 1), scatter at
+# np >= 3 (c < P-1), allgather at np 2 only (c (P-1) < P), alltoall always (c < 2); c 0.5:
+# gather too, c 3: none at np 2; np 64 (oversubscribed): the slots; NUMACOLL_MOVE=copy: the
+# slots
+for want in "16 - gather 1024 copy plain" "16 - alltoall 16384 copy nt" \
+    "16 - gather 1048576 copy nt" "16 - scatter 1048576 cma -" \
+    "16 - allgather 1048576 copy nt" "16 - alltoall 1048576 cma -" \
+    "2 - scatter 1048576 copy nt" "2 - allgather 1048576 cma -" "2 - alltoall 1048576 cma -" \
+    "2 0.5 gather 1048576 cma -" "2 3 alltoall 1048576 copy nt" \
+    "64 - alltoall 1048576 copy nt" "copy - scatter 1048576 copy nt"; do
+    read -r np cost kind bytes path stores <<<"$want"
+    env=()
+    [ "$cost" = - ] || env+=(NUMACOLL_MOVE_CMA_COST="$cost")
     if [ "$np" = copy ]; then
-        NUMACOLL_MOVE=copy "$info" --explain --synthetic "$SYN" --np 16 --parsable >"$tmp/m" 2>&1
+        env NUMACOLL_MOVE=copy "${env[@]}" "$info" --explain --synthetic "$SYN" --np 16 \
+            --parsable >"$tmp/m" 2>&1
     else
-        "$info" --explain --synthetic "$SYN" --np "$np" --parsable >"$tmp/m" 2>&1
+        env "${env[@]}" "$info" --explain --synthetic "$SYN" --np "$np" --parsable >"$tmp/m" 2>&1
     fi
-    got="$(val "move.block.$bytes.path" "$tmp/m") $(val "move.block.$bytes.owner_stores" "$tmp/m")"
+    got="$(val "move.$kind.$bytes.path" "$tmp/m") $(val "move.$kind.$bytes.owner_stores" "$tmp/m")"
     [ "$got" = "$path $stores" ] ||
-        failf "move.block.$bytes at np $np: '$got', expected '$path $stores'"
+        failf "move.$kind.$bytes at np $np (cost $cost): '$got', expected '$path $stores'"
 done
-[ "$(val move.block.1048576.path_if_no_cma "$tmp/m")" = copy ] ||
-    failf "move.block.1048576.path_if_no_cma is not copy"
+[ "$(val move.alltoall.1048576.path_if_no_cma "$tmp/m")" = copy ] ||
+    failf "move.alltoall.1048576.path_if_no_cma is not copy"
 
 # ---- bad arguments: exit status 2 and a message naming what is allowed ----------------------
 bad() { # expected-message-regex args...

@@ -443,7 +443,7 @@ static int not_permitted_worker(nc_forkctx_t *c)
     mcase_t a = {ALLGATHER, 100000, -1, 0, 7, 0}, b = {SCATTERV, 70000, 2, 0, 8, 0};
     bad += mc_run(c->team, c->rank, c->size, &a, 0);
     bad += mc_run(c->team, c->rank, c->size, &b, 1);
-    if (nc_move_uses_cma(c->team, 1 << 20)) {
+    if (nc_move_uses_cma(c->team, NC_MOVE_ALLTOALL, 1 << 20)) {
         fprintf(stderr, "rank %d: single copy still on\n", c->rank);
         bad++;
     }

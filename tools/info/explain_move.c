@@ -10,24 +10,24 @@
 #include <string.h>
 #include "explain_internal.h"
 
-/* the rule's figures for one block of @p m bytes: facts, and a table row (@p table) or a
- * paragraph */
-static void explain_block(const numacoll_team_t *t, unsigned long long m, int table)
+/* the rule's figures for one block of @p m bytes in collectives of @p shape: facts, and a
+ * table cell (@p table: the path, with @p *stores set) or a paragraph */
+static const char *explain_block(const numacoll_team_t *t, nc_move_shape_t shape,
+                                 unsigned long long m, int table, const char **stores)
 {
     const char *why, *why_no_cma;
     int streamed, streamed_no_cma;
-    const char *path = nc_move_path_explain(t, (size_t)m, 1, &why, &streamed);
-    const char *path_no_cma = nc_move_path_explain(t, (size_t)m, 0, &why_no_cma,
+    const char *name = nc_move_shape_name(shape);
+    const char *path = nc_move_path_explain(t, shape, (size_t)m, 1, &why, &streamed);
+    const char *path_no_cma = nc_move_path_explain(t, shape, (size_t)m, 0, &why_no_cma,
                                                    &streamed_no_cma);
-    const char *stores = m == 0 || strcmp(path, "copy") != 0 ? "-" : streamed ? "nt" : "plain";
-    fact(kf("move.block.%llu.path", m), 0, "%s", path);
-    fact(kf("move.block.%llu.path_if_no_cma", m), 0, "%s", path_no_cma);
-    fact(kf("move.block.%llu.owner_stores", m), 0, "%s", stores);
-    if (table) {
-        hp(2, 4, "%-11llu %-5s %-6s %s", m, path, stores, why);
-        return;
-    }
-    hp(0, 2, "\na block of %llu bytes (gather, scatter, allgather, alltoall and v-forms)", m);
+    const char *st = m == 0 || strcmp(path, "copy") != 0 ? "-" : streamed ? "nt" : "plain";
+    fact(kf("move.%s.%llu.path", name, m), 0, "%s", path);
+    fact(kf("move.%s.%llu.path_if_no_cma", name, m), 0, "%s", path_no_cma);
+    fact(kf("move.%s.%llu.owner_stores", name, m), 0, "%s", st);
+    if (stores) *stores = st;
+    if (table) return path;
+    hp(0, 2, "\na block of %llu bytes in %s (and its v-form)", m, name);
     hp(2, 4, "path: %s: %s%s", path, why,
        path == path_no_cma ? "" : "; copy where single copy is not permitted (probed at set-up)");
     if (m && path != path_no_cma)
@@ -40,6 +40,7 @@ static void explain_block(const numacoll_team_t *t, unsigned long long m, int ta
     else if (m)
         hp(2, 4, "its owner writes it into its slots with plain stores (under "
                  "NUMACOLL_MOVE_STREAM_MIN)");
+    return path;
 }
 
 void explain_move(const numacoll_team_t *t, int bytes_set, unsigned long long bytes)
@@ -61,15 +62,28 @@ void explain_move(const numacoll_team_t *t, int bytes_set, unsigned long long by
        nc_cfg_str(NC_CFG_MOVE), slots, fragment, nc_cfg_size(NC_CFG_MOVE_CMA_MIN),
        nc_cfg_size(NC_CFG_MOVE_STREAM_MIN));
     if (bytes_set) {
-        explain_block(t, bytes, 0);
+        for (int sh = 0; sh < NC_MOVE_SHAPES; sh++)
+            explain_block(t, (nc_move_shape_t)sh, bytes, 0, NULL);
         return;
     }
     static const unsigned long long sizes[] = {0,     1024,   8192,    16384,
                                                65536, 262144, 1048576, 16777216};
     hp(0, 2, "\ndata movement by block size (--bytes M for one size in detail)");
-    hp(2, 4, "%-11s %-5s %-6s %s", "bytes", "path", "owner", "why");
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        explain_block(t, sizes[i], 1);
-    hp(2, 4, "owner: how the owner writes the block into its slots (copy path): plain stores, "
-             "or nt (non-temporal) from NUMACOLL_MOVE_STREAM_MIN");
+    hp(2, 4, "%-11s %-9s %-9s %-9s %-9s %s", "bytes", "gather", "scatter", "allgather",
+       "alltoall", "owner");
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const char *path[NC_MOVE_SHAPES], *stores = "-";
+        for (int sh = 0; sh < NC_MOVE_SHAPES; sh++) {
+            const char *st;
+            path[sh] = explain_block(t, (nc_move_shape_t)sh, sizes[i], 1, &st);
+            if (strcmp(st, "-") != 0) stores = st;
+        }
+        hp(2, 4, "%-11llu %-9s %-9s %-9s %-9s %s", sizes[i], path[0], path[1], path[2], path[3],
+           stores);
+    }
+    hp(2, 4, "owner: how an owner writes a block of that size into its slots (copy path): plain "
+             "stores, or nt (non-temporal) from NUMACOLL_MOVE_STREAM_MIN; NUMACOLL_MOVE=auto "
+             "takes single copy from NUMACOLL_MOVE_CMA_MIN where NUMACOLL_MOVE_CMA_COST (%.2f) "
+             "says the busiest member is done sooner (--bytes M gives the reason per collective)",
+       nc_cfg_double(NC_CFG_MOVE_CMA_COST));
 }

@@ -42,14 +42,15 @@ static uint64_t hash_sizes(const size_t *sizes, int n)
 }
 
 /* Start a call: NUMACOLL_OK and *c ready for the plan, or an error before taking part */
-static int call_begin(numacoll_team_t *t, const char *who, int root, int has_root,
-                      mv_call_t *c)
+static int call_begin(numacoll_team_t *t, const char *who, nc_move_shape_t shape, int root,
+                      int has_root, mv_call_t *c)
 {
     if (!t) return nc_error(NUMACOLL_ERR_ARG, "%s: team is NULL", who);
     if (has_root && (root < 0 || root >= t->size))
         return nc_error(NUMACOLL_ERR_ARG, "%s: root=%d; allowed: 0..%d", who, root, t->size - 1);
     memset(c, 0, sizeof *c);
     c->team = t, c->who = who, c->me = t->rank, c->P = t->size, c->root = has_root ? root : -1;
+    c->shape = shape;
     nc_team_op_enter(t, who);
     int rc = mv_state_get(t, &c->state);
     if (rc) return rc;
@@ -80,7 +81,7 @@ static void stream_block(mv_call_t *c, uint32_t d, const void *src, size_t size)
     c->src[d] = src;
     c->ent[d].size = size;
     c->ent[d].where = MV_IN_STREAM; /* its offset: call_run */
-    if (mv_path_of(c->state, size) == MV_PATH_CMA) {
+    if (mv_path_of(c->state, c->shape, size) == MV_PATH_CMA) {
         c->ent[d].where = (uint64_t)(uintptr_t)src;
         c->cma_blocks = 1;
     }
@@ -173,7 +174,7 @@ static int allgather_any(numacoll_team_t *t, const char *who, int kind, const vo
                          const size_t *displs, size_t bytes)
 {
     mv_call_t c;
-    int rc = call_begin(t, who, 0, 0, &c);
+    int rc = call_begin(t, who, NC_MOVE_ALLGATHER, 0, 0, &c);
     if (rc) return rc;
     const int P = c.P, me = c.me;
     const int in_place = sendbuf == NUMACOLL_IN_PLACE;
@@ -238,7 +239,7 @@ static int gather_any(numacoll_team_t *t, const char *who, int kind, const void 
                       const size_t *displs, int root)
 {
     mv_call_t c;
-    int rc = call_begin(t, who, root, 1, &c);
+    int rc = call_begin(t, who, NC_MOVE_GATHER, root, 1, &c);
     if (rc) return rc;
     const int P = c.P, me = c.me;
     const int in_place = sendbuf == NUMACOLL_IN_PLACE;
@@ -306,7 +307,7 @@ static int scatter_any(numacoll_team_t *t, const char *who, int kind, const void
                        size_t recvbytes, int root)
 {
     mv_call_t c;
-    int rc = call_begin(t, who, root, 1, &c);
+    int rc = call_begin(t, who, NC_MOVE_SCATTER, root, 1, &c);
     if (rc) return rc;
     const int P = c.P, me = c.me;
     const int in_place = recvbuf == (void *)NUMACOLL_IN_PLACE;
@@ -371,7 +372,7 @@ static int alltoall_any(numacoll_team_t *t, const char *who, int kind, const voi
                         const size_t *recvbytes, const size_t *rdispls, size_t bytes)
 {
     mv_call_t c;
-    int rc = call_begin(t, who, 0, 0, &c);
+    int rc = call_begin(t, who, NC_MOVE_ALLTOALL, 0, 0, &c);
     if (rc) return rc;
     const int P = c.P, me = c.me;
     const int in_place = sendbuf == NUMACOLL_IN_PLACE;

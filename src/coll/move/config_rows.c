@@ -12,14 +12,21 @@ static const nc_cfg_def_t rows[] = {
      .allowed = "auto|copy|cma",
      .doc = "how gather, scatter, allgather and alltoall move a block: copy = through the "
             "owner's shared slots, cma = single copy from the owner's buffer (process_vm_readv; "
-            "needs ptrace permission), auto = cma from NUMACOLL_MOVE_CMA_MIN bytes unless the "
-            "team has more members than CPUs"},
+            "needs ptrace permission), auto = cma where NUMACOLL_MOVE_CMA_MIN and "
+            "NUMACOLL_MOVE_CMA_COST say so, never with more members than CPUs"},
     {.id = NC_CFG_MOVE_CMA_MIN,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "1M",
      .allowed = "0..1G",
      .doc = "smallest block (bytes) that NUMACOLL_MOVE=auto moves by single copy; smaller "
             "blocks go through the shared slots"},
+    {.id = NC_CFG_MOVE_CMA_COST,
+     .type = NC_CFG_TYPE_DOUBLE,
+     .defval = "1.5",
+     .allowed = "0.01..100",
+     .doc = "time process_vm_readv takes to move a byte, as a multiple of memcpy's; "
+            "NUMACOLL_MOVE=auto uses single copy in a collective when its busiest member moves "
+            "its bytes sooner that way (docs/library.md gives the rule per collective)"},
     {.id = NC_CFG_MOVE_FRAGMENT,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "32K",

@@ -131,6 +131,9 @@ typedef struct nc_move_team {
     int cma_ok;         /* process_vm_readv works between the members (agreed) */
     int32_t pid;        /* ours, for the streams' heads */
     size_t cma_min;     /* auto: single copy for blocks of at least this many bytes */
+    uint64_t cma_cost_milli; /* NUMACOLL_MOVE_CMA_COST x 1000: process_vm_readv's time per
+                                byte over memcpy's (path_rule, state.c) */
+    int members;        /* the team's size */
     int oversubscribed; /* the team's (agreed): auto never uses single copy then */
     uint64_t calls;     /* calls so far (the same on every member) */
     mv_slot_rec_t *rec; /* per slot */
@@ -193,6 +196,7 @@ typedef struct mv_call {
     nc_move_team_t *state;
     const char *who;
     int me, P, root; /* root -1: allgather, alltoall */
+    nc_move_shape_t shape; /* the pattern of the call's movement (the path's choice) */
     uint64_t k;      /* call number */
     uint64_t sig;    /* ours: compared with every owner's */
     int rc;          /* the call's first error (its message is the thread's last error) */
@@ -227,8 +231,9 @@ static inline void mv_blocked(mv_call_t *c, _Atomic uint64_t *flag, uint64_t see
     if (c->nblocked++ == 0) c->blk_flag = flag, c->blk_seen = seen, c->blk_member = member;
 }
 
-/* the block's path, from its size (the same on every member that knows the size) */
-int mv_path_of(const nc_move_team_t *s, size_t bytes);
+/* a block's path in a call of @p shape, from its size (the same on every member that knows
+ * the size) */
+int mv_path_of(const nc_move_team_t *s, nc_move_shape_t shape, size_t bytes);
 
 /* copy.c */
 int mv_copy_read_begin(mv_call_t *c, mv_read_t *rd, const mv_head_t *h, const mv_entry_t *e);

@@ -21,6 +21,7 @@
 
 typedef struct mv_params {
     uint64_t fragment, cma_min, eager;
+    uint64_t cma_cost_milli; /* NUMACOLL_MOVE_CMA_COST x 1000, rounded (compared exactly) */
     int32_t slots, mode;
 } mv_params_t;
 
@@ -39,11 +40,17 @@ static int32_t mode_from_config(void)
                                    : MV_MODE_AUTO;
 }
 
+static uint64_t cost_milli(double cost)
+{
+    return (uint64_t)(cost * 1000.0 + 0.5);
+}
+
 static void params_from_config(mv_params_t *p)
 {
     memset(p, 0, sizeof *p);
     p->fragment = nc_round_up(nc_cfg_size(NC_CFG_MOVE_FRAGMENT), 64);
     p->cma_min = nc_cfg_size(NC_CFG_MOVE_CMA_MIN);
+    p->cma_cost_milli = cost_milli(nc_cfg_double(NC_CFG_MOVE_CMA_COST));
     p->eager = nc_cfg_size(NC_CFG_MOVE_EAGER);
     p->slots = (int32_t)nc_cfg_int(NC_CFG_MOVE_SLOTS);
     p->mode = mode_from_config();
@@ -59,6 +66,7 @@ static int params_compare(const mv_params_t *mine, const mv_params_t *first)
     } fields[] = {
         {NC_CFG_MOVE_FRAGMENT, offsetof(mv_params_t, fragment), sizeof(uint64_t)},
         {NC_CFG_MOVE_CMA_MIN, offsetof(mv_params_t, cma_min), sizeof(uint64_t)},
+        {NC_CFG_MOVE_CMA_COST, offsetof(mv_params_t, cma_cost_milli), sizeof(uint64_t)},
         {NC_CFG_MOVE_EAGER, offsetof(mv_params_t, eager), sizeof(uint64_t)},
         {NC_CFG_MOVE_SLOTS, offsetof(mv_params_t, slots), sizeof(int32_t)},
         {NC_CFG_MOVE, offsetof(mv_params_t, mode), sizeof(int32_t)},
@@ -171,6 +179,8 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     s->slot_stride = s->fragment + 64;
     s->chunk = s->slot_stride - MV_SLOT_HEADER;
     s->cma_min = mine.p.cma_min;
+    s->cma_cost_milli = mine.p.cma_cost_milli;
+    s->members = P;
     /* the owner's choice alone (readers cannot tell how a chunk was written) */
     s->stream_min = nc_cfg_size(NC_CFG_MOVE_STREAM_MIN);
     s->cma_ok = cma_ok;
@@ -227,13 +237,38 @@ int nc_move_setup(numacoll_team_t *t)
     return mv_state_get(t, &s);
 }
 
-/* The automatic choice (docs/tuning-notes.md has the measurements): single copy from
- * NUMACOLL_MOVE_CMA_MIN bytes, but never on an oversubscribed team, where the owner's wait
- * for its readers (a second synchronisation of every member per call) costs more than the
- * copy saves. Depends only on agreed parameters and the block's size. */
-static int path_rule(int mode, int cma_ok, size_t cma_min, int oversubscribed, size_t bytes,
+const char *nc_move_shape_name(nc_move_shape_t shape)
+{
+    static const char *const names[NC_MOVE_SHAPES] = {"gather", "scatter", "allgather",
+                                                      "alltoall"};
+    return (unsigned)shape < NC_MOVE_SHAPES ? names[shape] : "?";
+}
+
+/* The automatic choice (docs/library.md states it, docs/tuning-notes.md has the
+ * measurements): single copy for a block of at least NUMACOLL_MOVE_CMA_MIN bytes when the
+ * busiest member of a call with P members and blocks of B bytes moves its bytes sooner
+ * that way, counting a byte of memcpy as 1 and a byte of process_vm_readv as
+ * NUMACOLL_MOVE_CMA_COST (c). Through the slots an owner copies its blocks in and their
+ * readers copy them out, the two pipelined on different cores; by single copy the readers
+ * alone copy. The busiest member's bytes:
+ *   gather     slots: the root copies out (P-1)B          single: the root reads (P-1)B
+ *   scatter    slots: the root copies in (P-1)B           single: each member reads B
+ *   allgather  slots: each copies in B and out (P-1)B     single: each reads (P-1)B
+ *   alltoall   slots: each copies in and out (P-1)B each  single: each reads (P-1)B
+ * so single copy when c (P-1) < P-1, c < P-1, c (P-1) < P and c < 2 respectively
+ * (copy_units against c x cma_units below, in integers of c x 1000 so that every member
+ * decides alike). Never on an oversubscribed team, where the owner's wait for its readers
+ * (a second synchronisation of every member per call) costs more than the copy saves.
+ * Depends only on agreed parameters, the call's shape and the block's size. */
+static int path_rule(int mode, int cma_ok, size_t cma_min, uint64_t cost_milli,
+                     int oversubscribed, nc_move_shape_t shape, int P, size_t bytes,
                      const char **why)
 {
+    uint64_t members = P > 1 ? (uint64_t)P - 1 : 1;
+    uint64_t copy_units = shape == NC_MOVE_ALLGATHER  ? members + 1
+                          : shape == NC_MOVE_ALLTOALL ? 2 * members
+                                                      : members;
+    uint64_t cma_units = shape == NC_MOVE_SCATTER ? 1 : members;
     const char *w;
     int path = MV_PATH_COPY;
     if (bytes == 0)
@@ -246,32 +281,39 @@ static int path_rule(int mode, int cma_ok, size_t cma_min, int oversubscribed, s
         w = "NUMACOLL_MOVE=copy";
     else if (oversubscribed)
         w = "the team is oversubscribed: single copy's owners would wait for every reader";
-    else if (bytes >= cma_min)
-        w = "at least NUMACOLL_MOVE_CMA_MIN", path = MV_PATH_CMA;
-    else
+    else if (bytes < cma_min)
         w = "under NUMACOLL_MOVE_CMA_MIN";
+    else if (cost_milli * cma_units >= 1000 * copy_units)
+        w = "at least NUMACOLL_MOVE_CMA_MIN, but by NUMACOLL_MOVE_CMA_COST the busiest member "
+            "is done sooner through the slots";
+    else
+        w = "at least NUMACOLL_MOVE_CMA_MIN, and by NUMACOLL_MOVE_CMA_COST the busiest member "
+            "is done sooner by single copy",
+        path = MV_PATH_CMA;
     if (why) *why = w;
     return path;
 }
 
-int mv_path_of(const nc_move_team_t *s, size_t bytes)
+int mv_path_of(const nc_move_team_t *s, nc_move_shape_t shape, size_t bytes)
 {
-    return path_rule(s->mode, s->cma_ok, s->cma_min, s->oversubscribed, bytes, NULL);
+    return path_rule(s->mode, s->cma_ok, s->cma_min, s->cma_cost_milli, s->oversubscribed,
+                     shape, s->members, bytes, NULL);
 }
 
-const char *nc_move_path_explain(const numacoll_team_t *t, size_t bytes, int cma_ok,
-                                 const char **why, int *streamed)
+const char *nc_move_path_explain(const numacoll_team_t *t, nc_move_shape_t shape, size_t bytes,
+                                 int cma_ok, const char **why, int *streamed)
 {
     int path = path_rule(mode_from_config(), cma_ok, nc_cfg_size(NC_CFG_MOVE_CMA_MIN),
-                         t->oversubscribed, bytes, why);
+                         cost_milli(nc_cfg_double(NC_CFG_MOVE_CMA_COST)), t->oversubscribed,
+                         shape, t->size, bytes, why);
     if (streamed)
         *streamed = path == MV_PATH_COPY && bytes && bytes >= nc_cfg_size(NC_CFG_MOVE_STREAM_MIN);
     return mv_paths[path].name;
 }
 
-int nc_move_uses_cma(const numacoll_team_t *t, size_t bytes)
+int nc_move_uses_cma(const numacoll_team_t *t, nc_move_shape_t shape, size_t bytes)
 {
-    return t && t->move && t->size > 1 && mv_path_of(t->move, bytes) == MV_PATH_CMA;
+    return t && t->move && t->size > 1 && mv_path_of(t->move, shape, bytes) == MV_PATH_CMA;
 }
 
 void nc_move_team_fini(numacoll_team_t *t)
