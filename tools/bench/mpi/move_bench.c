@@ -21,6 +21,10 @@
  *     have just written them (untimed, before the barrier that precedes each call). It is
  *     the single copy between cores that any implementation must make, with the same
  *     contention; no synchronisation, no control traffic.
+ *   limit:cma: the same bytes from the same window, each copied by the member that must
+ *     receive it with one process_vm_readv from the owner's process (the single copy
+ *     without a mapping of the owner's memory, as a library's single-copy path makes it:
+ *     the kernel pins the owner's pages for every call); no synchronisation either.
  *
  * Buffers: each call uses the next pair (send, receive) of a pool of page-aligned pairs in
  * one region per rank (at least 64 MiB: twice the reference VM's L3), the same for every
@@ -31,6 +35,7 @@
  * numacoll's MPI_Barrier between calls; one sample is the mean over the ranks (the CSV,
  * mean_med_us) and the slowest rank's mean (slowest_med_us).
  */
+#define _GNU_SOURCE 1 /* process_vm_readv */
 #include "move_bench.h"
 
 #include "cli_parse.h"
@@ -43,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef NC_MPI_NAME
@@ -60,7 +66,7 @@ enum {
 static const char *const g_colls[C_COUNT] = {"allgather", "allgatherv", "gather",  "gatherv",
                                              "scatter",   "scatterv",   "alltoall", "alltoallv"};
 
-typedef enum mb_kind { MB_NATIVE, MB_NATIVE_SM, MB_DEFAULT, MB_XCORE } mb_kind_t;
+typedef enum mb_kind { MB_NATIVE, MB_NATIVE_SM, MB_DEFAULT, MB_XCORE, MB_CMA } mb_kind_t;
 
 typedef struct mb_variant {
     const char *name;
@@ -92,11 +98,14 @@ static struct {
     int *counts, *displs;       /* the v-forms' uniform counts */
     MPI_Win win;
     unsigned char *win_mine, **win_of; /* limit:xcore: what each rank owns */
+    uint64_t *win_addr_of;             /* limit:cma: win_mine in each rank's process */
+    int *pid_of;                       /* limit:cma: each rank's pid */
     unsigned key;
     long bad;
 } g;
 
-static const char *const g_fixed[] = {"native", "native-sm", "default", "limit:xcore"};
+static const char *const g_fixed[] = {"native", "native-sm", "default", "limit:xcore",
+                                      "limit:cma"};
 
 int nc_move_bench_is(const char *name)
 {
@@ -159,7 +168,7 @@ static void prepare_call(const mb_variant_t *v, long i)
     g.send = g.region + (size_t)g.cur * (g.stride_send + g.stride_recv);
     g.recv = g.send + g.stride_send;
     g.key = (g.key + 1) & 255;
-    fill_blocks(v->kind == MB_XCORE ? g.win_mine : g.send);
+    fill_blocks(v->kind == MB_XCORE || v->kind == MB_CMA ? g.win_mine : g.send);
 }
 
 static void check_block(const unsigned char *p, int r)
@@ -199,6 +208,33 @@ static void xcore_run(void)
     }
 }
 
+/* limit:cma: read @p b bytes at offset @p off of rank @p r's window part into @p to with
+ * process_vm_readv (-1 if the kernel refused or read short) */
+static int cma_read(int r, size_t off, void *to, size_t b)
+{
+    struct iovec local = {.iov_base = to, .iov_len = b};
+    struct iovec remote = {.iov_base = (void *)(uintptr_t)(g.win_addr_of[r] + off), .iov_len = b};
+    return process_vm_readv(g.pid_of[r], &local, 1, &remote, 1, 0) == (ssize_t)b ? 0 : -1;
+}
+
+/* limit:cma: what xcore_run copies, each block read from its owner's process */
+static int cma_run(void)
+{
+    const size_t b = g.bytes;
+    int rc = 0;
+    if (!b) return MPI_SUCCESS;
+    if (a2a()) {
+        for (int r = 0; r < g.size; r++)
+            if (r != g.rank) rc |= cma_read(r, (size_t)g.rank * b, g.recv + (size_t)r * b, b);
+    } else if (gets_many()) {
+        for (int r = 0; r < g.size; r++)
+            if (r != g.rank) rc |= cma_read(r, 0, g.recv + (size_t)r * b, b);
+    } else if (!gathers() && g.rank != g.root) {
+        rc = cma_read(g.root, (size_t)g.rank * b, g.recv, b);
+    }
+    return rc ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
 static int run_once(const mb_variant_t *v)
 {
     const int n = (int)g.bytes, root = g.root;
@@ -208,6 +244,7 @@ static int run_once(const mb_variant_t *v)
         xcore_run();
         return MPI_SUCCESS;
     }
+    if (v->kind == MB_CMA) return cma_run();
     if (v->kind == MB_DEFAULT) switch (g.coll) {
         case C_ALLGATHER: return MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, c);
         case C_ALLGATHERV:
@@ -254,14 +291,14 @@ static double timed_run(const mb_variant_t *v, long iters, int *err, double *slo
         if (run_once(v) != MPI_SUCCESS) *err = 1;
         dt += PMPI_Wtime() - t0;
         long bad = g.bad;
-        check_result(v->kind != MB_XCORE);
+        check_result(v->kind != MB_XCORE && v->kind != MB_CMA);
         if (g.bad > bad && bad == 0)
             fprintf(stderr, MB_TOOL ": rank %d: %s %s of %zu-byte blocks: a received byte is "
                             "wrong\n",
                     g.rank, v->name, g_colls[g.coll], g.bytes);
-        /* limit:xcore's readers copy straight from the owners' window: no owner writes the
+        /* the limits' readers copy straight from the owners' window: no owner writes the
          * next call's content before every reader is done with this one */
-        if (v->kind == MB_XCORE) MPI_Barrier(g.comm);
+        if (v->kind == MB_XCORE || v->kind == MB_CMA) MPI_Barrier(g.comm);
         prepare_call(v, i + 1);
         MPI_Barrier(g.comm);
     }
@@ -433,7 +470,7 @@ static int check_variants(const mb_opts_t *o, const mb_variant_t *vs, int nv)
             bad = 1;
             if (g.rank == 0)
                 fprintf(stderr, MB_TOOL ": unknown variant '%.*s'; allowed: native, native-sm, "
-                                "default, limit:xcore\n",
+                                "default, limit:xcore, limit:cma\n",
                         (int)l, p);
         }
         p = e ? e + 1 : NULL;
@@ -466,12 +503,14 @@ static int add_variants(const mb_opts_t *o, mb_variant_t *vs)
     if (in_list(vl, "default") || in_list(vl, o->default_label))
         vs[nv++] = (mb_variant_t){.name = o->default_label, .kind = MB_DEFAULT};
     if (in_list(vl, "limit:xcore")) vs[nv++] = (mb_variant_t){.name = "limit:xcore", .kind = MB_XCORE};
+    if (in_list(vl, "limit:cma")) vs[nv++] = (mb_variant_t){.name = "limit:cma", .kind = MB_CMA};
     return nv;
 }
 
 /* limit:xcore's window: what each rank owns at the largest size (collective) */
 static int xcore_setup(size_t max_bytes)
 {
+    if (g.win_of) return 1; /* limit:xcore and limit:cma share it */
     MPI_Aint mine = (MPI_Aint)(gathers()                 ? max_bytes
                                : a2a() || owns_many() ? max_bytes * g.size
                                                       : 0);
@@ -491,6 +530,25 @@ static int xcore_setup(size_t max_bytes)
         PMPI_Win_shared_query(g.win, r, &sz, &du, &g.win_of[r]);
     }
     return 1;
+}
+
+/* limit:cma: the window as xcore_setup makes it, and every rank's pid and window address;
+ * 0 where process_vm_readv from a neighbour fails (ptrace scope, containers; agreed) */
+static int cma_setup(size_t max_bytes)
+{
+    if (!xcore_setup(max_bytes)) return 0;
+    g.pid_of = calloc((size_t)g.size, sizeof *g.pid_of);
+    g.win_addr_of = calloc((size_t)g.size, sizeof *g.win_addr_of);
+    if (!g.pid_of || !g.win_addr_of) return 0;
+    int pid = (int)getpid();
+    uint64_t addr = (uint64_t)(uintptr_t)g.win_mine;
+    PMPI_Allgather(&pid, 1, MPI_INT, g.pid_of, 1, MPI_INT, g.comm);
+    PMPI_Allgather(&addr, 1, MPI_UINT64_T, g.win_addr_of, 1, MPI_UINT64_T, g.comm);
+    int next = (g.rank + 1) % g.size, ok = 1, all = 0;
+    unsigned char byte;
+    if (g.size > 1 && max_bytes) ok = cma_read(next, 0, &byte, 1) == 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, g.comm);
+    return all;
 }
 
 static void set_size(size_t bytes)
@@ -563,6 +621,13 @@ int nc_move_bench_main(int argc, char **argv)
                                 "node (no shared window)\n");
             vs[i] = vs[--nv];
         }
+    for (int i = 0; i < nv; i++)
+        if (vs[i].kind == MB_CMA && !cma_setup(o.max_bytes)) {
+            if (g.rank == 0)
+                fprintf(stderr, MB_TOOL ": limit:cma is left out: the ranks are not on one "
+                                "node, or process_vm_readv between them is not permitted\n");
+            vs[i] = vs[--nv];
+        }
     int mode = numacoll_mpi_comm_mode(g.comm);
     if (g.rank == 0) {
         if (mode == 0)
@@ -604,6 +669,8 @@ int nc_move_bench_main(int argc, char **argv)
 out:
     if (g.win != MPI_WIN_NULL) PMPI_Win_free(&g.win);
     free(g.win_of);
+    free(g.pid_of);
+    free(g.win_addr_of);
     if (g.comm_sm != MPI_COMM_NULL) PMPI_Comm_free(&g.comm_sm);
     free(vs);
     free(g.counts);

@@ -32,7 +32,7 @@
 #      The gather family (MPI_BYTE blocks of 1 B - 4 MiB per member): allgather, gather,
 #      scatter and alltoall (blocks per pair) at np = 2 and (Open MPI) np = 8, rows native, native-sm, default and the floor
 #      limit:xcore (every member copies the bytes it must receive from their owners' shared
-#      memory) in one launch, then `default` again under NUMACOLL_MOVE=copy and =cma (the
+#      memory) and the reference limit:cma (the same bytes by process_vm_readv) in one launch, then `default` again under NUMACOLL_MOVE=copy and =cma (the
 #      copy mode is a process's setting) as move:copy and move:cma in two more launches:
 #      mpi_{allgather,gather,scatter,alltoall}.csv (BENCH_MOVE_MAX; quick: up to 64 KiB)
 #   2b. the broadcast's target sizes again in BENCH_LAUNCHES (default 6) separate launches
@@ -316,7 +316,7 @@ move_bench() { # mpi np collective extra-bench-args...: the rows of one launch, 
     local mpi="$1" np="$2" coll="$3" mode
     shift 3
     mpi_bench "$mpi" "$np" "$coll" --max-bytes "$MMAX" \
-        --variants native,native-sm,default,limit:xcore "$@" || return 1
+        --variants native,native-sm,default,limit:xcore,limit:cma "$@" || return 1
     for mode in copy cma; do
         MB_ENV="NUMACOLL_MOVE=$mode" mpi_bench "$mpi" "$np" "$coll" --max-bytes "$MMAX" \
             --variants "move:$mode" --default-label "move:$mode" "$@" || return 1
