@@ -47,6 +47,14 @@ run "$bin/numacoll-bench" --help
 for o in --warmup --logp --sizes --root --target-ms --csv-slowest --root-shift; do
     grep -q -- "$o" <<<"$out" || bad "numacoll-bench --help lacks $o (a command's option)"
 done
+# its usage lines name every collective the MPI benchmark accepts (those of --mpi's usage)
+usage=$(awk '/^usage:/ { on = 1 } on { print } on && /^ *numacoll-bench --version/ { exit }' <<<"$out")
+mpi_colls=$(sed -n '/^usage: numacoll-bench --mpi \[--impl/,/\[--csv/p' <<<"$out" |
+    tr -s ' |,' '\n\n\n' | grep -E '^[a-z_]+$' | grep -v -E '^(usage|numacoll|openmpi|mpich)$')
+[ -n "$mpi_colls" ] || bad "numacoll-bench --help: no collectives in --mpi's usage"
+for c in $mpi_colls; do
+    grep -qw -- "$c" <<<"$usage" || bad "numacoll-bench's usage lines lack the collective $c"
+done
 # help texts name units
 run "$bin/numacoll-bench" --mpi bcast --help
 grep -q "milliseconds" <<<"$out" && grep -q "slowest_med_us (the slowest rank's median)" <<<"$out" ||

@@ -18,7 +18,11 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: numacoll-bench barrier|bcast [options]   (fork-based, this node)\n"
-               "       numacoll-bench --mpi barrier|bcast [options]   (under mpirun/mpiexec)\n"
+               "       numacoll-bench --mpi COLLECTIVE [options]   (under mpirun/mpiexec; "
+               "COLLECTIVE:\n"
+               "         barrier, bcast, allreduce, reduce, reduce_scatter_block, scan, "
+               "allgather,\n"
+               "         allgatherv, gather, gatherv, scatter, scatterv, alltoall, alltoallv)\n"
                "       numacoll-bench COMMAND --help   for the options of a command\n"
                "       numacoll-bench --version\n");
 }
