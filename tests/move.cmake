@@ -5,6 +5,9 @@ foreach(t test_move test_move_fault)
     set_tests_properties(${t} PROPERTIES LABELS "move" TIMEOUT 180)
   endif()
 endforeach()
+if(TEST test_move_give_back)
+  set_tests_properties(test_move_give_back PROPERTIES LABELS "move" TIMEOUT 60)
+endif()
 # move_timing: the measurement behind NUMACOLL_MOVE_CMA_MIN (docs/tuning-notes.md); built,
 # not run by ctest
 add_executable(move_timing ${CMAKE_CURRENT_SOURCE_DIR}/move_timing.c)
