@@ -75,19 +75,21 @@
  * pages beyond the eager part out of the shared file, at the end of a call; its next
  * larger stream gets them again (ready = 0: the lazy path above). Only the owner writes
  * its slots and only it chooses C, so this needs no agreement: its readers follow the C
- * it announces, whether its pages are there or not, and the members may count apart. A
- * reader may still be reading a large chunk of an earlier call from the owner's slot
- * (the owner left that call when its last chunk was written; a member that writes no
- * stream in the calls since, such as a gather's root or a scatter's non-root, reused no
- * slot and so waited for nobody). So the owner keeps, per slot, whether the chunk last
- * written there went beyond the eager part, and punches only when every reader of each
- * such chunk has consumed[owner] at or past its stamp (acquire: the reader's reads of it
- * happened before, so removing the pages cannot change what it read; it reads the slot
- * again only after a later stamp there, which the owner publishes after the punch). Earlier
- * chunks of a slot were consumed before the owner reused it (step 1 below), so the last is
- * the only one to check. The stamp and C live in the slot's first bytes, in the eager
- * part, which is never punched: readers that wait on a stamp keep reading valid memory.
- * Otherwise the owner tries again at the end of its next call.
+ * it announces, whether its pages are there or not, and the members may count apart.
+ * A reader may still be reading a large chunk of an earlier call from the owner's slot:
+ * an owner leaves a call once its chunks are written and its own reads done, not when its
+ * readers are done; an owner that wrote a stream in each of the give_back (>= slots)
+ * calls since has reused every slot and so waited for them (step 1), but one that wrote
+ * none in some of them (a gather's root, a scatter's non-root) waited for nobody there. So the owner keeps, per slot,
+ * whether the chunk last written there went beyond the eager part, and punches only when
+ * every reader of each such chunk has consumed[owner] at or past its stamp (acquire: the
+ * reader's reads of it happened before, so removing the pages cannot change what it read;
+ * it reads the slot again only after a later stamp there, which the owner publishes after
+ * the punch). Earlier chunks of a slot were consumed before the owner reused it (step 1
+ * below), so the last is the only one to check. The stamp and C live in the slot's first
+ * bytes, in the eager part, which is never punched: readers that wait on a stamp keep
+ * reading valid memory. Otherwise (a reader is behind) the owner looks again at the end
+ * of its next call; it never waits for it.
  */
 #ifndef NC_MOVE_INTERNAL_H
 #define NC_MOVE_INTERNAL_H
