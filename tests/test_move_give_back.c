@@ -5,7 +5,9 @@
  * range of the shared mapping.
  *  - after a large call, NUMACOLL_MOVE_GIVE_BACK=4 small calls in a row return every
  *    member's pages beyond the eager parts (3 small ones do not), the next large call gets
- *    them again and moves every byte right; NUMACOLL_MOVE_GIVE_BACK=0 keeps them;
+ *    them again and moves every byte right (also where a member cannot get them at once:
+ *    short chunks, as test_move's test_lazy_pages_fail); NUMACOLL_MOVE_GIVE_BACK=0 keeps
+ *    them;
  *  - a reader still in an earlier call (P = 3, member 2 held back before a scatter whose
  *    root, member 1, then completes 4 small scatters) keeps the owner from punching the
  *    chunks it has yet to read: it receives every byte, and the owner gives the pages back
@@ -93,8 +95,14 @@ static int threshold_worker(nc_forkctx_t *c)
         return all_in_memory(c, "after 24 small calls, NUMACOLL_MOVE_GIVE_BACK=0") ? 0 : 16;
     }
     if (!given_back(c, "after 4 small calls")) return 17;
-    /* the next large calls get the pages again, every byte right */
+    /* the next large calls get the pages again, every byte right; member 0 cannot get
+     * them at the first: it streams in short chunks and keeps the eager pages only */
+    if (c->rank == 0) nc_seg_debug_fail_populate(1);
     if (run(c, ALLTOALLV, LARGE / 4, -1, i++)) return 18;
+    if (c->rank == 0) nc_seg_debug_fail_populate(0);
+    if (c->rank == 0 && (!c->team->move->short_logged ||
+                         !given_back(c, "after a call in short chunks")))
+        return 24;
     if (run(c, ALLGATHER, LARGE, -1, i++)) return 19;
     if (!all_in_memory(c, "after large calls again")) return 20;
     /* large calls in between restart the count */
