@@ -92,6 +92,7 @@
     X(MOVE_FRAGMENT)                                                                               \
     X(MOVE_SLOTS)                                                                                  \
     X(MOVE_EAGER)                                                                                  \
+    X(MOVE_GIVE_BACK)                                                                              \
     X(MOVE_STREAM_MIN)                                                                             \
     /* key-value store: src/kvdb/config_rows.c */                                                  \
     X(KVDB_LOCK)                                                                                   \

@@ -141,10 +141,17 @@ static int call_run(mv_call_t *c)
         c->len = len;
         c->nchunks = (len + c->chunk - 1) / c->chunk;
     }
+    /* calls in a row within the eager part: ours alone (move_internal.h), one compare */
+    if (c->posts && c->len + MV_SLOT_HEADER > s->eager) s->small_run = 0;
+    else s->small_run++;
     int rc = mv_run(c);
     if (rc == NUMACOLL_OK) rc = c->rc;
     /* the protocol ran to its end (a failed wait leaves the team broken instead) */
-    if (rc == NUMACOLL_OK || rc == c->rc) nc_team_op_leave(c->team);
+    if (rc == NUMACOLL_OK || rc == c->rc) {
+        if (NC_UNLIKELY(s->small_run >= s->give_back) && s->give_back && s->ready)
+            mv_state_give_back(s, c->me);
+        nc_team_op_leave(c->team);
+    }
     return rc;
 }
 

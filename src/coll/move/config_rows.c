@@ -46,6 +46,14 @@ static const nc_cfg_def_t rows[] = {
      .doc = "bytes of each slot a member's buffers get at set-up; the rest gets memory at the "
             "first call that streams more (teams that move only small blocks keep little "
             "memory)"},
+    {.id = NC_CFG_MOVE_GIVE_BACK,
+     .type = NC_CFG_TYPE_INT,
+     .defval = "65536",
+     .allowed = "0..1073741824",
+     .doc = "after this many gather, scatter, allgather or alltoall calls in a row in which its "
+            "own stream fit NUMACOLL_MOVE_EAGER, a member returns the memory of its slots beyond "
+            "it (its next larger stream gets it again); 0 = never; values below "
+            "NUMACOLL_MOVE_SLOTS count as that"},
     {.id = NC_CFG_MOVE_STREAM_MIN,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "8K",

@@ -85,6 +85,7 @@ int mv_copy_write(mv_call_t *c)
         if (a < head_bytes(c->nent)) lo = c->lo, hi = c->hi; /* every reader reads the head */
         rec->stamp = mv_stamp(c->k, i);
         rec->lo = lo, rec->hi = hi;
+        rec->big = MV_SLOT_HEADER + (b - a) > s->eager; /* mv_state_give_back checks it */
         nc_flag_post(c->team, mv_slot_stamp(s, c->me, slot), rec->stamp);
         c->next_chunk++;
         progress = 1;

@@ -69,6 +69,27 @@
  * (NULL buffers, a message too large) posts a marked signature (MV_SIG_BAD) and no
  * blocks, and its readers fail too. Memory is no reason to fail: an owner without the
  * pages of its slots beyond the eager part streams in short chunks (above).
+ *
+ * Giving the pages back (state.c, mv_state_give_back): after give_back calls in a row in
+ * which its own stream (if it wrote one) fit the eager part, a member punches its slots'
+ * pages beyond the eager part out of the shared file, at the end of a call; its next
+ * larger stream gets them again (ready = 0: the lazy path above). Only the owner writes
+ * its slots and only it chooses C, so this needs no agreement: its readers follow the C
+ * it announces, whether its pages are there or not, and the members may count apart.
+ * A reader may still be reading a large chunk of an earlier call from the owner's slot:
+ * an owner leaves a call once its chunks are written and its own reads done, not when its
+ * readers are done; an owner that wrote a stream in each of the give_back (>= slots)
+ * calls since has reused every slot and so waited for them (step 1), but one that wrote
+ * none in some of them (a gather's root, a scatter's non-root) waited for nobody there. So the owner keeps, per slot,
+ * whether the chunk last written there went beyond the eager part, and punches only when
+ * every reader of each such chunk has consumed[owner] at or past its stamp (acquire: the
+ * reader's reads of it happened before, so removing the pages cannot change what it read;
+ * it reads the slot again only after a later stamp there, which the owner publishes after
+ * the punch). Earlier chunks of a slot were consumed before the owner reused it (step 1
+ * below), so the last is the only one to check. The stamp and C live in the slot's first
+ * bytes, in the eager part, which is never punched: readers that wait on a stamp keep
+ * reading valid memory. Otherwise (a reader is behind) the owner looks again at the end
+ * of its next call; it never waits for it.
  */
 #ifndef NC_MOVE_INTERNAL_H
 #define NC_MOVE_INTERNAL_H
@@ -110,7 +131,9 @@ static inline int mv_in_stream(const mv_entry_t *e)
 /* what the owner remembers of the chunk last written to a slot */
 typedef struct mv_slot_rec {
     uint64_t stamp;
-    int lo, hi; /* the members that read it: lo..hi but the owner (none: lo > hi) */
+    int lo, hi; /* the members that read it: lo..hi but the owner (none: lo > hi); lo
+                   advances past the members known to have consumed it */
+    int big;    /* its bytes went beyond the slot's eager part */
 } mv_slot_rec_t;
 
 typedef struct nc_move_team {
@@ -136,6 +159,8 @@ typedef struct nc_move_team {
     int members;        /* the team's size */
     int oversubscribed; /* the team's (agreed): auto never uses single copy then */
     uint64_t calls;     /* calls so far (the same on every member) */
+    uint64_t give_back; /* NUMACOLL_MOVE_GIVE_BACK (>= slots, or 0: never) */
+    uint64_t small_run; /* calls in a row in which our stream (if any) fit the eager part */
     mv_slot_rec_t *rec; /* per slot */
     uint64_t *seen;     /* per member: its consumed[us] as we last loaded it (a lower bound:
                            slot reuse loads another's line only when this is too low) */
@@ -265,5 +290,9 @@ int mv_wait_flag(mv_call_t *c, int member, _Atomic uint64_t *flag, uint64_t targ
 /* state.c */
 int mv_state_get(numacoll_team_t *t, nc_move_team_t **state);
 int mv_state_ready(nc_move_team_t *s, int me); /* all pages of our slots */
+/* return the pages of member @p me's slots beyond their eager part if every reader of the
+ * chunks that went there is done with them (this header's protocol comment): 1 given back
+ * (ready = 0), 0 not yet (a reader is behind; try again later). Local to @p me. */
+int mv_state_give_back(nc_move_team_t *s, int me);
 
 #endif

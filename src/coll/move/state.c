@@ -10,13 +10,16 @@
  * lines and the first NUMACOLL_MOVE_EAGER bytes of each slot (at least a stream's head and
  * entries); the first call whose stream needs more gives the slots all their pages
  * (mv_state_ready), and an owner that cannot get them streams that call in short chunks,
- * within the eager part (move_internal.h), and tries again at its next such call.
+ * within the eager part (move_internal.h), and tries again at its next such call. After
+ * NUMACOLL_MOVE_GIVE_BACK calls in a row within the eager part, a member returns those
+ * pages (mv_state_give_back; when it is safe: move_internal.h).
  */
 #include "move_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 typedef struct mv_params {
@@ -88,6 +91,44 @@ int mv_state_ready(nc_move_team_t *s, int me)
                              "the data-movement slots (large blocks)");
     if (rc == NUMACOLL_OK) s->ready = 1;
     return rc;
+}
+
+/* Punch out of the file the whole pages of [@p from, @p to): their memory goes back to the
+ * system (a shared mapping of tmpfs); nothing if the range holds no whole page */
+static void punch(char *from, char *to)
+{
+    size_t ps = nc_page_size();
+    uintptr_t a = nc_round_up((uintptr_t)from, ps), b = (uintptr_t)to / ps * ps;
+    if (a < b) (void)madvise((void *)a, b - a, MADV_REMOVE); /* EINVAL: kept, harmless */
+}
+
+int mv_state_give_back(nc_move_team_t *s, int me)
+{
+    /* every reader of a chunk that went beyond a slot's eager part is done with it */
+    for (unsigned i = 0; i < s->slots; i++) {
+        mv_slot_rec_t *rec = &s->rec[i];
+        if (!rec->big) continue;
+        for (int m = rec->lo; m <= rec->hi; m++) {
+            if (m == me || s->seen[m] >= rec->stamp) continue; /* known to be past it */
+            /* no wait, a look: m publishes consumed[me] (release) after its last read of
+             * our chunks up to that stamp; acquire, so those reads happened before the
+             * punch below */
+            uint64_t v = atomic_load_explicit(mv_consumed(s, m, me), memory_order_acquire);
+            s->seen[m] = v;
+            if (v < rec->stamp) return 0; /* m still reads it: the next call tries again */
+            rec->lo = m + 1;
+        }
+    }
+    /* a slot past its eager bytes up to the next slot's first page (kept: it holds that
+     * slot's stamp and eager part), the last one up to the end of the area */
+    for (unsigned i = 0; i < s->slots; i++) {
+        char *next = i + 1 < s->slots ? mv_slot(s, me, i + 1) : mv_area(s, me) + s->area_stride;
+        punch(mv_slot(s, me, i) + s->eager, next);
+        s->rec[i].big = 0;
+    }
+    s->ready = 0;
+    s->small_run = 0;
+    return 1;
 }
 
 static int populate_eager(nc_move_team_t *s, int me)
@@ -212,6 +253,13 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     }
     s->areas = s->seg.base;
     if (!lazy) s->ready = 1;
+    /* each member's own policy (its pages and its C are its own: move_internal.h), so not
+     * compared. At least slots calls: a member that wrote a stream in each of them has
+     * rewritten every slot with a small chunk, so its check finds nothing to wait for.
+     * Without populate (before Linux 5.14) the area got all its pages at set-up and
+     * mv_state_ready could not get them back: they stay. */
+    uint64_t give_back = (uint64_t)nc_cfg_int(NC_CFG_MOVE_GIVE_BACK);
+    s->give_back = !lazy ? 0 : give_back && give_back < s->slots ? s->slots : give_back;
     rc = nc_agree(t->rank, P, t->allgather, t->oob_ctx,
                   lazy ? populate_eager(s, t->rank) : NUMACOLL_OK);
     if (rc != NUMACOLL_OK) {
