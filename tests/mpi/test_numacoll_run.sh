@@ -234,7 +234,7 @@ if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [
     alt_run "an MPICH program, numacoll built for Open MPI only" \
 "^numacoll-run: numacoll has no preload for the program's MPI: [^ ]*mpi_coll_test_mpich loads MPICH \([^)]*libmpich\.so\.12\), which says \"MPICH Version:.*\" \(ABI libmpich\.so\.12\)
 numacoll was built for: openmpi [0-9.]+ \(libmpi\.so\.40, $occ\)\.
-^      cmake -S /[^ ]+ -B $alt -DNUMACOLL_MPICC='[^';]+;$occ'$" \
+^      cmake -S /[^ ]+ -B $alt -DNUMACOLL_MPICC='$occ;[^';]+'$" \
         --print mpiexec.mpich -n 2 "$pm"
     [ "$("$alt/bin/numacoll-run" --print mpiexec.mpich -n 2 "$pm" >/dev/null 2>&1; echo $?)" = 2 ] ||
         { echo "FAILED: no preload for the program's MPI: exit status not 2"; fail=1; }
@@ -248,8 +248,8 @@ numacoll was built for: openmpi [0-9.]+ \(libmpi\.so\.40, $occ\)\.
     alt_run "an Open MPI $omaj program, numacoll built for Open MPI $fmaj" \
 "^numacoll-run: numacoll has no preload for the program's MPI: .*which says \"Open MPI v$omaj\.
 numacoll was built for: openmpi $fmaj\.0\.7 \(libmpi\.so\.40, $occ\), mpich
--DNUMACOLL_MPICC='[^';]+;[^']*mpicc[^']*'$
-one preload per MPI family: it replaces the Open MPI one built with $occ" \
+-DNUMACOLL_MPICC='$occ;[^';]*mpicc[^';]*;[^';]+'$
+one preload per MPI family and major version: it is built beside the one for Open MPI $fmaj\.0\.7\)$" \
         --print mpirun.openmpi -np 2 "$po"
     alt_run "--force: the family's preload anyway" \
 "--force: no preload built for the program's MPI \(Open MPI v$omaj
