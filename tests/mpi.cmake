@@ -386,7 +386,7 @@ foreach(k ${NC_MPI_EXTRAS})
   set_tests_properties(mpi_${k}_identity PROPERTIES TIMEOUT 60 LABELS "mpi;mpi-${k}"
                        PASS_REGULAR_EXPRESSION "${ident}")
   nc_mpi_test(mpi_${k}_preload ${k} 2
-              --count "^abi_name: rank [01]: preloaded by libnumacoll_mpi-${id}\\.so; barrier 20 \\(numacoll 20\\), bcast 20 \\(numacoll 20\\), allreduce 20 \\(numacoll 20\\); 0 wrong results" 2
+              --count "^abi_name: rank [01]: preloaded by libnumacoll_mpi-${id}\\.so. barrier 20 \\(numacoll 20\\), bcast 20 \\(numacoll 20\\), allreduce 20 \\(numacoll 20\\). 0 wrong results" 2
               -- ${NC_MPI_TDIR}/${t} 20)
 endforeach()
 
@@ -410,8 +410,10 @@ endif()
 # an MPI in a cluster-style prefix (bin/mpicc, bin/mpirun, bin/mpif90) that is alone on
 # PATH is found and recorded with its own launcher, and a scratch build's preload and
 # numacoll-run run a program built with its mpicc under its mpirun, numacoll's counters
-# proving every call numacoll's (about 20 s: the scratch build); bad -DNUMACOLL_MPICC
-# values fail the configure
+# proving every call numacoll's (about 20 s: the scratch build); then two MPIs of one
+# family in that build (the prefix's Open MPI and a stand-in of the next major version):
+# a preload for each, numacoll-run choosing by version (about 20 s more); bad
+# -DNUMACOLL_MPICC values fail the configure
 if("openmpi" IN_LIST NC_MPI_FLAVORS AND NC_MPI_openmpi_LAUNCHER AND NC_MPI_openmpi_FC)
   add_test(NAME mpi_cluster_prefix
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_cluster_prefix.sh ${PROJECT_SOURCE_DIR}

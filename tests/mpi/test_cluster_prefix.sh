@@ -7,8 +7,10 @@
 # Open MPI with the prefix's mpirun and mpif90, and nothing else; the preload and
 # numacoll-run built there, and a small MPI program built with the prefix's mpicc, run
 # under numacoll-run with the prefix's mpirun: every barrier, broadcast and allreduce
-# numacoll's (tests/mpi/mpi_abi_name.c's counters). Bad values of NUMACOLL_MPICC fail the
-# configure with a message naming what is wrong.
+# numacoll's (tests/mpi/mpi_abi_name.c's counters). Then the same build, configured again
+# for that Open MPI and a stand-in of the next major version, must build a preload for each
+# and numacoll-run must pick by version (below: "Two MPIs of one family"). Bad values of
+# NUMACOLL_MPICC fail the configure with a message naming what is wrong.
 #   test_cluster_prefix.sh SOURCE_DIR OPENMPI_MPICC OPENMPI_LAUNCHER OPENMPI_FC
 set -u
 src="$1"; real_cc="$2"; real_run="$3"; real_fc="$4"; fail=0
@@ -153,6 +155,7 @@ run_abi() {
         fail=1
     fi
 }
+t_two=$(date +%s)
 if [ $fail = 0 ]; then
     t0=$(date +%s)
     m="$tmp/build/share/numacoll/mpis.tsv"
@@ -229,6 +232,7 @@ if [ $fail = 0 ]; then
     done
     if [ $ok = 1 ] && [ $rc = 2 ]; then echo "ok: an Open MPI $((fmaj + 1)) program is refused with the cmake line that adds it"
     else fail=1; fi
+    echo "(two Open MPIs: $(($(date +%s) - t_two)) s)"
 fi
 
 configure() { # NUMACOLL_MPICC value: the configure's output in $tmp/out, its status

@@ -20,9 +20,10 @@ mode="$1"; bin="$2"; fail=0
 manifest="$bin/../share/numacoll/mpis.tsv"
 if [ "$mode" = links ]; then
     libs=()
-    while IFS=$'\t' read -r fam _ _ _ _ _ rel _; do
-        [ -n "$rel" ] && libs+=("$fam:$bin/../$rel")
-    done < <(grep -v '^#' "$manifest")
+    # (awk: an empty column, an MPI without a Fortran wrapper, would shift read's fields)
+    while read -r key rel; do
+        [ -n "$rel" ] && libs+=("$key:$bin/../$rel")
+    done < <(awk -F'\t' '!/^#/ { print ($8 != "" ? $8 : $1), $7 }' "$manifest")
     libs+=("default:$bin/../lib/libnumacoll_mpi.so")
     [ ${#libs[@]} -ge 2 ] || { echo "FAILED: no preload in $manifest"; exit 1; }
     for fl in "${libs[@]}"; do
