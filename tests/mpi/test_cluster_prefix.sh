@@ -95,7 +95,7 @@ fi
 # the version it says; a program of a version built for by none is refused with the cmake
 # line that adds it beside the others.
 make_standin() { # DIR VERSION: the stand-in Open MPI VERSION in DIR (mpicc, mpirun, mpi.h, libraries)
-    local d="$1" v="$2" h="" inc ccf lkf t
+    local d="$1" v="$2" h="" ccf lkf t
     mkdir -p "$d/bin" "$d/include" "$d/lib"
     ccf="$("$real_cc" -showme:compile)"
     for t in $ccf; do
