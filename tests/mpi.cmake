@@ -359,6 +359,37 @@ foreach(f ${NC_MPI_FLAVORS})
   endif()
 endforeach()
 
+# A further MPI of a family (NC_MPI_EXTRAS: another major version, openmpi5 beside the
+# openmpi4 the family's tests above run with) has its own preload and a few tests, not the
+# whole suite: what its library says it is (numacoll-info --mpi-identity: the family and the
+# major version its preload is named by), and a small program built with it, run through
+# numacoll-run with its own launcher at np 2: numacoll-run must choose its preload (the
+# file that defines numacoll's counters in the ranks) and every barrier, broadcast and
+# allreduce must be numacoll's. mpi_preload_links below checks its preload as every other.
+foreach(k ${NC_MPI_EXTRAS})
+  set(id ${NC_MPI_${k}_ID})
+  set(t mpi_abi_name_${k})
+  add_executable(${t} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_abi_name.c)
+  target_include_directories(${t} PRIVATE ${NC_MPI_${k}_INCS} ${PROJECT_SOURCE_DIR}/src/mpi)
+  target_link_libraries(${t} PRIVATE ${NC_MPI_${k}_LIBS} ${CMAKE_DL_LIBS})
+  target_compile_options(${t} PRIVATE ${NC_WARN} -Wno-missing-prototypes)
+  set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${NC_MPI_TDIR})
+  add_dependencies(${t} numacoll_mpi_${k} numacoll-info)
+  string(REGEX MATCH "^[0-9]+" major "${NC_MPI_${k}_VERSION}")
+  if(NC_MPI_${k}_FAMILY STREQUAL "openmpi")
+    set(ident "^Open MPI v${major}\\.")
+  else() # MPICH of that major version, or a derivative that says its own name
+    set(ident "^MPICH Version:[ \t]*${major}\\.|Intel|MVAPICH|CRAY|Cray")
+  endif()
+  add_test(NAME mpi_${k}_identity
+           COMMAND ${CMAKE_BINARY_DIR}/bin/numacoll-info --mpi-identity ${NC_MPI_${k}_LIB})
+  set_tests_properties(mpi_${k}_identity PROPERTIES TIMEOUT 60 LABELS "mpi;mpi-${k}"
+                       PASS_REGULAR_EXPRESSION "${ident}")
+  nc_mpi_test(mpi_${k}_preload ${k} 2
+              --count "^abi_name: rank [01]: preloaded by libnumacoll_mpi-${id}\\.so. barrier 20 \\(numacoll 20\\), bcast 20 \\(numacoll 20\\), allreduce 20 \\(numacoll 20\\). 0 wrong results" 2
+              -- ${NC_MPI_TDIR}/${t} 20)
+endforeach()
+
 # no preload names an MPI library or binds an Open MPI object when it loads, none references
 # MPI-4 entry points strongly, each loads into a process without MPI (test_renamed_mpi.sh)
 add_test(NAME mpi_preload_links
@@ -379,8 +410,10 @@ endif()
 # an MPI in a cluster-style prefix (bin/mpicc, bin/mpirun, bin/mpif90) that is alone on
 # PATH is found and recorded with its own launcher, and a scratch build's preload and
 # numacoll-run run a program built with its mpicc under its mpirun, numacoll's counters
-# proving every call numacoll's (about 20 s: the scratch build); bad -DNUMACOLL_MPICC
-# values fail the configure
+# proving every call numacoll's (about 20 s: the scratch build); then two MPIs of one
+# family in that build (the prefix's Open MPI and a stand-in of the next major version):
+# a preload for each, numacoll-run choosing by version (about 20 s more); bad
+# -DNUMACOLL_MPICC values fail the configure
 if("openmpi" IN_LIST NC_MPI_FLAVORS AND NC_MPI_openmpi_LAUNCHER AND NC_MPI_openmpi_FC)
   add_test(NAME mpi_cluster_prefix
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_cluster_prefix.sh ${PROJECT_SOURCE_DIR}

@@ -5,13 +5,20 @@
 # its mpi.h says (a preprocessor probe: OPEN_MPI and OMPI_*_VERSION, MPICH_VERSION,
 # MPI_VERSION), its compile and link line comes from its -showme (Open MPI) or -show
 # (MPICH family), and its launcher and Fortran wrapper from the same bin directory (see
-# nc_mpi_sibling). The same MPI reached under two names (Debian's mpicc -> mpicc.openmpi)
-# counts once; a second MPI of a family already found is left out with a message (the
-# first one wins: preloads and tests are named by family).
+# nc_mpi_sibling). One preload is built per distinct MPI: its family and major version
+# (the preload's name, openmpi4, openmpi5, mpich4), which its ABI depends on. The same MPI
+# reached under two names (Debian's mpicc -> mpicc.openmpi: the same libraries) counts
+# once, and a candidate whose preload name an earlier one already has (two builds of one
+# major version) is served by that earlier one's preload; the configure output says which
+# preload serves each candidate.
 #
-# Sets, per family f kept (cache, internal): NC_MPI_<f>_CC, _VERSION, _STANDARD, _INCS,
-# _LIBS, _LAUNCHER, _FC, _LIB (the MPI library), _SONAME (its ABI name), _ID (family and
-# major version: the preload's name); and NC_MPI_FOUND_FAMILIES (in candidate order).
+# Each MPI kept has a key: the first of its family the family's name (openmpi, mpich: the
+# names the MPI tests, lib/<family>/ and NUMACOLL_MPI use), a further one of that family its
+# preload name (openmpi5). Sets, per key k (cache, internal): NC_MPI_<k>_FAMILY, _CC,
+# _VERSION, _STANDARD, _INCS, _LIBS, _LAUNCHER, _FC, _LIB (the MPI library), _SONAME (its
+# ABI name), _ID (the preload's name); NC_MPI_FOUND_KEYS (every key, in candidate order),
+# NC_MPI_FOUND_FAMILIES (the family keys, in candidate order) and NC_MPI_FOUND_EXTRAS (the
+# further ones).
 
 set(NUMACOLL_MPICC "" CACHE STRING
     "MPI C compiler wrappers to build libnumacoll_mpi for (a ;-list of paths); empty: the mpicc on PATH, then mpicc.openmpi and mpicc.mpich")
@@ -199,8 +206,14 @@ else()
   endforeach()
 endif()
 
+set(NC_MPI_FOUND_KEYS)
 set(NC_MPI_FOUND_FAMILIES)
+set(NC_MPI_FOUND_EXTRAS)
+# the libraries of every MPI classified and (same index) the candidate that had them first
+# and its preload's key
 set(_nc_seen_libs)
+set(_nc_seen_cands)
+set(_nc_seen_keys)
 foreach(w ${_nc_cands})
   nc_mpi_classify(${w})
   if(NOT nc_family)
@@ -210,19 +223,39 @@ foreach(w ${_nc_cands})
     message(STATUS "numacoll: ${w} left out: ${nc_why}")
     continue()
   endif()
-  list(JOIN nc_libs ":" key)
-  if(key IN_LIST _nc_seen_libs)
-    continue() # the same MPI under another name
-  endif()
-  list(APPEND _nc_seen_libs ${key})
-  if(nc_family IN_LIST NC_MPI_FOUND_FAMILIES)
-    set(level STATUS)
-    if(_nc_explicit)
-      set(level WARNING)
-    endif()
-    message(${level} "numacoll: ${w} (${nc_family} ${nc_version}) left out: the ${nc_family} family's preload is already built from ${NC_MPI_${nc_family}_CC} (${NC_MPI_${nc_family}_VERSION}); the first one wins")
+  list(JOIN nc_libs ":" libs_key)
+  list(FIND _nc_seen_libs "${libs_key}" at)
+  if(at GREATER -1)
+    list(GET _nc_seen_keys ${at} k)
+    list(GET _nc_seen_cands ${at} first)
+    message(STATUS "numacoll: ${w} is the MPI of ${first} (the same libraries): served by libnumacoll_mpi-${NC_MPI_${k}_ID}.so")
     continue()
   endif()
+  string(REGEX MATCH "^[0-9]+" major "${nc_version}")
+  set(id ${nc_family}${major})
+  # an MPI whose preload name an earlier one has: served by that one's preload
+  set(served "")
+  foreach(k ${NC_MPI_FOUND_KEYS})
+    if(NC_MPI_${k}_ID STREQUAL id)
+      set(served ${k})
+    endif()
+  endforeach()
+  list(APPEND _nc_seen_libs "${libs_key}")
+  list(APPEND _nc_seen_cands ${w})
+  if(served)
+    list(APPEND _nc_seen_keys ${served})
+    message(STATUS "numacoll: ${w} (${nc_family} ${nc_version}) is served by libnumacoll_mpi-${id}.so, built from ${NC_MPI_${served}_CC} (${nc_family} ${NC_MPI_${served}_VERSION}): one preload per MPI family and major version")
+    continue()
+  endif()
+  if(nc_family IN_LIST NC_MPI_FOUND_FAMILIES)
+    set(key ${id})
+    list(APPEND NC_MPI_FOUND_EXTRAS ${key})
+  else()
+    set(key ${nc_family})
+    list(APPEND NC_MPI_FOUND_FAMILIES ${key})
+  endif()
+  list(APPEND NC_MPI_FOUND_KEYS ${key})
+  list(APPEND _nc_seen_keys ${key})
   nc_mpi_names(${w} names)
   list(GET names 0 cc)
   if(nc_family STREQUAL "openmpi")
@@ -249,17 +282,16 @@ foreach(w ${_nc_cands})
     list(GET nc_libs 0 mpilib)
   endif()
   nc_mpi_soname(${mpilib} soname)
-  string(REGEX MATCH "^[0-9]+" major "${nc_version}")
-  list(APPEND NC_MPI_FOUND_FAMILIES ${nc_family})
-  set(NC_MPI_${nc_family}_ID ${nc_family}${major} CACHE INTERNAL "")
-  set(NC_MPI_${nc_family}_LIB ${mpilib} CACHE INTERNAL "")
-  set(NC_MPI_${nc_family}_SONAME ${soname} CACHE INTERNAL "")
-  set(NC_MPI_${nc_family}_CC ${cc} CACHE INTERNAL "")
-  set(NC_MPI_${nc_family}_VERSION ${nc_version} CACHE INTERNAL "")
-  set(NC_MPI_${nc_family}_STANDARD ${nc_standard} CACHE INTERNAL "")
-  set(NC_MPI_${nc_family}_INCS "${nc_incs}" CACHE INTERNAL "")
-  set(NC_MPI_${nc_family}_LIBS "${nc_libs}" CACHE INTERNAL "")
-  set(NC_MPI_${nc_family}_LAUNCHER "${launcher}" CACHE INTERNAL "")
-  set(NC_MPI_${nc_family}_FC "${fc}" CACHE INTERNAL "")
-  message(STATUS "numacoll: ${nc_family} ${nc_version} (MPI ${nc_standard}, ${soname}): ${cc}, launcher ${launcher}, Fortran ${fc}")
+  set(NC_MPI_${key}_FAMILY ${nc_family} CACHE INTERNAL "")
+  set(NC_MPI_${key}_ID ${id} CACHE INTERNAL "")
+  set(NC_MPI_${key}_LIB ${mpilib} CACHE INTERNAL "")
+  set(NC_MPI_${key}_SONAME ${soname} CACHE INTERNAL "")
+  set(NC_MPI_${key}_CC ${cc} CACHE INTERNAL "")
+  set(NC_MPI_${key}_VERSION ${nc_version} CACHE INTERNAL "")
+  set(NC_MPI_${key}_STANDARD ${nc_standard} CACHE INTERNAL "")
+  set(NC_MPI_${key}_INCS "${nc_incs}" CACHE INTERNAL "")
+  set(NC_MPI_${key}_LIBS "${nc_libs}" CACHE INTERNAL "")
+  set(NC_MPI_${key}_LAUNCHER "${launcher}" CACHE INTERNAL "")
+  set(NC_MPI_${key}_FC "${fc}" CACHE INTERNAL "")
+  message(STATUS "numacoll: ${nc_family} ${nc_version} (MPI ${nc_standard}, ${soname}): ${cc}, launcher ${launcher}, Fortran ${fc}: preload libnumacoll_mpi-${id}.so")
 endforeach()

@@ -3,9 +3,12 @@
  * linked against a copy of an MPI library under another name (MPICH's libmpich.so.12 as
  * libmpi.so.12, the name Intel MPI, MVAPICH and Cray MPICH give it), runs barriers,
  * broadcasts and allreduces, finds numacoll's counters with dlsym (present only under the
- * preload) and lists the MPI libraries mapped into the process (/proc/self/maps).
+ * preload; the file that defines them names the preload that ran) and lists the MPI
+ * libraries mapped into the process (/proc/self/maps). tests/mpi/test_cluster_prefix.sh
+ * runs it too, built with each of two MPIs of one family.
  *   mpi_abi_name ITERATIONS
  */
+#define _GNU_SOURCE 1 /* dladdr */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -43,6 +46,15 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0) { /* what the MPI library says it is: the first line */
+        static char ident[MPI_MAX_LIBRARY_VERSION_STRING + 16];
+        int len = 0;
+        MPI_Get_library_version(ident, &len);
+        ident[len > 0 && len < (int)sizeof ident ? len : 0] = '\0';
+        ident[strcspn(ident, "\n")] = '\0';
+        printf("abi_name: rank 0: the MPI library says \"%s\"\n", ident);
+        fflush(stdout);
+    }
     for (int i = 0; i < iters; i++) {
         char buf[256];
         int v = rank + i, sum = 0;
@@ -58,7 +70,16 @@ int main(int argc, char **argv)
     *(void **)&stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
     numacoll_mpi_stats_t st;
     memset(&st, 0, sizeof st);
-    if (stats_fn) stats_fn(&st);
+    char preload[1024] = "no preload";
+    Dl_info where;
+    if (stats_fn) {
+        stats_fn(&st);
+        const char *name = "?";
+        if (dladdr(*(void **)&stats_fn, &where) && where.dli_fname) {
+            name = strrchr(where.dli_fname, '/') ? strrchr(where.dli_fname, '/') + 1 : where.dli_fname;
+        }
+        snprintf(preload, sizeof preload, "preloaded by %s", name);
+    }
     char libs[8192];
     int nlibs = mpi_libraries(libs, sizeof libs);
     /* one write: stdio may cut a long line into pieces that interleave with another rank's */
@@ -66,7 +87,7 @@ int main(int argc, char **argv)
     int n = snprintf(line, sizeof line,
            "abi_name: rank %d: %s; barrier %llu (numacoll %llu), bcast %llu (numacoll %llu), "
            "allreduce %llu (numacoll %llu); %d wrong results; %d MPI libraries loaded: %s\n",
-           rank, stats_fn ? "preloaded" : "no preload", (unsigned long long)st.barrier_calls,
+           rank, preload, (unsigned long long)st.barrier_calls,
            (unsigned long long)st.barrier_numacoll, (unsigned long long)st.bcast_calls,
            (unsigned long long)st.bcast_numacoll, (unsigned long long)st.allreduce_calls,
            (unsigned long long)st.allreduce_numacoll, bad, nlibs, libs);

@@ -2,6 +2,8 @@
 # Run one MPI test under numacoll-run with the given MPI.
 #
 #   run_mpi.sh BIN_DIR FLAVOR NP [options] -- PROGRAM [ARGS...]
+#     FLAVOR: openmpi, mpich, or the preload name of a further MPI of a family (openmpi5):
+#     the manifest's line whose launcher runs it
 #     --env NAME=VALUE    set for the ranks (repeatable). NUMACOLL_MPI_SETUP_AFTER is 0
 #                         (set up at the first call) unless given here: most tests check
 #                         what numacoll does from a communicator's first call on; the
@@ -37,7 +39,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_rmaps_base_oversubscribe=1
 . "$(dirname "$0")/manifest.sh"
 launcher="$(nc_mpi_launcher "$bindir/.." "$flavor")" || exit 2
-case "$flavor" in
+# FLAVOR: a family, or the preload name of a further MPI of a family (openmpi5)
+case "$(nc_mpi_field "$bindir/.." "$flavor" family)" in
 openmpi) launch=("$launcher" --oversubscribe -np "$np") ;;
 mpich) launch=("$launcher" -n "$np") ;;
 *) echo "run_mpi.sh: unknown MPI $flavor" >&2; exit 2 ;;

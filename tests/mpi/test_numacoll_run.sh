@@ -234,7 +234,7 @@ if [[ " $flavors " == *" openmpi "* ]] && [[ " $flavors " == *" mpich "* ]] && [
     alt_run "an MPICH program, numacoll built for Open MPI only" \
 "^numacoll-run: numacoll has no preload for the program's MPI: [^ ]*mpi_coll_test_mpich loads MPICH \([^)]*libmpich\.so\.12\), which says \"MPICH Version:.*\" \(ABI libmpich\.so\.12\)
 numacoll was built for: openmpi [0-9.]+ \(libmpi\.so\.40, $occ\)\.
-^      cmake -S /[^ ]+ -B $alt -DNUMACOLL_MPICC='[^';]+;$occ'$" \
+^      cmake -S /[^ ]+ -B $alt -DNUMACOLL_MPICC='$occ;[^';]+'$" \
         --print mpiexec.mpich -n 2 "$pm"
     [ "$("$alt/bin/numacoll-run" --print mpiexec.mpich -n 2 "$pm" >/dev/null 2>&1; echo $?)" = 2 ] ||
         { echo "FAILED: no preload for the program's MPI: exit status not 2"; fail=1; }
@@ -248,8 +248,8 @@ numacoll was built for: openmpi [0-9.]+ \(libmpi\.so\.40, $occ\)\.
     alt_run "an Open MPI $omaj program, numacoll built for Open MPI $fmaj" \
 "^numacoll-run: numacoll has no preload for the program's MPI: .*which says \"Open MPI v$omaj\.
 numacoll was built for: openmpi $fmaj\.0\.7 \(libmpi\.so\.40, $occ\), mpich
--DNUMACOLL_MPICC='[^';]+;[^']*mpicc[^']*'$
-one preload per MPI family: it replaces the Open MPI one built with $occ" \
+-DNUMACOLL_MPICC='$occ;[^';]*mpicc[^';]*;[^';]+'$
+one preload per MPI family and major version: it is built beside the one for Open MPI $fmaj\.0\.7\)$" \
         --print mpirun.openmpi -np 2 "$po"
     alt_run "--force: the family's preload anyway" \
 "--force: no preload built for the program's MPI \(Open MPI v$omaj
@@ -278,6 +278,37 @@ one preload per MPI family: it replaces the Open MPI one built with $occ" \
         *) [ -z "$why" ] || { echo "FAILED: a $2 defect named for Open MPI $v: $why"; fail=1; } ;;
         esac
     done
+    rm -rf "$alt"
+    # a build for two MPIs of one family (the lines of another major version first, their
+    # preloads copies named for it, the real lines' MPI library elsewhere so that only what
+    # the program's library says decides): each program gets the line of its own major
+    # version, not its family's first (MPICH 3 and 4 share the ABI libmpich.so.12)
+    alt="$(mktemp -d)"
+    mkdir -p "$alt/bin" "$alt/share/numacoll" "$alt/lib"
+    cp "$bin/numacoll-run" "$alt/bin/"
+    ln -s "$(readlink -f "$bin/numacoll-info")" "$alt/bin/numacoll-info"
+    awk -F'\t' -v OFS='\t' '!/^#/ { v = $2; sub(/\..*/, "", v); o = v + 1; n = $8; sub(/[0-9]+$/, "", n)
+        print $1, o ".0.1", $3, $4, $5, $6, "lib/libnumacoll_mpi-" n o ".so", n o, $9, "/nonexistent/" $9
+        print > "/dev/stderr" }' "$m" >"$alt/share/numacoll/mpis.tsv" 2>"$alt/real"
+    awk -F'\t' -v OFS='\t' '{ $10 = "/elsewhere/" $9; print }' "$alt/real" >>"$alt/share/numacoll/mpis.tsv"
+    while IFS=$'\t' read -r _ _ _ _ _ _ rel name _; do
+        o="${name%%[0-9]*}$(( ${name##*[a-z]} + 1 ))"
+        cp "$bin/../$rel" "$alt/lib/libnumacoll_mpi-$o.so"
+        ln -s "$(readlink -f "$bin/../$rel")" "$alt/$rel"
+    done <"$alt/real"
+    mmaj="$(awk -F'\t' '$1 == "mpich" { split($2, v, "."); print v[1] }' "$m")"
+    alt_run "two MPICH lines of one ABI: an MPICH $mmaj program gets mpich$mmaj's" \
+        "^mpiexec\.mpich -genv LD_PRELOAD $(readlink -f "$bin/../lib/libnumacoll_mpi-mpich$mmaj.so") -n 2 " \
+        --print mpiexec.mpich -n 2 "$pm"
+    alt_run "two Open MPI lines: an Open MPI $omaj program gets openmpi$omaj's" \
+        "^mpirun\.openmpi -x LD_PRELOAD=$(readlink -f "$bin/../lib/libnumacoll_mpi-openmpi$omaj.so") -np 2 " \
+        --print mpirun.openmpi -np 2 "$po"
+    alt_run "--mpi mpich chooses among the family's lines too" \
+        "^mpiexec\.mpich -genv LD_PRELOAD $(readlink -f "$bin/../lib/libnumacoll_mpi-mpich$mmaj.so") -n 2 " \
+        --print --mpi mpich mpiexec.mpich -n 2 "$pm"
+    alt_run "--mpi mpich$((mmaj + 1)) takes that line" \
+        "^mpiexec\.mpich -genv LD_PRELOAD $alt/lib/libnumacoll_mpi-mpich$((mmaj + 1))\.so -n 2 " \
+        --print --mpi "mpich$((mmaj + 1))" mpiexec.mpich -n 2 "$pm"
     rm -rf "$alt"
 else
     echo "(Open MPI and MPICH not both built: the MPI mismatch and srun checks are skipped)"

@@ -20,9 +20,10 @@ mode="$1"; bin="$2"; fail=0
 manifest="$bin/../share/numacoll/mpis.tsv"
 if [ "$mode" = links ]; then
     libs=()
-    while IFS=$'\t' read -r fam _ _ _ _ _ rel _; do
-        [ -n "$rel" ] && libs+=("$fam:$bin/../$rel")
-    done < <(grep -v '^#' "$manifest")
+    # (awk: an empty column, an MPI without a Fortran wrapper, would shift read's fields)
+    while read -r key rel; do
+        [ -n "$rel" ] && libs+=("$key:$bin/../$rel")
+    done < <(awk -F'\t' '!/^#/ { print ($8 != "" ? $8 : $1), $7 }' "$manifest")
     libs+=("default:$bin/../lib/libnumacoll_mpi.so")
     [ ${#libs[@]} -ge 2 ] || { echo "FAILED: no preload in $manifest"; exit 1; }
     for fl in "${libs[@]}"; do
@@ -68,28 +69,8 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cp "$mpilib" "$tmp/libmpi.so.12"
 # the copy's SONAME becomes libmpi.so.12, as the vendors' library's is
-/usr/bin/python3 - "$tmp/libmpi.so.12" <<'EOF_PY' || { echo "FAILED: cannot rename the copy's SONAME"; exit 1; }
-import struct, sys
-path = sys.argv[1]
-data = bytearray(open(path, "rb").read())
-assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "not a 64-bit little-endian ELF"
-shoff, = struct.unpack_from("<Q", data, 0x28)
-shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-dyn = next(s for s in secs if s[1] == 6)  # SHT_DYNAMIC
-strtab = secs[dyn[6]]                     # its sh_link: .dynstr
-for off in range(dyn[4], dyn[4] + dyn[5], 16):
-    tag, val = struct.unpack_from("<qQ", data, off)
-    if tag == 14:  # DT_SONAME
-        at = strtab[4] + val
-        old = data[at:data.index(b"\0", at)]
-        new = b"libmpi.so.12"
-        assert len(new) <= len(old), old
-        data[at:at + len(old)] = new + b"\0" * (len(old) - len(new))
-        open(path, "wb").write(data)
-        sys.exit(0)
-sys.exit("no DT_SONAME")
-EOF_PY
+/usr/bin/python3 "$(dirname "$0")/set_soname.py" "$tmp/libmpi.so.12" libmpi.so.12 ||
+    { echo "FAILED: cannot rename the copy's SONAME"; exit 1; }
 ln -s libmpi.so.12 "$tmp/libmpi.so" # what -lmpi finds at link time
 iflags=()
 for d in $incs; do iflags+=(-I"$d"); done
@@ -102,7 +83,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out="$(NUMACOLL_MPI_SETUP_AFTER=0 timeout 120 "$bin/numacoll-run" "$launcher" -n 2 "$tmp/abi_name" 40 2>&1)"
 rc=$?
 echo "$out" | tail -n 20
-want="preloaded; barrier 40 \(numacoll 40\), bcast 40 \(numacoll 40\), allreduce 40 \(numacoll 40\); 0 wrong results; 1 MPI libraries loaded: $tmp/libmpi\.so\.12$"
+want="preloaded by libnumacoll_mpi-mpich[0-9]+\.so; barrier 40 \(numacoll 40\), bcast 40 \(numacoll 40\), allreduce 40 \(numacoll 40\); 0 wrong results; 1 MPI libraries loaded: $tmp/libmpi\.so\.12$"
 n="$(grep -Ec "^abi_name: rank [01]: $want" <<<"$out")"
 if [ $rc -ne 0 ] || [ "$n" != 2 ]; then
     echo "FAILED: exit $rc; $n of 2 ranks ran every call through numacoll with only $tmp/libmpi.so.12 loaded"

@@ -1,10 +1,12 @@
 /*
  * numacoll-bench --mpi ...: the MPI mode lives in MPI-linked binaries, one per MPI
- * library (numacoll-bench-mpi-openmpi, numacoll-bench-mpi-mpich, next to this program).
+ * library (numacoll-bench-mpi-openmpi, numacoll-bench-mpi-mpich, next to this program; a
+ * further MPI of a family under its preload name: numacoll-bench-mpi-openmpi5).
  * This front end recognises the launcher from the environment it set up for the rank
  * (Open MPI: OMPI_COMM_WORLD_SIZE; MPICH's Hydra: PMI_RANK / PMI_SIZE) and execs the
  * matching binary with the same arguments. NUMACOLL_BENCH_MPI is not used (unknown
- * NUMACOLL_* variables are rejected); `--impl openmpi|mpich` forces the choice.
+ * NUMACOLL_* variables are rejected); `--impl openmpi|mpich|<preload name>` forces the
+ * choice.
  * -h / --help anywhere prints the MPI mode's help here (no launcher, no MPI needed).
  */
 #define _GNU_SOURCE 1
@@ -45,10 +47,12 @@ int bench_mpi_main(int argc, char **argv)
     if (argc > 2 && !strcmp(argv[1], "--impl")) {
         impl = argv[2];
         first = 3;
-        if (strcmp(impl, "openmpi") && strcmp(impl, "mpich")) {
+        /* a family, or a preload name: the family and a major version (openmpi5) */
+        size_t fam = !strncmp(impl, "openmpi", 7) ? 7 : !strncmp(impl, "mpich", 5) ? 5 : 0;
+        if (!fam || (impl[fam] && strspn(impl + fam, "0123456789") != strlen(impl + fam))) {
             fprintf(stderr,
                     "numacoll-bench --mpi: --impl '%s' is not valid; allowed: openmpi, "
-                    "mpich\n",
+                    "mpich, or a preload name of numacoll-info --mpis (openmpi5)\n",
                     impl);
             return 2;
         }

@@ -2,7 +2,8 @@
  * numacoll-info --mpis: the MPIs numacoll was built for, from the manifest the build writes
  * (share/numacoll/mpis.tsv beside bin/, in the build tree and installed; one tab-separated
  * line per MPI: family, version, MPI standard, C wrapper, launcher, Fortran wrapper,
- * preload relative to the prefix, preload name, MPI library SONAME, MPI library), and
+ * preload relative to the prefix, preload name, MPI library SONAME, MPI library; two MPIs
+ * of one family of other major versions have a line each, the default MPI's first), and
  * numacoll-info --mpi-identity LIB: what an MPI library says it is.
  */
 #include <dlfcn.h>
@@ -75,7 +76,8 @@ int info_mpis(int json)
             }
             printf("}");
         } else {
-            printf("%s %s (MPI %s)%s\n", col[0], col[1], col[2], n ? "" : ", the default");
+            printf("%s %s (MPI %s%s%s)%s\n", col[0], col[1], col[2], col[7][0] ? ", preload " : "",
+                   col[7], n ? "" : ", the default");
             if (col[8][0]) printf("  MPI library:     %s (%s)\n", col[9], col[8]);
             printf("  C wrapper:       %s\n", col[3]);
             printf("  launcher:        %s\n", col[4][0] ? col[4] : "(none found)");
