@@ -64,10 +64,10 @@ static int soak_members(MPI_Comm comm, int *out)
 /* @p steps calls drawn from one seeded stream (NC_SOAK_SEED, else rank 0's clock, printed
  * for a rerun): barriers, allreduces and reduces (soak_reduce.h: 1 in 8 calls, up to
  * 192 KiB; a quarter of them MPI_Reduce_scatter(_block), MPI_Scan or MPI_Exscan instead,
- * soak_scatter_scan.h), allgathers, gathers, scatters and their v-forms (soak_move.h: 1 in 16 calls,
- * blocks up to 64 KiB; a quarter of them MPI_Alltoall(v) instead, soak_alltoall.h) and
- * broadcasts of 0 B to 4 MiB from random roots, some with a
- * type pair (contiguous doubles at the root, every other double on the receivers), on six
+ * soak_scatter_scan.h), allgathers, gathers, scatters and their v-forms (soak_move.h: 1 in
+ * 16 calls, blocks up to 64 KiB; a quarter of them MPI_Alltoall(v) instead,
+ * soak_alltoall.h) and broadcasts of 0 B to 4 MiB from random roots, some with a type pair
+ * (contiguous doubles at the root, every other double on the receivers), on six
  * communicators whose member sets and rank orders differ (world, a dup, parity halves,
  * reversed ranks, all but the last rank, and one freed and duplicated again now and
  * then). The calls on one communicator

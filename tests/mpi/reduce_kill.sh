@@ -68,9 +68,11 @@ for when in before in; do
     dead_re="member\(s\) ([01] \(exited\), )?2 \(exited\) exited before completing it"
     named=$(grep -Ec "NUMACOLL_ERR_PEER_DEAD \($mpi_name .*$dead_re" "$out")
     ended=$(grep -c "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)" "$out")
-    midcopy=""
-    [ "$coll" = scatter ] && [ $when = in ] &&
-        midcopy="; died inside a single copy: $(grep -q "dies while it reads" "$out" && echo yes || echo no)"
+    midcopy="" # the scatter's victim says so just before it dies in the middle of a read
+    if [ "$coll" = scatter ] && [ $when = in ]; then
+        midcopy="; died inside a single copy: no"
+        grep -q "dies while it reads" "$out" && midcopy="; died inside a single copy: yes"
+    fi
     echo "kill $when ($flavor): exit $rc after ${took} s; survivors with an error: $survivors/2;" \
          "numacoll named rank 2: $named/2; ended by the launcher: $ended;" \
          "left in /dev/shm: ${left:-nothing}$midcopy"

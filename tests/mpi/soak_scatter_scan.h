@@ -225,7 +225,9 @@ static int soak_scatter_scan_step(MPI_Comm cm, const int *members, int r, int p,
             }
         }
         const unsigned char *got = recv + k * es;
-        int ok = !t ? !memcmp(got, acc, es) : near ? rt_close(t, got, acc, p) : rt_same(t, got, acc);
+        int ok = !t     ? !memcmp(got, acc, es)
+                 : near ? rt_close(t, got, acc, p)
+                        : rt_same(t, got, acc);
         if (!ok && bad++ == 0) first = k;
     }
     if (bad && t) {
