@@ -89,9 +89,10 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "badenv: 2 communicators, 80 calls, bytes right, native" -- ${P} badenv)
   nc_mpi_test(mpi_${f}_lazy_fake2 ${f} 5 --env NUMACOLL_MPI_SETUP_AFTER=40
               --env NUMACOLL_FAKE_NODES=2 --expect "lazy: threshold 40. .*hierarchical" -- ${P} lazy)
-  # seeded random barriers and broadcasts (0 B - 4 MiB, type pairs) on six overlapping
-  # communicators, one re-created now and then; the deferral ends mid-run; the seed is printed
-  # (NC_SOAK_SEED reruns it)
+  # seeded random barriers and broadcasts (0 B - 4 MiB, type pairs), reductions,
+  # reduce-scatters and scans, the gather family and alltoalls on six overlapping
+  # communicators, one re-created now and then; the deferral ends mid-run; the seed is
+  # printed (NC_SOAK_SEED reruns it)
   if(f STREQUAL "mpich") # oversubscribed MPICH busy-polls: fewer steps, fewer ranks
     set(soak_n 3000)
     set(soak_fake_np 4)
@@ -101,10 +102,13 @@ foreach(f ${NC_MPI_FLAVORS})
     set(soak_fake_np 5)
     set(soak_fake_n 3000)
   endif()
+  # every kind of reduce-scatter and scan among the steps (soak_scatter_scan.h)
+  set(ss_kinds "MPI_Reduce_scatter_block [1-9][0-9]* .numacoll [0-9]+., MPI_Reduce_scatter [1-9][0-9]* .numacoll [0-9]+., MPI_Scan [1-9][0-9]* .numacoll [0-9]+., MPI_Exscan [1-9]")
   nc_mpi_test(mpi_${f}_soak ${f} 3 --env NUMACOLL_MPI_SETUP_AFTER=64
-              --expect "soak: ${soak_n} steps" -- ${P} soak ${soak_n})
+              --expect "soak: ${soak_n} steps" --expect "${ss_kinds}" -- ${P} soak ${soak_n})
   nc_mpi_test(mpi_${f}_soak_fake2 ${f} ${soak_fake_np} --env NUMACOLL_FAKE_NODES=2
-              --expect "soak: ${soak_fake_n} steps" -- ${P} soak ${soak_fake_n})
+              --expect "soak: ${soak_fake_n} steps" --expect "${ss_kinds}"
+              -- ${P} soak ${soak_fake_n})
   if(NOT f STREQUAL "mpich")
     nc_mpi_test(mpi_${f}_soak_np8 ${f} 8 --env NUMACOLL_MPI_SETUP_AFTER=32
                 --expect "soak: 2000 steps" -- ${P} soak 2000)

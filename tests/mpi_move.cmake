@@ -63,3 +63,20 @@ foreach(f ${NC_MPI_FLAVORS})
               -- ${B} scatterv --root 1 --reps 1 --iters 20 --target-ms 1 --max-bytes 2K
               --variants native,default,limit:xcore)
 endforeach()
+
+# the last rank killed before or inside a loop of allgathers (copy: every member reads the
+# dead one's slots), gathers to root 0 (the root waits for a dead owner) or scatters from
+# root 0 with NUMACOLL_MOVE=cma (the root waits for its dead reader to be done with its
+# buffer) (tests/mpi/reduce_kill.sh): the survivors return an error naming it, no hang,
+# nothing left in /dev/shm
+foreach(f ${NC_MPI_FLAVORS})
+  foreach(coll allgather gather scatter)
+    add_test(NAME mpi_${f}_move_kill_${coll}
+             COMMAND ${CMAKE_COMMAND} -E env KILL_COLL=${coll}
+                     ${CMAKE_CURRENT_SOURCE_DIR}/mpi/reduce_kill.sh ${CMAKE_BINARY_DIR}/bin ${f}
+                     ${NC_MPI_TDIR}/mpi_move_test_${f})
+    set_tests_properties(mpi_${f}_move_kill_${coll} PROPERTIES TIMEOUT 180
+                         LABELS "mpi;mpi-${f}" RUN_SERIAL TRUE SKIP_RETURN_CODE 77
+                         PASS_REGULAR_EXPRESSION "reduce_kill: PASS \\(${coll}\\)")
+  endforeach()
+endforeach()

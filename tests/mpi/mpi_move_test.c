@@ -14,6 +14,12 @@
  *       a member whose count differs from its own receive side (allgather), and a sender
  *       whose count differs from what the root of a gatherv expects of it: the call fails
  *       (an MPI error, no hang) and the next calls work
+ *   mpi_move_test kill allgather|gather|scatter before|in
+ *       the last rank dies (SIGKILL) before or inside a loop of MPI_Allgather, MPI_Gather or
+ *       MPI_Scatter calls (root 0), blocks of 64 B and of 16 MiB (gather, allgather: 96 KiB,
+ *       three chunks) in turn; the others must return an error naming it (run by
+ *       tests/mpi/reduce_kill.sh with KILL_COLL=allgather|gather|scatter; scatter with
+ *       NUMACOLL_MOVE=cma, so that the root waits for the dying reader of its buffer)
  *
  * Every rank computes what every block must hold (a function of the case, the sending
  * rank and the byte's position), so results are checked exactly; every byte of a receive
@@ -26,9 +32,13 @@
  * rank 0's clock, and is printed; NC_MOVE_TRACE=1 prints each call before it is made.
  */
 #include <mpi.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mpi_test_util.h"
 
@@ -340,6 +350,89 @@ static void test_mismatch(void)
                any ? "failed" : "passed");
 }
 
+/* the victim's receive buffer of the scatter kill: its first and last byte */
+static unsigned char *g_kill_first, *g_kill_last;
+
+/* 0.3 s in, SIGKILL to this process; for the scatter (g_kill_first set), once this rank is
+ * in the middle of a single copy from the root's buffer: the first byte of the large
+ * block has arrived (0 from the root, 0xFF before the call), the last not yet; after 3 s
+ * without seeing that, anyway */
+static void *kill_self_later(void *arg)
+{
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    for (int i = 0; g_kill_first && i < 3000000; i++) {
+        /* relaxed: the main thread's call writes the block with process_vm_readv */
+        if (__atomic_load_n(g_kill_first, __ATOMIC_RELAXED) == 0 &&
+            __atomic_load_n(g_kill_last, __ATOMIC_RELAXED) == 0xFF) {
+            static const char say[] = "kill: the victim dies while it reads the root's buffer\n";
+            ssize_t said = write(2, say, sizeof say - 1); /* before it happens: a syscall */
+            (void)said;
+            break;
+        }
+        sched_yield();
+    }
+    kill(getpid(), SIGKILL);
+    return arg;
+}
+
+/* The last rank dies (SIGKILL) before a loop of calls of @p coll (allgather, gather or
+ * scatter; root 0), or inside it; the others must return an error instead of waiting for
+ * it. Gather: the root waits for a dead owner's blocks (and rank 1, an owner, for the root
+ * that reads its slots); allgather: every member reads every other's blocks (0.3 s in);
+ * scatter (NUMACOLL_MOVE=cma): the dying rank reads the root's buffer, and inside the loop
+ * it dies in the middle of that single copy, so the root, which waits for its readers at
+ * the end of the call, must give up on a reader that has begun and will never end. */
+static void test_kill(const char *coll, const char *when)
+{
+    /* MPICH's hydra (-disable-auto-cleanup) tells the survivors of a failure with SIGUSR1,
+     * whose default action ends them: ignored, so that numacoll's detection is tested */
+    signal(SIGUSR1, SIG_IGN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const int c = !strcmp(coll, "allgather") ? C_ALLGATHER
+                  : !strcmp(coll, "gather") ? C_GATHER : C_SCATTER;
+    /* bytes of a block: small ones in the slots' first chunk, large ones in several chunks
+     * (copy) or one long single copy from the root's buffer (scatter) */
+    const size_t small = 64, large = c == C_SCATTER ? (size_t)16 << 20 : (size_t)96 << 10;
+    unsigned char *one = malloc(large), *many = malloc(large * (size_t)g_size);
+    if (!one || !many) {
+        fprintf(stderr, "[rank %d] out of memory\n", g_rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(one, g_rank, large);
+    memset(many, g_rank, large * (size_t)g_size);
+    const int victim = g_size - 1, inside = !strcmp(when, "in");
+    if (c == C_SCATTER && g_rank == victim) g_kill_first = one, g_kill_last = one + large - 1;
+    for (long it = -1;; it++) { /* -1: the set-up call, every rank alive */
+        int n = (int)(it % 2 ? large : small), rc;
+        if (g_kill_first) {
+            __atomic_store_n(g_kill_first, 0xFF, __ATOMIC_RELAXED);
+            __atomic_store_n(g_kill_last, 0xFF, __ATOMIC_RELAXED);
+        }
+        if (c == C_ALLGATHER)
+            rc = MPI_Allgather(one, n, MPI_BYTE, many, n, MPI_BYTE, MPI_COMM_WORLD);
+        else if (c == C_GATHER)
+            rc = MPI_Gather(one, n, MPI_BYTE, many, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+        else
+            rc = MPI_Scatter(many, n, MPI_BYTE, one, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS) {
+            char msg[MPI_MAX_ERROR_STRING];
+            int len = 0;
+            MPI_Error_string(rc, msg, &len);
+            printf("kill: rank %d: %s %ld failed: %s\n", g_rank, coll, it, msg);
+            fflush(stdout);
+            _exit(3); /* MPI_Finalize would wait for the dead member */
+        }
+        if (it >= 0) continue;
+        printf("kill: rank %d pid %d ready\n", g_rank, (int)getpid());
+        fflush(stdout);
+        PMPI_Barrier(MPI_COMM_WORLD); /* every rank has said it before one dies */
+        if (g_rank == victim && !inside) raise(SIGKILL);
+        pthread_t killer;
+        if (g_rank == victim) pthread_create(&killer, NULL, kill_self_later, NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "matrix";
@@ -375,10 +468,15 @@ int main(int argc, char **argv)
         test_matrix(level);
     else if (!strcmp(mode, "mismatch"))
         test_mismatch();
+    else if (!strcmp(mode, "kill") && argc > 3 &&
+             (!strcmp(argv[2], "allgather") || !strcmp(argv[2], "gather") ||
+              !strcmp(argv[2], "scatter")) &&
+             (!strcmp(argv[3], "before") || !strcmp(argv[3], "in")))
+        test_kill(argv[2], argv[3]);
     else {
         if (g_rank == 0)
             fprintf(stderr, "unknown mode or level '%s %s'; allowed: matrix tiny|small|full, "
-                            "mismatch\n",
+                            "mismatch, kill allgather|gather|scatter before|in\n",
                     mode, argc > 2 ? argv[2] : "");
         g_fail++;
     }

@@ -9,7 +9,10 @@
 # kills the survivors within milliseconds of the failure even with -disable-auto-cleanup
 # (SIGUSR1, then SIGKILL), often before they notice: there a survivor either reports the
 # error or is ended by the launcher.
-# KILL_COLL=alltoall: the same with MPI_Alltoall (mpi_alltoall_test kill before|in).
+# KILL_COLL=alltoall: the same with MPI_Alltoall (mpi_alltoall_test kill before|in);
+# KILL_COLL=allgather|gather|scatter with MPI_Allgather, MPI_Gather, MPI_Scatter (root 0;
+# mpi_move_test kill COLL before|in): scatter with NUMACOLL_MOVE=cma, the dying rank a
+# reader of the root's buffer (skipped, 77, where single copy is not permitted).
 # Exit 77 (skipped) with the reason where the recorded MPI version's launcher cannot keep
 # survivors (nc_mpi_launcher_defect, manifest.sh).
 #   reduce_kill.sh BIN_DIR FLAVOR PROGRAM
@@ -17,11 +20,17 @@ set -u
 bindir="$1"; flavor="$2"; prog="$3"
 LIMIT=${REDUCE_KILL_LIMIT:-20}
 coll=${KILL_COLL:-allreduce}
+args=(kill)
 case "$coll" in
 allreduce) mpi_name=MPI_Allreduce ;;
 alltoall) mpi_name=numacoll_alltoall ;; # the core names the call there
-*) echo "reduce_kill.sh: unknown KILL_COLL $coll; allowed: allreduce, alltoall"; exit 2 ;;
+allgather | gather | scatter) mpi_name=numacoll_$coll args=(kill "$coll") ;;
+*) echo "reduce_kill.sh: unknown KILL_COLL $coll; allowed: allreduce, alltoall, allgather," \
+        "gather, scatter"; exit 2 ;;
 esac
+# scatter: every block by single copy from the root's buffer; rank 0 says whether the team
+# may (NUMACOLL_VERBOSE=1: "single copy permitted")
+[ "$coll" = scatter ] && export NUMACOLL_MOVE=cma NUMACOLL_VERBOSE=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_base_warn_component_unused=0
 . "$(dirname "$0")/manifest.sh"
@@ -38,7 +47,7 @@ fail=0
 for when in before in; do
     out="$tmp/$when.out"
     NUMACOLL_SHM_BACKEND=posix NUMACOLL_MPI_SETUP_AFTER=0 timeout $((LIMIT + 30)) \
-        "$bindir/numacoll-run" "${launch[@]}" "$prog" kill "$when" >"$out" 2>&1 &
+        "$bindir/numacoll-run" "${launch[@]}" "$prog" "${args[@]}" "$when" >"$out" 2>&1 &
     job=$!
     for ((i = 0; i < 600; i++)); do # up to 30 s for the three ranks to be ready
         [ "$(grep -c "^kill: rank [0-9] pid [0-9]* ready" "$out")" = 3 ] && break
@@ -59,9 +68,19 @@ for when in before in; do
     dead_re="member\(s\) ([01] \(exited\), )?2 \(exited\) exited before completing it"
     named=$(grep -Ec "NUMACOLL_ERR_PEER_DEAD \($mpi_name .*$dead_re" "$out")
     ended=$(grep -c "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)" "$out")
+    midcopy="" # the scatter's victim says so just before it dies in the middle of a read
+    if [ "$coll" = scatter ] && [ $when = in ]; then
+        midcopy="; died inside a single copy: no"
+        grep -q "dies while it reads" "$out" && midcopy="; died inside a single copy: yes"
+    fi
     echo "kill $when ($flavor): exit $rc after ${took} s; survivors with an error: $survivors/2;" \
          "numacoll named rank 2: $named/2; ended by the launcher: $ended;" \
-         "left in /dev/shm: ${left:-nothing}"
+         "left in /dev/shm: ${left:-nothing}$midcopy"
+    if [ "$coll" = scatter ] && ! grep -q "NUMACOLL_MOVE=cma, single copy permitted" "$out"; then
+        grep -q "single copy not permitted" "$out" &&
+            { echo "SKIP: single copy is not permitted between the ranks here"; exit 77; }
+        echo "FAILED: kill $when: no word from the move layer on single copy"; fail=1
+    fi
     if [ $flavor = mpich ] && [ "$ended" = 1 ]; then # survivors the launcher ended: fine
         survivors=2 named=2
     fi

@@ -126,7 +126,7 @@ static const rtype_t *rt_get(int i)
     return &g_rt[i];
 }
 
-static const rtype_t *rt_by_name(const char *name)
+static inline const rtype_t *rt_by_name(const char *name)
 {
     for (int i = 0; i < g_nrt; i++)
         if (!strcmp(g_rt[i].name, name)) return &g_rt[i];
@@ -445,7 +445,7 @@ static int rt_close(const rtype_t *t, const void *a, const void *b, int nprocs)
     return d <= 4 * nprocs * eps;
 }
 
-static uint64_t rt_hash(const rtype_t *t, const void *p, uint64_t h)
+static inline uint64_t rt_hash(const rtype_t *t, const void *p, uint64_t h)
 {
     unsigned char v[32];
     size_t n = rt_value_of(t, p, v);
