@@ -273,22 +273,41 @@ static int a2a_ready(nc_comm_t *s)
 
 static int a2a_entry(a2a_call_t *c)
 {
-    ensure_init();
-    if (c->kind == A2A)
-        COUNT(alltoall_calls);
-    else
-        COUNT(alltoallv_calls);
     c->mv = (mv_call_t){.kind = MV_ALLGATHER, .comm = c->comm, .prc = MPI_SUCCESS, .root = -1};
-    if (!g_active || c->comm == MPI_COMM_NULL) return native(c);
-    int P = 0;
-    if (PMPI_Comm_size(c->comm, &P) != MPI_SUCCESS || !args_valid(c, P))
-        return native(c);
-    /* with NUMACOLL_MPI_GATHER=0 too: every member counts the same calls toward the
-     * deferral */
-    nc_comm_t *s = comm_get(c->comm, units_of(c, P), 0);
-    if (!g_gather || !s || s->mode != MODE_FLAT || !a2a_ready(s)) return native(c);
+    /* fast path: this thread's cached state of the communicator is one flat team whose
+     * data-movement state is set up: the decision below without the MPI's size query, the
+     * deferral's units and locked adds on process-wide counters */
+    nc_comm_t *s = comm_cached_flat(c->comm);
+    int fast = s && g_gather && !s->move_native && s->team->move != NULL;
+    if (fast) {
+        if (c->kind == A2A)
+            BUMP(s->st_alltoall_calls);
+        else
+            BUMP(s->st_alltoallv_calls);
+        if (!args_valid(c, s->size)) return native(c);
+    } else {
+        ensure_init();
+        if (c->kind == A2A)
+            COUNT(alltoall_calls);
+        else
+            COUNT(alltoallv_calls);
+        if (!g_active || c->comm == MPI_COMM_NULL) return native(c);
+        int P = 0;
+        if (PMPI_Comm_size(c->comm, &P) != MPI_SUCCESS || !args_valid(c, P))
+            return native(c);
+        /* with NUMACOLL_MPI_GATHER=0 too: every member counts the same calls toward the
+         * deferral */
+        s = comm_get(c->comm, units_of(c, P), 0);
+        if (!g_gather || !s || s->mode != MODE_FLAT || !a2a_ready(s)) return native(c);
+    }
     int rc = c->kind == A2A ? alltoall_flat(s, c) : alltoallv_flat(s, c);
-    if (rc == NUMACOLL_OK) {
+    if (rc == NUMACOLL_OK && fast) {
+        if (c->kind == A2A)
+            BUMP(s->st_alltoall_numacoll);
+        else
+            BUMP(s->st_alltoallv_numacoll);
+        if (c->mv.staged) BUMP(s->st_alltoall_staged);
+    } else if (rc == NUMACOLL_OK) {
         if (c->kind == A2A)
             COUNT(alltoall_numacoll);
         else
@@ -373,4 +392,16 @@ void alltoall_stats_fill(numacoll_mpi_stats_t *o)
     o->alltoallv_calls = READ(alltoallv_calls);
     o->alltoallv_numacoll = READ(alltoallv_numacoll);
     o->alltoall_staged = READ(alltoall_staged);
+    /* the live communicators' counts, under the list lock (see numacoll_mpi_stats) */
+    pthread_mutex_lock(&g_lock);
+    for (nc_comm_t *s = g_list; s; s = s->next) {
+#define LIVE(x) atomic_load_explicit(&s->st_##x, memory_order_relaxed)
+        o->alltoall_calls += LIVE(alltoall_calls);
+        o->alltoall_numacoll += LIVE(alltoall_numacoll);
+        o->alltoallv_calls += LIVE(alltoallv_calls);
+        o->alltoallv_numacoll += LIVE(alltoallv_numacoll);
+        o->alltoall_staged += LIVE(alltoall_staged);
+#undef LIVE
+    }
+    pthread_mutex_unlock(&g_lock);
 }

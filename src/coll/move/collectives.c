@@ -48,8 +48,18 @@ static int call_begin(numacoll_team_t *t, const char *who, int root, int has_roo
     if (!t) return nc_error(NUMACOLL_ERR_ARG, "%s: team is NULL", who);
     if (has_root && (root < 0 || root >= t->size))
         return nc_error(NUMACOLL_ERR_ARG, "%s: root=%d; allowed: 0..%d", who, root, t->size - 1);
-    memset(c, 0, sizeof *c);
-    c->team = t, c->who = who, c->me = t->rank, c->P = t->size, c->root = has_root ? root : -1;
+    /* every field by name: a memset of the struct compiles to a rep stos, whose start-up
+     * (and the loads of fields just stored by it) cost about a tenth of a tiny call */
+    c->team = t, c->state = NULL, c->who = who;
+    c->me = t->rank, c->P = t->size, c->root = has_root ? root : -1;
+    c->k = 0, c->sig = 0, c->rc = NUMACOLL_OK;
+    c->posts = 0, c->lo = 0, c->hi = 0, c->multi = 0, c->nent = 0;
+    c->ent = NULL, c->src = NULL;
+    c->head = (mv_head_t){0};
+    c->len = 0, c->chunk = 0, c->nchunks = 0, c->next_chunk = 0;
+    c->cma_blocks = 0, c->wpos = 0;
+    c->nreads = 0, c->cur_read = 0, c->reads = NULL, c->cma_reading = 0;
+    c->nblocked = 0, c->blk_flag = NULL, c->blk_seen = 0, c->blk_member = -1;
     nc_team_op_enter(t, who);
     int rc = mv_state_get(t, &c->state);
     if (rc) return rc;
@@ -89,11 +99,12 @@ static void stream_block(mv_call_t *c, uint32_t d, const void *src, size_t size)
 static void read_block(mv_call_t *c, int owner, int multi, size_t expect, char *dst)
 {
     mv_read_t *rd = &c->reads[c->nreads++];
-    memset(rd, 0, sizeof *rd);
     rd->owner = owner, rd->expect = expect, rd->dst = dst;
     rd->entry = multi ? (uint32_t)c->me : 0;
     rd->nent = multi ? (uint32_t)c->P : 1;
     rd->phase = MV_READ_HEAD;
+    rd->path = MV_PATH_COPY;
+    rd->chunk = 0, rd->off = 0, rd->len = 0, rd->got = 0, rd->into = NULL;
     rd->last_chunk = UINT64_MAX;
 }
 
