@@ -128,7 +128,7 @@ static int alltoall_flat(nc_comm_t *s, a2a_call_t *c)
              * sizes: this member takes part with the receivers' b bytes a block (zeros if
              * the sizes differ) and fails with MPI_ERR_TRUNCATE */
             if (!(sstage = mv_alloc(total))) {
-                free(stage);
+                mv_free(stage);
                 return NUMACOLL_ERR_NOMEM;
             }
             if (ok && sb == b) {
@@ -149,8 +149,8 @@ static int alltoall_flat(nc_comm_t *s, a2a_call_t *c)
     }
     int rc = numacoll_alltoall(s->team, sendp, recvp, b);
     if (rc == NUMACOLL_OK && stage) mv_unpack(&c->mv, &R, 0, rall, stage, total);
-    free(stage);
-    free(sstage);
+    mv_free(stage);
+    mv_free(sstage);
     return rc;
 }
 
@@ -220,7 +220,7 @@ static int alltoallv_flat(nc_comm_t *s, a2a_call_t *c)
         for (int r = 0; r < P; r++)
             mv_unpack(&c->mv, &R, rdispl_of(c, r), rcount_of(c, r), rstage + rd[r], rb[r]);
     free(rstage);
-    free(sstage);
+    mv_free(sstage);
     free(arr);
     return rc;
 }
@@ -273,7 +273,9 @@ static int a2a_ready(nc_comm_t *s)
 
 static int a2a_entry(a2a_call_t *c)
 {
-    c->mv = (mv_call_t){.kind = MV_ALLGATHER, .comm = c->comm, .prc = MPI_SUCCESS, .root = -1};
+    /* what the staging helpers keep (mv_args: no zero fill of the struct) */
+    mv_args(&c->mv, MV_ALLGATHER, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0, MPI_DATATYPE_NULL, -1,
+            c->comm);
     /* fast path: this thread's cached state of the communicator is one flat team whose
      * data-movement state is set up: the decision below without the MPI's size query, the
      * deferral's units and locked adds on process-wide counters */
@@ -331,11 +333,26 @@ static int a2a_entry(a2a_call_t *c)
 
 /* ---- entry points ------------------------------------------------------------------- */
 
+/* MPI_Alltoall's arguments, every field stored by name (see mv_args) */
+static inline void a2a_uniform(a2a_call_t *c, int is_c, const void *sendbuf, MPI_Count scount,
+                               MPI_Datatype stype, void *recvbuf, MPI_Count rcount,
+                               MPI_Datatype rtype, MPI_Comm comm)
+{
+    c->kind = A2A, c->is_c = is_c;
+    c->sendbuf = sendbuf, c->scount = scount, c->rcount = rcount;
+    c->scounts_i = c->sdispls_i = c->rcounts_i = c->rdispls_i = NULL;
+    c->scounts_c = c->rcounts_c = NULL;
+    c->sdispls_c = c->rdispls_c = NULL;
+    c->stype = stype, c->rtype = rtype;
+    c->recvbuf = recvbuf;
+    c->comm = comm;
+}
+
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    a2a_call_t c = {.kind = A2A, .sendbuf = sendbuf, .scount = sendcount, .stype = sendtype,
-                    .recvbuf = recvbuf, .rcount = recvcount, .rtype = recvtype, .comm = comm};
+    a2a_call_t c;
+    a2a_uniform(&c, 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return a2a_entry(&c);
 }
 
@@ -354,9 +371,8 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    a2a_call_t c = {.kind = A2A,         .is_c = 1,          .sendbuf = sendbuf,
-                    .scount = sendcount, .stype = sendtype,  .recvbuf = recvbuf,
-                    .rcount = recvcount, .rtype = recvtype,  .comm = comm};
+    a2a_call_t c;
+    a2a_uniform(&c, 1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return a2a_entry(&c);
 }
 

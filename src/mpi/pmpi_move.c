@@ -179,7 +179,7 @@ void mv_recv_end(mv_call_t *c, mv_recv_t *r, int rc)
 {
     if (r->stage && rc == NUMACOLL_OK && r->have == r->want)
         mv_unpack(c, &r->side, 0, c->rcount, r->stage, r->have);
-    free(r->stage);
+    mv_free(r->stage);
     r->stage = NULL;
 }
 
