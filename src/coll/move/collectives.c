@@ -78,11 +78,12 @@ static int bad(mv_call_t *c, int status)
     return status;
 }
 
-/* Our stream: @p nent entries (1: one block for readers lo..hi; else one per member) */
+/* Our stream: 1 entry (one block for readers lo..hi), or (@p multi) one per member but us,
+ * entry mv_entry_of(me, d) for member d */
 static void stream_init(mv_call_t *c, int multi, int lo, int hi)
 {
     c->posts = 1, c->multi = multi, c->lo = lo, c->hi = hi;
-    c->nent = multi ? (uint32_t)c->P : 1;
+    c->nent = multi ? (uint32_t)c->P - 1 : 1;
     memset(c->ent, 0, c->nent * sizeof *c->ent);
 }
 static void stream_block(mv_call_t *c, uint32_t d, const void *src, size_t size)
@@ -95,13 +96,14 @@ static void stream_block(mv_call_t *c, uint32_t d, const void *src, size_t size)
         c->cma_blocks = 1;
     }
 }
-/* we read owner @p owner's entry @p entry (one per member if @p multi, else 0) */
+/* we read our entry in owner @p owner's list (one per member but the owner if @p multi,
+ * else its only one) */
 static void read_block(mv_call_t *c, int owner, int multi, size_t expect, char *dst)
 {
     mv_read_t *rd = &c->reads[c->nreads++];
     rd->owner = owner, rd->expect = expect, rd->dst = dst;
-    rd->entry = multi ? (uint32_t)c->me : 0;
-    rd->nent = multi ? (uint32_t)c->P : 1;
+    rd->entry = multi ? mv_entry_of(owner, c->me) : 0;
+    rd->nent = multi ? (uint32_t)c->P - 1 : 1;
     rd->phase = MV_READ_HEAD;
     rd->path = MV_PATH_COPY;
     rd->chunk = 0, rd->off = 0, rd->len = 0, rd->got = 0, rd->into = NULL;
@@ -354,7 +356,7 @@ static int scatter_any(numacoll_team_t *t, const char *who, int kind, const void
     need(&c, in_place || !recvbytes || recvbuf, "recvbuf", recvbytes);
     if (P > 1) stream_init(&c, 1, 0, P - 1);
     for (int d = 0; c.rc == NUMACOLL_OK && P > 1 && d < P; d++)
-        if (d != me) stream_block(&c, (uint32_t)d, sb + DISPL(d), SIZE(d));
+        if (d != me) stream_block(&c, mv_entry_of(me, d), sb + DISPL(d), SIZE(d));
     if (c.rc == NUMACOLL_OK && !in_place) local_copy(recvbuf, sb + DISPL(me), SIZE(me));
 #undef DISPL
 #undef SIZE
@@ -428,7 +430,7 @@ static int alltoall_any(numacoll_team_t *t, const char *who, int kind, const voi
     }
     if (P > 1) stream_init(&c, 1, 0, P - 1);
     for (int d = 0; c.rc == NUMACOLL_OK && P > 1 && d < P; d++)
-        if (d != me) stream_block(&c, (uint32_t)d, src + SDISPL(d), SSIZE(d));
+        if (d != me) stream_block(&c, mv_entry_of(me, d), src + SDISPL(d), SSIZE(d));
     if (c.rc == NUMACOLL_OK && !in_place) local_copy(rb + RDISPL(me), src + SDISPL(me), RSIZE(me));
     /* rotated: member m starts with m + 1, so that the owners' first readers differ */
     for (int j = 1; j < P; j++) {

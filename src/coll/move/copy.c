@@ -51,7 +51,8 @@ static void fill(mv_call_t *c, size_t a, size_t b, char *dst, int *lo, int *hi)
         }
         pos = end;
     }
-    if (c->multi && first >= 0) *lo = first, *hi = last;
+    if (c->multi && first >= 0)
+        *lo = mv_member_of(c->me, (uint32_t)first), *hi = mv_member_of(c->me, (uint32_t)last);
 }
 
 int mv_copy_write(mv_call_t *c)

@@ -19,7 +19,9 @@
  * every call). In call k an owner writes one stream:
  *   head     16 bytes: the call's signature, the owner's pid, the number of entries n
  *   entries  n x 16 bytes: per block (one: the same block for every reader; or one per
- *            destination member) its size and where it is: MV_IN_STREAM | its offset in
+ *            destination member but the owner, in member order: member d's is entry
+ *            mv_entry_of(o, d), so that at P = 2 a block of up to 16 bytes still travels
+ *            in the stamp's line) its size and where it is: MV_IN_STREAM | its offset in
  *            the stream, or (single copy) its address in the owner's process; a reader
  *            reads the head and its own entry only
  *   data     the blocks that go through the stream, in entry order, back to back
@@ -28,8 +30,8 @@
  * that has pages from set-up: an owner that cannot get the rest at a call streams it in
  * short chunks, only slower). Chunk i of call k goes into the owner's slot (k + i) % slots:
  * a stamp (8 bytes: st(k, i) = k << 24 | (i + 1), which grows with k and i), C (8 bytes),
- * then the chunk's bytes; so a small block (up to 16 bytes in a one-block stream) travels
- * in the stamp's cache line. The eager part holds at least the slot's header, the head
+ * then the chunk's bytes; so a small block (up to 16 bytes in a one-block stream, or in a
+ * stream of P = 2) travels in the stamp's cache line. The eager part holds at least the slot's header, the head
  * and P entries (state.c; where these exceed a whole slot, eager is the whole slot and
  * the short C the full one), so a short chunk 0 holds the head and every entry. A reader
  * learns C from chunk 0 (its first read, the head with entry 0, lies in the first 32
@@ -107,6 +109,17 @@ static inline int mv_in_stream(const mv_entry_t *e)
     return (e->where & MV_IN_STREAM) != 0;
 }
 
+/* the entry of destination member @p d (not @p owner) in @p owner's list of one entry per
+ * destination, and back */
+static inline uint32_t mv_entry_of(int owner, int d)
+{
+    return (uint32_t)(d < owner ? d : d - 1);
+}
+static inline int mv_member_of(int owner, uint32_t e)
+{
+    return (int)e < owner ? (int)e : (int)e + 1;
+}
+
 /* what the owner remembers of the chunk last written to a slot */
 typedef struct mv_slot_rec {
     uint64_t stamp;
@@ -176,7 +189,7 @@ enum { MV_READ_HEAD = 0, MV_READ_ENTRY, MV_READ_DATA, MV_READ_DONE };
 typedef struct mv_read {
     int owner;
     uint32_t entry;  /* our entry in the owner's list (0: one block for all readers) */
-    uint32_t nent;   /* entries in the owner's list (1, or one per member) */
+    uint32_t nent;   /* entries in the owner's list (1, or one per member but the owner) */
     size_t expect;   /* the size we expect (checked against the owner's entry) */
     char *dst;       /* where the block goes */
     int phase;
@@ -199,7 +212,7 @@ typedef struct mv_call {
     /* owner side: the stream */
     int posts;          /* we write a stream */
     int lo, hi;         /* members that read our head (our readers) */
-    int multi;          /* one entry per destination member (else one for all) */
+    int multi;          /* one entry per destination member but us (else one for all) */
     uint32_t nent;
     mv_entry_t *ent;    /* nent entries */
     const char **src;   /* nent sources */
