@@ -52,7 +52,7 @@ static int call_begin(numacoll_team_t *t, const char *who, int root, int has_roo
      * (and the loads of fields just stored by it) cost about a tenth of a tiny call */
     c->team = t, c->state = NULL, c->who = who;
     c->me = t->rank, c->P = t->size, c->root = has_root ? root : -1;
-    c->k = 0, c->sig = 0, c->rc = NUMACOLL_OK;
+    c->k = 0, c->slot0 = 0, c->sig = 0, c->rc = NUMACOLL_OK;
     c->posts = 0, c->lo = 0, c->hi = 0, c->multi = 0, c->nent = 0;
     c->ent = NULL, c->src = NULL;
     c->head = (mv_head_t){0};
@@ -63,7 +63,10 @@ static int call_begin(numacoll_team_t *t, const char *who, int root, int has_roo
     nc_team_op_enter(t, who);
     int rc = mv_state_get(t, &c->state);
     if (rc) return rc;
-    c->k = ++c->state->calls;
+    nc_move_team_t *s = c->state;
+    c->k = ++s->calls;
+    s->call_slot = s->call_slot + 1 == s->slots ? 0 : s->call_slot + 1;
+    c->slot0 = s->call_slot;
     c->ent = c->state->ent;
     c->src = c->state->src;
     c->reads = c->state->reads;
@@ -142,7 +145,8 @@ static int call_run(mv_call_t *c)
                        numacoll_last_error(), c->chunk, s->chunk);
             }
         }
-        if (len / c->chunk >= MV_MAX_CHUNKS && c->rc == NUMACOLL_OK) {
+        /* (a stream of one chunk, the small call's, divides nothing) */
+        if (len > c->chunk && len / c->chunk >= MV_MAX_CHUNKS && c->rc == NUMACOLL_OK) {
             bad(c, nc_error(NUMACOLL_ERR_TOOBIG,
                             "%s: rank %d would stream %zu bytes through its slots, more than "
                             "%llu chunks of %zu bytes; use NUMACOLL_MOVE=auto or cma, or a "
@@ -151,7 +155,7 @@ static int call_run(mv_call_t *c)
             return call_run(c);
         }
         c->len = len;
-        c->nchunks = (len + c->chunk - 1) / c->chunk;
+        c->nchunks = len <= c->chunk ? 1 : (len + c->chunk - 1) / c->chunk;
     }
     int rc = mv_run(c);
     if (rc == NUMACOLL_OK) rc = c->rc;

@@ -146,6 +146,7 @@ typedef struct nc_move_team {
     size_t cma_min;     /* auto: single copy for blocks of at least this many bytes */
     int oversubscribed; /* the team's (agreed): auto never uses single copy then */
     uint64_t calls;     /* calls so far (the same on every member) */
+    unsigned call_slot; /* calls % slots, kept without a division */
     mv_slot_rec_t *rec; /* per slot */
     uint64_t *seen;     /* per member: its consumed[us] as we last loaded it (a lower bound:
                            slot reuse loads another's line only when this is too low) */
@@ -207,6 +208,7 @@ typedef struct mv_call {
     const char *who;
     int me, P, root; /* root -1: allgather, alltoall */
     uint64_t k;      /* call number */
+    unsigned slot0;  /* k % slots: the slot of chunk 0 of every stream of the call */
     uint64_t sig;    /* ours: compared with every owner's */
     int rc;          /* the call's first error (its message is the thread's last error) */
     /* owner side: the stream */
@@ -233,6 +235,14 @@ typedef struct mv_call {
     uint64_t blk_seen;
     int blk_member;
 } mv_call_t;
+
+/* the slot of chunk @p i of a stream of call @p c: (k + i) % slots, without a division for
+ * the chunks of the call's first ring */
+static inline unsigned mv_slot_of(const mv_call_t *c, const nc_move_team_t *s, uint64_t i)
+{
+    uint64_t slot = c->slot0 + i;
+    return (unsigned)(slot < s->slots ? slot : (c->k + i) % s->slots);
+}
 
 /* the loop found *@p flag (written by @p member) at @p seen, short of what it waits for */
 static inline void mv_blocked(mv_call_t *c, _Atomic uint64_t *flag, uint64_t seen, int member)
