@@ -67,6 +67,10 @@ int allgatherv_flat(nc_comm_t *s, mv_call_t *c)
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    int rc;
+    if (mv_plain(MV_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1, comm,
+                 &rc))
+        return rc;
     mv_call_t c;
     mv_args(&c, MV_ALLGATHER, 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1,
             comm);

@@ -271,6 +271,8 @@ static int a2a_ready(nc_comm_t *s)
     return 0;
 }
 
+static int a2a_result(nc_comm_t *s, a2a_call_t *c, int rc);
+
 static int a2a_entry(a2a_call_t *c)
 {
     /* what the staging helpers keep (mv_args: no zero fill of the struct) */
@@ -316,6 +318,14 @@ static int a2a_entry(a2a_call_t *c)
             COUNT(alltoallv_numacoll);
         if (c->mv.staged) COUNT(alltoall_staged);
     }
+    return a2a_result(s, c, rc);
+}
+
+/* The MPI result of a call that numacoll ran (its core result @p rc): a mismatch of sizes
+ * between members is the caller's (MPI_ERR_ARG, the team stays usable); a dead member or a
+ * timeout breaks the team */
+static int a2a_result(nc_comm_t *s, a2a_call_t *c, int rc)
+{
     const char *name = g_a2a_names[c->kind];
     if (rc == NUMACOLL_OK && c->mv.truncated) {
         PMPI_Comm_call_errhandler(c->comm, MPI_ERR_TRUNCATE);
@@ -332,6 +342,12 @@ static int a2a_entry(a2a_call_t *c)
 }
 
 /* ---- entry points ------------------------------------------------------------------- */
+
+/* MPI_Alltoall's fast path: predefined datatypes of equal block bytes on a cached flat
+ * communicator, straight into the core (as mv_plain for the gather family). 1: the call
+ * ran, its MPI result in *@p mpi_rc; 0: not such a call, nothing done or counted */
+static int a2a_plain(const void *sendbuf, MPI_Count scount, MPI_Datatype stype, void *recvbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, int *mpi_rc);
 
 /* MPI_Alltoall's arguments, every field stored by name (see mv_args) */
 static inline void a2a_uniform(a2a_call_t *c, int is_c, const void *sendbuf, MPI_Count scount,
@@ -351,6 +367,9 @@ static inline void a2a_uniform(a2a_call_t *c, int is_c, const void *sendbuf, MPI
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    int rc;
+    if (a2a_plain(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &rc))
+        return rc;
     a2a_call_t c;
     a2a_uniform(&c, 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return a2a_entry(&c);
@@ -387,6 +406,36 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     return a2a_entry(&c);
 }
 #endif
+
+static int a2a_plain(const void *sendbuf, MPI_Count scount, MPI_Datatype stype, void *recvbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, int *mpi_rc)
+{
+    nc_comm_t *s = comm_cached_flat(comm);
+    if (!s || !g_gather || s->move_native || !s->team->move) return 0;
+    size_t b = 0, mine = 0, total = 0, rsz = basic_size(rtype);
+    if (recvbuf == MPI_IN_PLACE || !rsz || !mv_bytes(rcount, rsz, &b) ||
+        __builtin_mul_overflow(b, (size_t)s->size, &total))
+        return 0;
+    const void *send = NUMACOLL_IN_PLACE;
+    if (sendbuf != MPI_IN_PLACE) {
+        size_t ssz = basic_size(stype);
+        if (!ssz || !mv_bytes(scount, ssz, &mine) || mine != b) return 0;
+        send = sendbuf;
+    }
+    BUMP(s->st_alltoall_calls);
+    int rc = numacoll_alltoall(s->team, send, recvbuf, b);
+    if (NC_LIKELY(rc == NUMACOLL_OK)) {
+        BUMP(s->st_alltoall_numacoll);
+        *mpi_rc = MPI_SUCCESS;
+        return 1;
+    }
+    a2a_call_t c;
+    a2a_uniform(&c, 0, sendbuf, scount, stype, recvbuf, rcount, rtype, comm);
+    mv_args(&c.mv, MV_ALLGATHER, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0, MPI_DATATYPE_NULL, -1,
+            comm);
+    *mpi_rc = a2a_result(s, &c, rc);
+    return 1;
+}
 
 /* ---- counters ------------------------------------------------------------------------- */
 

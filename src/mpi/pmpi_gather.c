@@ -84,6 +84,10 @@ int gatherv_flat(nc_comm_t *s, mv_call_t *c)
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    int rc;
+    if (mv_plain(MV_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                 &rc))
+        return rc;
     mv_call_t c;
     mv_args(&c, MV_GATHER, 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
             comm);

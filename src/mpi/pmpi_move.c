@@ -42,31 +42,13 @@ static int in_order(MPI_Datatype dt, int depth)
     return ok;
 }
 
-/* Size of one element of a common predefined contiguous C datatype (lower bound 0, extent
- * = size), 0 for any other handle: the common call needs no datatype query. */
-static inline size_t predefined_size(MPI_Datatype dt)
-{
-    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_SIGNED_CHAR ||
-        dt == MPI_INT8_T || dt == MPI_UINT8_T)
-        return 1;
-    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_INT32_T || dt == MPI_UINT32_T)
-        return sizeof(int32_t);
-    if (dt == MPI_DOUBLE || dt == MPI_INT64_T || dt == MPI_UINT64_T) return 8;
-    if (dt == MPI_FLOAT) return sizeof(float);
-    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
-    if (dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG) return sizeof(long long);
-    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
-        return sizeof(short);
-    return 0;
-}
-
 int mv_side_init(mv_side_t *sd, const void *buf, MPI_Datatype dt)
 {
     MPI_Count tsz = 0;
     MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
     sd->buf = (void *)buf;
     sd->dt = dt;
-    size_t psz = predefined_size(dt);
+    size_t psz = mv_predefined_size(dt);
     if (psz) {
         sd->tsz = psz, sd->ext = (MPI_Aint)psz, sd->tlb = 0, sd->plain = 1;
         return 1;
@@ -306,7 +288,7 @@ static uint64_t units_of(const mv_call_t *c)
     MPI_Datatype dt = c->sendbuf != MPI_IN_PLACE ? c->stype : c->rtype;
     if (c->kind == MV_SCATTER || c->kind == MV_SCATTERV) n = c->rcount, dt = c->rtype;
     if (c->recvbuf == MPI_IN_PLACE || dt == MPI_DATATYPE_NULL) return 1;
-    sz = (int)predefined_size(dt);
+    sz = (int)mv_predefined_size(dt);
     if (!sz && (PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz < 0)) return 1;
     return bcast_units(n, sz);
 }
@@ -380,6 +362,60 @@ static int hier_fits(const mv_call_t *c, int size, int rank)
                        : mv_side_init(&sd, c->sendbuf, c->stype) && mv_bytes(c->scount, sd.tsz, &b);
     if (!ok) return 0;
     return !__builtin_mul_overflow(b, (size_t)size, &total) && total <= INT_MAX;
+}
+
+/* the bytes of @p count elements of predefined type @p dt into *@p out; 0 when the type is
+ * not one of mv_predefined_size's, the count is negative or the product overflows */
+static inline int plain_bytes(MPI_Count count, MPI_Datatype dt, size_t *out)
+{
+    size_t tsz = mv_predefined_size(dt);
+    return tsz && mv_bytes(count, tsz, out);
+}
+
+int mv_plain(int kind, const void *sendbuf, MPI_Count scount, MPI_Datatype stype, void *recvbuf,
+             MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, int *mpi_rc)
+{
+    nc_comm_t *s = comm_cached_flat(comm);
+    if (!s || !g_gather || s->move_native || !s->team->move) return 0;
+    const int P = s->size, me = s->rank;
+    const int is_root = kind == MV_ALLGATHER || me == root;
+    size_t b = 0, mine = 0, total = 0;
+    if (kind != MV_ALLGATHER && (root < 0 || root >= P)) return 0;
+    /* the side whose size is significant here: the receive side where this member receives
+     * P blocks or one (allgather, a gather's root, a scatter's non-root), else the send
+     * side; the other side of a root or an allgather member must have the same bytes (else
+     * the general path reports the mismatch) */
+    const int gathers = kind != MV_SCATTER;
+    const int recv_side = gathers ? is_root : !is_root;
+    if (recv_side ? recvbuf == MPI_IN_PLACE || !plain_bytes(rcount, rtype, &b)
+                  : sendbuf == MPI_IN_PLACE || !plain_bytes(scount, stype, &b))
+        return 0;
+    const void *send = sendbuf;
+    void *recv = recvbuf;
+    if (is_root) {
+        if (__builtin_mul_overflow(b, (size_t)P, &total)) return 0;
+        /* the root's (or allgather member's) other side: in place, or as many bytes */
+        if (gathers && sendbuf == MPI_IN_PLACE) send = NUMACOLL_IN_PLACE;
+        else if (!gathers && recvbuf == MPI_IN_PLACE) recv = (void *)NUMACOLL_IN_PLACE;
+        else if (!(gathers ? plain_bytes(scount, stype, &mine) : plain_bytes(rcount, rtype, &mine))
+                 || mine != b)
+            return 0;
+    } else if (gathers ? sendbuf == MPI_IN_PLACE : recvbuf == MPI_IN_PLACE) {
+        return 0; /* erroneous: the general path hands it to the MPI */
+    }
+    BUMP(s->st_move_calls[kind]);
+    int rc = kind == MV_ALLGATHER ? numacoll_allgather(s->team, send, recv, b)
+             : kind == MV_GATHER  ? numacoll_gather(s->team, send, me == root ? recv : NULL, b, root)
+                                  : numacoll_scatter(s->team, me == root ? send : NULL, recv, b, root);
+    if (NC_LIKELY(rc == NUMACOLL_OK)) {
+        BUMP(s->st_move_numacoll[kind]);
+        *mpi_rc = MPI_SUCCESS;
+        return 1;
+    }
+    mv_call_t c;
+    mv_args(&c, kind, 0, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
+    *mpi_rc = result(s, &c, rc);
+    return 1;
 }
 
 int mv_entry(mv_call_t *c)

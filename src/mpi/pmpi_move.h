@@ -77,6 +77,24 @@ typedef struct mv_side {
     int plain;          /* element i's bytes are tsz bytes at buf + tlb + i * tsz */
 } mv_side_t;
 
+/* Size of one element of a common predefined contiguous C datatype (lower bound 0, extent
+ * = size), 0 for any other handle: the common call needs no datatype query. */
+static inline size_t mv_predefined_size(MPI_Datatype dt)
+{
+    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_SIGNED_CHAR ||
+        dt == MPI_INT8_T || dt == MPI_UINT8_T)
+        return 1;
+    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_INT32_T || dt == MPI_UINT32_T)
+        return sizeof(int32_t);
+    if (dt == MPI_DOUBLE || dt == MPI_INT64_T || dt == MPI_UINT64_T) return 8;
+    if (dt == MPI_FLOAT) return sizeof(float);
+    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
+    if (dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG) return sizeof(long long);
+    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
+        return sizeof(short);
+    return 0;
+}
+
 /* 1 when the datatype could be queried (else the call goes native: the MPI reports it) */
 int mv_side_init(mv_side_t *sd, const void *buf, MPI_Datatype dt);
 
@@ -157,6 +175,13 @@ int scatter_hier(nc_comm_t *s, mv_call_t *c);
 
 /* the common entry: decide (identically on every member), run, count, report */
 int mv_entry(mv_call_t *c);
+/* The fast path of MPI_Allgather, MPI_Gather and MPI_Scatter (@p kind) in predefined
+ * datatypes on a cached flat communicator: straight into the core, without mv_entry's
+ * argument struct and queries. 1: the call ran (its MPI result in *@p mpi_rc); 0: it is
+ * not such a call (nothing done, nothing counted: the caller goes through mv_entry, which
+ * takes the same decision on every member, as a member's other datatypes play no part) */
+int mv_plain(int kind, const void *sendbuf, MPI_Count scount, MPI_Datatype stype, void *recvbuf,
+             MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, int *mpi_rc);
 /* the MPI library's own call, as the application made it */
 int mv_native(const mv_call_t *c);
 

@@ -76,6 +76,10 @@ int scatterv_flat(nc_comm_t *s, mv_call_t *c)
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    int rc;
+    if (mv_plain(MV_SCATTER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                 &rc))
+        return rc;
     mv_call_t c;
     mv_args(&c, MV_SCATTER, 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
             comm);
