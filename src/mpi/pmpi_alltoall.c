@@ -452,13 +452,14 @@ void alltoall_stats_text(char *out, size_t n)
 
 void alltoall_stats_fill(numacoll_mpi_stats_t *o)
 {
+    /* the released communicators' counts (g_st) plus the live ones', under the list lock
+     * (a state is folded into g_st and unlinked in one critical section) */
+    pthread_mutex_lock(&g_lock);
     o->alltoall_calls = READ(alltoall_calls);
     o->alltoall_numacoll = READ(alltoall_numacoll);
     o->alltoallv_calls = READ(alltoallv_calls);
     o->alltoallv_numacoll = READ(alltoallv_numacoll);
     o->alltoall_staged = READ(alltoall_staged);
-    /* the live communicators' counts, under the list lock (see numacoll_mpi_stats) */
-    pthread_mutex_lock(&g_lock);
     for (nc_comm_t *s = g_list; s; s = s->next) {
 #define LIVE(x) atomic_load_explicit(&s->st_##x, memory_order_relaxed)
         o->alltoall_calls += LIVE(alltoall_calls);

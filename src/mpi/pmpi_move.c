@@ -542,13 +542,14 @@ void move_stats_fill(numacoll_mpi_stats_t *o)
     uint64_t *ran[MV_KINDS] = {&o->allgather_numacoll, &o->allgatherv_numacoll,
                                &o->gather_numacoll,    &o->gatherv_numacoll,
                                &o->scatter_numacoll,   &o->scatterv_numacoll};
+    /* the released communicators' counts (g_st) plus the live ones', under the list lock
+     * (a state is folded into g_st and unlinked in one critical section) */
+    pthread_mutex_lock(&g_lock);
     for (int k = 0; k < MV_KINDS; k++) {
         *calls[k] = READ(move_calls[k]);
         *ran[k] = READ(move_numacoll[k]);
     }
     o->move_staged = READ(move_staged);
-    /* the live communicators' counts, under the list lock (see numacoll_mpi_stats) */
-    pthread_mutex_lock(&g_lock);
     for (nc_comm_t *s = g_list; s; s = s->next) {
         for (int k = 0; k < MV_KINDS; k++) {
             *calls[k] += atomic_load_explicit(&s->st_move_calls[k], memory_order_relaxed);

@@ -231,9 +231,9 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
     o->reduce_scatter_block_numacoll = READ(reduce_scatter_block_numacoll);
     o->reduce_scatter_calls = READ(reduce_scatter_calls);
     o->reduce_scatter_numacoll = READ(reduce_scatter_numacoll);
+    pthread_mutex_lock(&g_lock); /* g_st's scan counts with the live ones (as above) */
     o->scan_calls = READ(scan_calls);
     o->scan_numacoll = READ(scan_numacoll);
-    pthread_mutex_lock(&g_lock);
     for (nc_comm_t *s = g_list; s; s = s->next) {
         o->scan_calls += atomic_load_explicit(&s->st_scan_calls, memory_order_relaxed);
         o->scan_numacoll += atomic_load_explicit(&s->st_scan_numacoll, memory_order_relaxed);
