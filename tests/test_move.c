@@ -354,7 +354,9 @@ static int lazy_worker(nc_forkctx_t *c)
     const int victim = *(const int *)c->arg, P = c->size;
     static const kind_t kinds[] = {GATHER, GATHERV, SCATTER, SCATTERV,
                                    ALLGATHER, ALLGATHERV, ALLTOALL, ALLTOALLV};
-    static const size_t sizes[] = {200, 5000, 40000};
+    /* 200: a stream of one short chunk; 230: two, beyond the eager part at every P (at
+     * P = 2 with single copy from 4145 bytes, the only streams that need the pages) */
+    static const size_t sizes[] = {200, 230, 5000, 40000};
     char log[] = "/tmp/numacoll-test-move-XXXXXX";
     int fd = -1, saved = -1, bad = 0, i = 0;
     char in[64], out[3 * 64];

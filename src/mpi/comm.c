@@ -55,6 +55,18 @@ void list_remove_locked(nc_comm_t *s)
     fold(&g_st.allreduce_numacoll, &s->st_allreduce_numacoll);
     fold(&g_st.reduce_calls, &s->st_reduce_calls);
     fold(&g_st.reduce_numacoll, &s->st_reduce_numacoll);
+    for (int k = 0; k < 6; k++) {
+        fold(&g_st.move_calls[k], &s->st_move_calls[k]);
+        fold(&g_st.move_numacoll[k], &s->st_move_numacoll[k]);
+    }
+    fold(&g_st.move_staged, &s->st_move_staged);
+    fold(&g_st.alltoall_calls, &s->st_alltoall_calls);
+    fold(&g_st.alltoall_numacoll, &s->st_alltoall_numacoll);
+    fold(&g_st.alltoallv_calls, &s->st_alltoallv_calls);
+    fold(&g_st.alltoallv_numacoll, &s->st_alltoallv_numacoll);
+    fold(&g_st.alltoall_staged, &s->st_alltoall_staged);
+    fold(&g_st.scan_calls, &s->st_scan_calls);
+    fold(&g_st.scan_numacoll, &s->st_scan_numacoll);
     if (s->prev)
         s->prev->next = s->next;
     else if (g_list == s)

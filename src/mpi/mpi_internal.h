@@ -119,6 +119,11 @@ typedef struct nc_comm {
     /* the reductions' counters (the same single-writer rule; not on the fast paths' line) */
     _Atomic uint64_t st_allreduce_calls, st_allreduce_numacoll, st_reduce_calls,
         st_reduce_numacoll;
+    /* the gather family's (indexed as g_st's move_* arrays), alltoall(v)'s and scan's
+     * counters of the calls that take the cached-state fast paths (the same rule) */
+    _Atomic uint64_t st_move_calls[6], st_move_numacoll[6], st_move_staged;
+    _Atomic uint64_t st_alltoall_calls, st_alltoall_numacoll, st_alltoallv_calls,
+        st_alltoallv_numacoll, st_alltoall_staged, st_scan_calls, st_scan_numacoll;
 
     /* the rest: set-up, hierarchical mode, the idle-team cache */
     MPI_Comm comm;    /* the user's communicator (not owned) */
@@ -193,6 +198,20 @@ typedef struct nc_last_comm {
 } nc_last_comm_t;
 extern _Atomic uint64_t g_gen;
 extern __thread __attribute__((tls_model("initial-exec"))) nc_last_comm_t tl_last;
+
+/* This thread's cached state of @p comm when it is one flat team, else NULL: the fast
+ * paths' look-up (no attribute query, no PMPI_Comm_size / PMPI_Comm_rank: the state has
+ * both). A flat state is never deferred, so comm_get would return it unchanged. */
+static inline nc_comm_t *comm_cached_flat(MPI_Comm comm)
+{
+    nc_comm_t *s = tl_last.state;
+    /* acquire: pairs with the release of g_gen's bump when a state is released */
+    if (NC_LIKELY(s && tl_last.comm == comm &&
+                  tl_last.gen == atomic_load_explicit(&g_gen, memory_order_acquire) &&
+                  s->mode == MODE_FLAT && s->team))
+        return s;
+    return NULL;
+}
 
 /* the process totals of numacoll_mpi_stats_t */
 typedef struct nc_mpi_counters {

@@ -29,8 +29,8 @@ int allgather_flat(nc_comm_t *s, mv_call_t *c)
     }
     if (rc == NUMACOLL_OK) rc = numacoll_allgather(s->team, sendp, recvp, b);
     if (rc == NUMACOLL_OK && stage) mv_unpack(c, &R, 0, (MPI_Count)P * c->rcount, stage, total);
-    free(stage);
-    free(sstage);
+    mv_free(stage);
+    mv_free(sstage);
     return rc;
 }
 
@@ -58,8 +58,8 @@ int allgatherv_flat(nc_comm_t *s, mv_call_t *c)
         for (int r = 0; r < P; r++)
             if (!(r == me && c->sendbuf == MPI_IN_PLACE))
                 mv_unpack(c, &R, mv_vdispl(c, r), mv_vcount(c, r), stage + db[r], rb[r]);
-    free(stage);
-    free(sstage);
+    mv_free(stage);
+    mv_free(sstage);
     free(rb);
     return rc;
 }
@@ -67,9 +67,13 @@ int allgatherv_flat(nc_comm_t *s, mv_call_t *c)
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    mv_call_t c = {.kind = MV_ALLGATHER, .sendbuf = sendbuf, .scount = sendcount,
-                   .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount,
-                   .rtype = recvtype, .root = -1, .comm = comm};
+    int rc;
+    if (mv_plain(MV_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1, comm,
+                 &rc))
+        return rc;
+    mv_call_t c;
+    mv_args(&c, MV_ALLGATHER, 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1,
+            comm);
     return mv_entry(&c);
 }
 
@@ -87,9 +91,9 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    mv_call_t c = {.kind = MV_ALLGATHER, .is_c = 1, .sendbuf = sendbuf, .scount = sendcount,
-                   .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount,
-                   .rtype = recvtype, .root = -1, .comm = comm};
+    mv_call_t c;
+    mv_args(&c, MV_ALLGATHER, 1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1,
+            comm);
     return mv_entry(&c);
 }
 

@@ -128,7 +128,7 @@ static int alltoall_flat(nc_comm_t *s, a2a_call_t *c)
              * sizes: this member takes part with the receivers' b bytes a block (zeros if
              * the sizes differ) and fails with MPI_ERR_TRUNCATE */
             if (!(sstage = mv_alloc(total))) {
-                free(stage);
+                mv_free(stage);
                 return NUMACOLL_ERR_NOMEM;
             }
             if (ok && sb == b) {
@@ -149,8 +149,8 @@ static int alltoall_flat(nc_comm_t *s, a2a_call_t *c)
     }
     int rc = numacoll_alltoall(s->team, sendp, recvp, b);
     if (rc == NUMACOLL_OK && stage) mv_unpack(&c->mv, &R, 0, rall, stage, total);
-    free(stage);
-    free(sstage);
+    mv_free(stage);
+    mv_free(sstage);
     return rc;
 }
 
@@ -220,7 +220,7 @@ static int alltoallv_flat(nc_comm_t *s, a2a_call_t *c)
         for (int r = 0; r < P; r++)
             mv_unpack(&c->mv, &R, rdispl_of(c, r), rcount_of(c, r), rstage + rd[r], rb[r]);
     free(rstage);
-    free(sstage);
+    mv_free(sstage);
     free(arr);
     return rc;
 }
@@ -271,30 +271,61 @@ static int a2a_ready(nc_comm_t *s)
     return 0;
 }
 
+static int a2a_result(nc_comm_t *s, a2a_call_t *c, int rc);
+
 static int a2a_entry(a2a_call_t *c)
 {
-    ensure_init();
-    if (c->kind == A2A)
-        COUNT(alltoall_calls);
-    else
-        COUNT(alltoallv_calls);
-    c->mv = (mv_call_t){.kind = MV_ALLGATHER, .comm = c->comm, .prc = MPI_SUCCESS, .root = -1};
-    if (!g_active || c->comm == MPI_COMM_NULL) return native(c);
-    int P = 0;
-    if (PMPI_Comm_size(c->comm, &P) != MPI_SUCCESS || !args_valid(c, P))
-        return native(c);
-    /* with NUMACOLL_MPI_GATHER=0 too: every member counts the same calls toward the
-     * deferral */
-    nc_comm_t *s = comm_get(c->comm, units_of(c, P), 0);
-    if (!g_gather || !s || s->mode != MODE_FLAT || !a2a_ready(s)) return native(c);
+    /* what the staging helpers keep (mv_args: no zero fill of the struct) */
+    mv_args(&c->mv, MV_ALLGATHER, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0, MPI_DATATYPE_NULL, -1,
+            c->comm);
+    /* fast path: this thread's cached state of the communicator is one flat team whose
+     * data-movement state is set up: the decision below without the MPI's size query, the
+     * deferral's units and locked adds on process-wide counters */
+    nc_comm_t *s = comm_cached_flat(c->comm);
+    int fast = s && g_gather && !s->move_native && s->team->move != NULL;
+    if (fast) {
+        if (c->kind == A2A)
+            BUMP(s->st_alltoall_calls);
+        else
+            BUMP(s->st_alltoallv_calls);
+        if (!args_valid(c, s->size)) return native(c);
+    } else {
+        ensure_init();
+        if (c->kind == A2A)
+            COUNT(alltoall_calls);
+        else
+            COUNT(alltoallv_calls);
+        if (!g_active || c->comm == MPI_COMM_NULL) return native(c);
+        int P = 0;
+        if (PMPI_Comm_size(c->comm, &P) != MPI_SUCCESS || !args_valid(c, P))
+            return native(c);
+        /* with NUMACOLL_MPI_GATHER=0 too: every member counts the same calls toward the
+         * deferral */
+        s = comm_get(c->comm, units_of(c, P), 0);
+        if (!g_gather || !s || s->mode != MODE_FLAT || !a2a_ready(s)) return native(c);
+    }
     int rc = c->kind == A2A ? alltoall_flat(s, c) : alltoallv_flat(s, c);
-    if (rc == NUMACOLL_OK) {
+    if (rc == NUMACOLL_OK && fast) {
+        if (c->kind == A2A)
+            BUMP(s->st_alltoall_numacoll);
+        else
+            BUMP(s->st_alltoallv_numacoll);
+        if (c->mv.staged) BUMP(s->st_alltoall_staged);
+    } else if (rc == NUMACOLL_OK) {
         if (c->kind == A2A)
             COUNT(alltoall_numacoll);
         else
             COUNT(alltoallv_numacoll);
         if (c->mv.staged) COUNT(alltoall_staged);
     }
+    return a2a_result(s, c, rc);
+}
+
+/* The MPI result of a call that numacoll ran (its core result @p rc): a mismatch of sizes
+ * between members is the caller's (MPI_ERR_ARG, the team stays usable); a dead member or a
+ * timeout breaks the team */
+static int a2a_result(nc_comm_t *s, a2a_call_t *c, int rc)
+{
     const char *name = g_a2a_names[c->kind];
     if (rc == NUMACOLL_OK && c->mv.truncated) {
         PMPI_Comm_call_errhandler(c->comm, MPI_ERR_TRUNCATE);
@@ -312,11 +343,35 @@ static int a2a_entry(a2a_call_t *c)
 
 /* ---- entry points ------------------------------------------------------------------- */
 
+/* MPI_Alltoall's fast path: predefined datatypes of equal block bytes on a cached flat
+ * communicator, straight into the core (as mv_plain for the gather family). 1: the call
+ * ran, its MPI result in *@p mpi_rc; 0: not such a call, nothing done or counted */
+static int a2a_plain(const void *sendbuf, MPI_Count scount, MPI_Datatype stype, void *recvbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, int *mpi_rc);
+
+/* MPI_Alltoall's arguments, every field stored by name (see mv_args) */
+static inline void a2a_uniform(a2a_call_t *c, int is_c, const void *sendbuf, MPI_Count scount,
+                               MPI_Datatype stype, void *recvbuf, MPI_Count rcount,
+                               MPI_Datatype rtype, MPI_Comm comm)
+{
+    c->kind = A2A, c->is_c = is_c;
+    c->sendbuf = sendbuf, c->scount = scount, c->rcount = rcount;
+    c->scounts_i = c->sdispls_i = c->rcounts_i = c->rdispls_i = NULL;
+    c->scounts_c = c->rcounts_c = NULL;
+    c->sdispls_c = c->rdispls_c = NULL;
+    c->stype = stype, c->rtype = rtype;
+    c->recvbuf = recvbuf;
+    c->comm = comm;
+}
+
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    a2a_call_t c = {.kind = A2A, .sendbuf = sendbuf, .scount = sendcount, .stype = sendtype,
-                    .recvbuf = recvbuf, .rcount = recvcount, .rtype = recvtype, .comm = comm};
+    int rc;
+    if (a2a_plain(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &rc))
+        return rc;
+    a2a_call_t c;
+    a2a_uniform(&c, 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return a2a_entry(&c);
 }
 
@@ -335,9 +390,8 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    a2a_call_t c = {.kind = A2A,         .is_c = 1,          .sendbuf = sendbuf,
-                    .scount = sendcount, .stype = sendtype,  .recvbuf = recvbuf,
-                    .rcount = recvcount, .rtype = recvtype,  .comm = comm};
+    a2a_call_t c;
+    a2a_uniform(&c, 1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return a2a_entry(&c);
 }
 
@@ -352,6 +406,36 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     return a2a_entry(&c);
 }
 #endif
+
+static int a2a_plain(const void *sendbuf, MPI_Count scount, MPI_Datatype stype, void *recvbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, int *mpi_rc)
+{
+    nc_comm_t *s = comm_cached_flat(comm);
+    if (!s || !g_gather || s->move_native || !s->team->move) return 0;
+    size_t b = 0, mine = 0, total = 0, rsz = basic_size(rtype);
+    if (recvbuf == MPI_IN_PLACE || !rsz || !mv_bytes(rcount, rsz, &b) ||
+        __builtin_mul_overflow(b, (size_t)s->size, &total))
+        return 0;
+    const void *send = NUMACOLL_IN_PLACE;
+    if (sendbuf != MPI_IN_PLACE) {
+        size_t ssz = basic_size(stype);
+        if (!ssz || !mv_bytes(scount, ssz, &mine) || mine != b) return 0;
+        send = sendbuf;
+    }
+    BUMP(s->st_alltoall_calls);
+    int rc = numacoll_alltoall(s->team, send, recvbuf, b);
+    if (NC_LIKELY(rc == NUMACOLL_OK)) {
+        BUMP(s->st_alltoall_numacoll);
+        *mpi_rc = MPI_SUCCESS;
+        return 1;
+    }
+    a2a_call_t c;
+    a2a_uniform(&c, 0, sendbuf, scount, stype, recvbuf, rcount, rtype, comm);
+    mv_args(&c.mv, MV_ALLGATHER, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0, MPI_DATATYPE_NULL, -1,
+            comm);
+    *mpi_rc = a2a_result(s, &c, rc);
+    return 1;
+}
 
 /* ---- counters ------------------------------------------------------------------------- */
 
@@ -368,9 +452,22 @@ void alltoall_stats_text(char *out, size_t n)
 
 void alltoall_stats_fill(numacoll_mpi_stats_t *o)
 {
+    /* the released communicators' counts (g_st) plus the live ones', under the list lock
+     * (a state is folded into g_st and unlinked in one critical section) */
+    pthread_mutex_lock(&g_lock);
     o->alltoall_calls = READ(alltoall_calls);
     o->alltoall_numacoll = READ(alltoall_numacoll);
     o->alltoallv_calls = READ(alltoallv_calls);
     o->alltoallv_numacoll = READ(alltoallv_numacoll);
     o->alltoall_staged = READ(alltoall_staged);
+    for (nc_comm_t *s = g_list; s; s = s->next) {
+#define LIVE(x) atomic_load_explicit(&s->st_##x, memory_order_relaxed)
+        o->alltoall_calls += LIVE(alltoall_calls);
+        o->alltoall_numacoll += LIVE(alltoall_numacoll);
+        o->alltoallv_calls += LIVE(alltoallv_calls);
+        o->alltoallv_numacoll += LIVE(alltoallv_numacoll);
+        o->alltoall_staged += LIVE(alltoall_staged);
+#undef LIVE
+    }
+    pthread_mutex_unlock(&g_lock);
 }

@@ -16,7 +16,7 @@ int gather_flat(nc_comm_t *s, mv_call_t *c)
         size_t b = SIZE_MAX; /* a non-root knows its own block only */
         rc = mv_send_begin(c, &b, &sendp, &sstage);
         if (rc == NUMACOLL_OK) rc = numacoll_gather(s->team, sendp, NULL, b, root);
-        free(sstage);
+        mv_free(sstage);
         return rc;
     }
     mv_side_t R;
@@ -37,8 +37,8 @@ int gather_flat(nc_comm_t *s, mv_call_t *c)
     }
     if (rc == NUMACOLL_OK) rc = numacoll_gather(s->team, sendp, recvp, b, root);
     if (rc == NUMACOLL_OK && stage) mv_unpack(c, &R, 0, (MPI_Count)P * c->rcount, stage, total);
-    free(stage);
-    free(sstage);
+    mv_free(stage);
+    mv_free(sstage);
     return rc;
 }
 
@@ -52,7 +52,7 @@ int gatherv_flat(nc_comm_t *s, mv_call_t *c)
         size_t b = SIZE_MAX;
         rc = mv_send_begin(c, &b, &sendp, &sstage);
         if (rc == NUMACOLL_OK) rc = numacoll_gatherv(s->team, sendp, b, NULL, NULL, NULL, root);
-        free(sstage);
+        mv_free(sstage);
         return rc;
     }
     mv_side_t R;
@@ -75,8 +75,8 @@ int gatherv_flat(nc_comm_t *s, mv_call_t *c)
         for (int r = 0; r < P; r++)
             if (!(r == me && c->sendbuf == MPI_IN_PLACE))
                 mv_unpack(c, &R, mv_vdispl(c, r), mv_vcount(c, r), stage + db[r], rb[r]);
-    free(stage);
-    free(sstage);
+    mv_free(stage);
+    mv_free(sstage);
     free(rb);
     return rc;
 }
@@ -84,9 +84,13 @@ int gatherv_flat(nc_comm_t *s, mv_call_t *c)
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    mv_call_t c = {.kind = MV_GATHER, .sendbuf = sendbuf, .scount = sendcount,
-                   .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount,
-                   .rtype = recvtype, .root = root, .comm = comm};
+    int rc;
+    if (mv_plain(MV_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                 &rc))
+        return rc;
+    mv_call_t c;
+    mv_args(&c, MV_GATHER, 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+            comm);
     return mv_entry(&c);
 }
 
@@ -104,9 +108,9 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    mv_call_t c = {.kind = MV_GATHER, .is_c = 1, .sendbuf = sendbuf, .scount = sendcount,
-                   .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount,
-                   .rtype = recvtype, .root = root, .comm = comm};
+    mv_call_t c;
+    mv_args(&c, MV_GATHER, 1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+            comm);
     return mv_entry(&c);
 }
 

@@ -42,31 +42,13 @@ static int in_order(MPI_Datatype dt, int depth)
     return ok;
 }
 
-/* Size of one element of a common predefined contiguous C datatype (lower bound 0, extent
- * = size), 0 for any other handle: the common call needs no datatype query. */
-static inline size_t predefined_size(MPI_Datatype dt)
-{
-    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_SIGNED_CHAR ||
-        dt == MPI_INT8_T || dt == MPI_UINT8_T)
-        return 1;
-    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_INT32_T || dt == MPI_UINT32_T)
-        return sizeof(int32_t);
-    if (dt == MPI_DOUBLE || dt == MPI_INT64_T || dt == MPI_UINT64_T) return 8;
-    if (dt == MPI_FLOAT) return sizeof(float);
-    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
-    if (dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG) return sizeof(long long);
-    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
-        return sizeof(short);
-    return 0;
-}
-
 int mv_side_init(mv_side_t *sd, const void *buf, MPI_Datatype dt)
 {
     MPI_Count tsz = 0;
     MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
     sd->buf = (void *)buf;
     sd->dt = dt;
-    size_t psz = predefined_size(dt);
+    size_t psz = mv_predefined_size(dt);
     if (psz) {
         sd->tsz = psz, sd->ext = (MPI_Aint)psz, sd->tlb = 0, sd->plain = 1;
         return 1;
@@ -179,7 +161,7 @@ void mv_recv_end(mv_call_t *c, mv_recv_t *r, int rc)
 {
     if (r->stage && rc == NUMACOLL_OK && r->have == r->want)
         mv_unpack(c, &r->side, 0, c->rcount, r->stage, r->have);
-    free(r->stage);
+    mv_free(r->stage);
     r->stage = NULL;
 }
 
@@ -306,7 +288,7 @@ static uint64_t units_of(const mv_call_t *c)
     MPI_Datatype dt = c->sendbuf != MPI_IN_PLACE ? c->stype : c->rtype;
     if (c->kind == MV_SCATTER || c->kind == MV_SCATTERV) n = c->rcount, dt = c->rtype;
     if (c->recvbuf == MPI_IN_PLACE || dt == MPI_DATATYPE_NULL) return 1;
-    sz = (int)predefined_size(dt);
+    sz = (int)mv_predefined_size(dt);
     if (!sz && (PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz < 0)) return 1;
     return bcast_units(n, sz);
 }
@@ -382,14 +364,84 @@ static int hier_fits(const mv_call_t *c, int size, int rank)
     return !__builtin_mul_overflow(b, (size_t)size, &total) && total <= INT_MAX;
 }
 
+/* the bytes of @p count elements of predefined type @p dt into *@p out; 0 when the type is
+ * not one of mv_predefined_size's, the count is negative or the product overflows */
+static inline int plain_bytes(MPI_Count count, MPI_Datatype dt, size_t *out)
+{
+    size_t tsz = mv_predefined_size(dt);
+    return tsz && mv_bytes(count, tsz, out);
+}
+
+int mv_plain(int kind, const void *sendbuf, MPI_Count scount, MPI_Datatype stype, void *recvbuf,
+             MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, int *mpi_rc)
+{
+    nc_comm_t *s = comm_cached_flat(comm);
+    if (!s || !g_gather || s->move_native || !s->team->move) return 0;
+    const int P = s->size, me = s->rank;
+    const int is_root = kind == MV_ALLGATHER || me == root;
+    size_t b = 0, mine = 0, total = 0;
+    if (kind != MV_ALLGATHER && (root < 0 || root >= P)) return 0;
+    /* the side whose size is significant here: the receive side where this member receives
+     * P blocks or one (allgather, a gather's root, a scatter's non-root), else the send
+     * side; the other side of a root or an allgather member must have the same bytes (else
+     * the general path reports the mismatch) */
+    const int gathers = kind != MV_SCATTER;
+    const int recv_side = gathers ? is_root : !is_root;
+    if (recv_side ? recvbuf == MPI_IN_PLACE || !plain_bytes(rcount, rtype, &b)
+                  : sendbuf == MPI_IN_PLACE || !plain_bytes(scount, stype, &b))
+        return 0;
+    const void *send = sendbuf;
+    void *recv = recvbuf;
+    if (is_root) {
+        if (__builtin_mul_overflow(b, (size_t)P, &total)) return 0;
+        /* the root's (or allgather member's) other side: in place, or as many bytes */
+        if (gathers && sendbuf == MPI_IN_PLACE) send = NUMACOLL_IN_PLACE;
+        else if (!gathers && recvbuf == MPI_IN_PLACE) recv = (void *)NUMACOLL_IN_PLACE;
+        else if (!(gathers ? plain_bytes(scount, stype, &mine) : plain_bytes(rcount, rtype, &mine))
+                 || mine != b)
+            return 0;
+    } else if (gathers ? sendbuf == MPI_IN_PLACE : recvbuf == MPI_IN_PLACE) {
+        return 0; /* erroneous: the general path hands it to the MPI */
+    }
+    BUMP(s->st_move_calls[kind]);
+    int rc = kind == MV_ALLGATHER ? numacoll_allgather(s->team, send, recv, b)
+             : kind == MV_GATHER  ? numacoll_gather(s->team, send, me == root ? recv : NULL, b, root)
+                                  : numacoll_scatter(s->team, me == root ? send : NULL, recv, b, root);
+    if (NC_LIKELY(rc == NUMACOLL_OK)) {
+        BUMP(s->st_move_numacoll[kind]);
+        *mpi_rc = MPI_SUCCESS;
+        return 1;
+    }
+    mv_call_t c;
+    mv_args(&c, kind, 0, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
+    *mpi_rc = result(s, &c, rc);
+    return 1;
+}
+
 int mv_entry(mv_call_t *c)
 {
-    ensure_init();
-    COUNT(move_calls[c->kind]);
     c->prc = MPI_SUCCESS;
     c->staged = c->truncated = 0;
     /* a root < 0 (MPI_ROOT, MPI_PROC_NULL: intercommunicators) or beyond: the MPI's */
     const int rooted = c->kind >= MV_GATHER;
+    /* fast path: this thread's cached state of the communicator is one flat team whose
+     * data-movement state is set up: the decision below without the MPI's size and rank
+     * queries, the deferral's units and a locked add on a process-wide counter (together
+     * about a third of a tiny gather's time) */
+    nc_comm_t *s = comm_cached_flat(c->comm);
+    if (NC_LIKELY(s && g_gather && !s->move_native && s->team->move &&
+                  (!rooted || (c->root >= 0 && c->root < s->size)))) {
+        BUMP(s->st_move_calls[c->kind]);
+        if (!args_valid(c, s->size, !rooted || s->rank == c->root)) return mv_native(c);
+        int rc = g_flat[c->kind](s, c);
+        if (rc == NUMACOLL_OK) {
+            BUMP(s->st_move_numacoll[c->kind]);
+            if (c->staged) BUMP(s->st_move_staged);
+        }
+        return result(s, c, rc);
+    }
+    ensure_init();
+    COUNT(move_calls[c->kind]);
     if (!g_active || c->comm == MPI_COMM_NULL || (rooted && c->root < 0)) return mv_native(c);
     int size = 0, rank = 0;
     if (PMPI_Comm_size(c->comm, &size) != MPI_SUCCESS ||
@@ -398,7 +450,7 @@ int mv_entry(mv_call_t *c)
     if (!args_valid(c, size, !rooted || rank == c->root)) return mv_native(c);
     /* with NUMACOLL_MPI_GATHER=0 too: every member counts the same calls toward the
      * deferral, and one that differs from the others in it is found in the agreement */
-    nc_comm_t *s = comm_get(c->comm, units_of(c), 0);
+    s = comm_get(c->comm, units_of(c), 0);
     if (!g_gather || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER) return mv_native(c);
     int rc;
     if (s->mode == MODE_FLAT) {
@@ -490,9 +542,20 @@ void move_stats_fill(numacoll_mpi_stats_t *o)
     uint64_t *ran[MV_KINDS] = {&o->allgather_numacoll, &o->allgatherv_numacoll,
                                &o->gather_numacoll,    &o->gatherv_numacoll,
                                &o->scatter_numacoll,   &o->scatterv_numacoll};
+    /* the released communicators' counts (g_st) plus the live ones', under the list lock
+     * (a state is folded into g_st and unlinked in one critical section) */
+    pthread_mutex_lock(&g_lock);
     for (int k = 0; k < MV_KINDS; k++) {
         *calls[k] = READ(move_calls[k]);
         *ran[k] = READ(move_numacoll[k]);
     }
     o->move_staged = READ(move_staged);
+    for (nc_comm_t *s = g_list; s; s = s->next) {
+        for (int k = 0; k < MV_KINDS; k++) {
+            *calls[k] += atomic_load_explicit(&s->st_move_calls[k], memory_order_relaxed);
+            *ran[k] += atomic_load_explicit(&s->st_move_numacoll[k], memory_order_relaxed);
+        }
+        o->move_staged += atomic_load_explicit(&s->st_move_staged, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&g_lock);
 }

@@ -44,6 +44,21 @@ typedef struct mv_call {
     int truncated; /* this member's block had another size than expected (say_mismatch) */
 } mv_call_t;
 
+/* A call's arguments with uniform blocks (no v-arrays), every field stored by name: a
+ * designated initializer's zero fill of the struct compiles to a rep stos, whose start-up
+ * is a tenth of a tiny call's time */
+static inline void mv_args(mv_call_t *c, int kind, int is_c, const void *sendbuf, MPI_Count scount,
+                           MPI_Datatype stype, void *recvbuf, MPI_Count rcount,
+                           MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    c->kind = kind, c->is_c = is_c;
+    c->sendbuf = sendbuf, c->scount = scount, c->stype = stype;
+    c->recvbuf = recvbuf, c->rcount = rcount, c->rtype = rtype;
+    c->vcounts_i = NULL, c->vdispls_i = NULL, c->vcounts_c = NULL, c->vdispls_c = NULL;
+    c->root = root, c->comm = comm;
+    c->staged = 0, c->prc = MPI_SUCCESS, c->truncated = 0;
+}
+
 static inline MPI_Count mv_vcount(const mv_call_t *c, int r)
 {
     return c->vcounts_c ? c->vcounts_c[r] : (MPI_Count)c->vcounts_i[r];
@@ -61,6 +76,24 @@ typedef struct mv_side {
     MPI_Aint ext, tlb;  /* extent and true lower bound */
     int plain;          /* element i's bytes are tsz bytes at buf + tlb + i * tsz */
 } mv_side_t;
+
+/* Size of one element of a common predefined contiguous C datatype (lower bound 0, extent
+ * = size), 0 for any other handle: the common call needs no datatype query. */
+static inline size_t mv_predefined_size(MPI_Datatype dt)
+{
+    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_SIGNED_CHAR ||
+        dt == MPI_INT8_T || dt == MPI_UINT8_T)
+        return 1;
+    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_INT32_T || dt == MPI_UINT32_T)
+        return sizeof(int32_t);
+    if (dt == MPI_DOUBLE || dt == MPI_INT64_T || dt == MPI_UINT64_T) return 8;
+    if (dt == MPI_FLOAT) return sizeof(float);
+    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
+    if (dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG) return sizeof(long long);
+    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
+        return sizeof(short);
+    return 0;
+}
 
 /* 1 when the datatype could be queried (else the call goes native: the MPI reports it) */
 int mv_side_init(mv_side_t *sd, const void *buf, MPI_Datatype dt);
@@ -87,6 +120,12 @@ static inline int mv_bytes(MPI_Count n, size_t size, size_t *out)
 
 /* malloc of at least one byte; NULL (with numacoll's NOMEM message) when out of memory */
 void *mv_alloc(size_t bytes);
+/* free a stage of mv_alloc, if any: the common call (plain datatypes) has none and makes no
+ * call into the allocator */
+static inline void mv_free(void *stage)
+{
+    if (stage) free(stage);
+}
 
 /* This member's send block: (sendbuf, scount, stype) as *@p want bytes (SIZE_MAX: its own
  * size, returned there) at *@p sendp, straight from a plain buffer or packed into *@p stage
@@ -136,6 +175,13 @@ int scatter_hier(nc_comm_t *s, mv_call_t *c);
 
 /* the common entry: decide (identically on every member), run, count, report */
 int mv_entry(mv_call_t *c);
+/* The fast path of MPI_Allgather, MPI_Gather and MPI_Scatter (@p kind) in predefined
+ * datatypes on a cached flat communicator: straight into the core, without mv_entry's
+ * argument struct and queries. 1: the call ran (its MPI result in *@p mpi_rc); 0: it is
+ * not such a call (nothing done, nothing counted: the caller goes through mv_entry, which
+ * takes the same decision on every member, as a member's other datatypes play no part) */
+int mv_plain(int kind, const void *sendbuf, MPI_Count scount, MPI_Datatype stype, void *recvbuf,
+             MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, int *mpi_rc);
 /* the MPI library's own call, as the application made it */
 int mv_native(const mv_call_t *c);
 

@@ -35,7 +35,7 @@ int scatter_flat(nc_comm_t *s, mv_call_t *c)
     if (c->recvbuf != MPI_IN_PLACE) rc = mv_recv_begin(c, &r, &b, &recvp);
     if (rc == NUMACOLL_OK) rc = numacoll_scatter(s->team, sendp, recvp, b, root);
     mv_recv_end(c, &r, rc);
-    free(stage);
+    mv_free(stage);
     return rc;
 }
 
@@ -68,7 +68,7 @@ int scatterv_flat(nc_comm_t *s, mv_call_t *c)
     if (rc == NUMACOLL_OK && c->recvbuf != MPI_IN_PLACE) rc = mv_recv_begin(c, &r, &b, &recvp);
     if (rc == NUMACOLL_OK) rc = numacoll_scatterv(s->team, base, sb, db, recvp, b, root);
     mv_recv_end(c, &r, rc);
-    free(stage);
+    mv_free(stage);
     free(sb);
     return rc;
 }
@@ -76,9 +76,13 @@ int scatterv_flat(nc_comm_t *s, mv_call_t *c)
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    mv_call_t c = {.kind = MV_SCATTER, .sendbuf = sendbuf, .scount = sendcount,
-                   .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount,
-                   .rtype = recvtype, .root = root, .comm = comm};
+    int rc;
+    if (mv_plain(MV_SCATTER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                 &rc))
+        return rc;
+    mv_call_t c;
+    mv_args(&c, MV_SCATTER, 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+            comm);
     return mv_entry(&c);
 }
 
@@ -96,9 +100,9 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    mv_call_t c = {.kind = MV_SCATTER, .is_c = 1, .sendbuf = sendbuf, .scount = sendcount,
-                   .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount,
-                   .rtype = recvtype, .root = root, .comm = comm};
+    mv_call_t c;
+    mv_args(&c, MV_SCATTER, 1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+            comm);
     return mv_entry(&c);
 }
 

@@ -289,16 +289,25 @@ static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_
 
 static int ss_entry(const ss_args_t *a)
 {
-    ensure_init();
     const char *name = ss_names[a->kind];
-    count_call(a->kind, 0);
+    /* MPI_Scan's fast path: this thread's cached state of the communicator is one flat team
+     * (its size known, no deferral, counted without a locked add on a process-wide counter) */
+    nc_comm_t *flat = a->kind == SS_SCAN && g_reduce ? comm_cached_flat(a->comm) : NULL;
+    int size = 0;
+    if (flat) {
+        BUMP(flat->st_scan_calls);
+        size = flat->size;
+    } else {
+        ensure_init();
+        count_call(a->kind, 0);
+    }
     numacoll_dtype_t ct;
     numacoll_op_t co;
     MPI_Count mult = 1;
     MPI_Datatype base = MPI_DATATYPE_NULL;
-    int size = 0;
-    if (a->comm == MPI_COMM_NULL || a->count < 0 || !g_active || !g_reduce ||
-        PMPI_Comm_size(a->comm, &size) != MPI_SUCCESS || size < 1)
+    if (a->count < 0) return native(a);
+    if (!flat && (a->comm == MPI_COMM_NULL || !g_active || !g_reduce ||
+                  PMPI_Comm_size(a->comm, &size) != MPI_SUCCESS || size < 1))
         return native(a);
     if ((a->kind == SS_RS && !(a->c_form ? (void *)a->ccounts : (void *)a->icounts)) ||
         !reduce_map(a->dt, a->op, &ct, &co, &mult, &base)) {
@@ -321,7 +330,8 @@ static int ss_entry(const ss_args_t *a)
         n = counts[0];
     }
     /* the same units on every member (the same counts and type): see defer_step */
-    nc_comm_t *s = comm_get(a->comm, bcast_units((MPI_Count)total, (MPI_Count)esize), 0);
+    nc_comm_t *s = flat ? flat
+                        : comm_get(a->comm, bcast_units((MPI_Count)total, (MPI_Count)esize), 0);
     int rc = NUMACOLL_ERR_UNSUPPORTED;
     if (s && s->mode == MODE_HIER && !scan) {
         rc = hier_reduce_scatter(s, a, counts, total, ct, co, base);
@@ -345,7 +355,9 @@ static int ss_entry(const ss_args_t *a)
     if (rc == NUMACOLL_ERR_UNSUPPORTED) return native(a); /* every member alike */
     if (rc == NUMACOLL_OK) {
         /* numacoll's when it ran the node part (as MPI_Allreduce counts) */
-        if (s->mode == MODE_FLAT || s->node_size == 1 || (s->team && !s->reduce_native))
+        if (flat)
+            BUMP(flat->st_scan_numacoll);
+        else if (s->mode == MODE_FLAT || s->node_size == 1 || (s->team && !s->reduce_native))
             count_call(a->kind, 1);
         return MPI_SUCCESS;
     }

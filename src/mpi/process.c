@@ -231,8 +231,14 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
     o->reduce_scatter_block_numacoll = READ(reduce_scatter_block_numacoll);
     o->reduce_scatter_calls = READ(reduce_scatter_calls);
     o->reduce_scatter_numacoll = READ(reduce_scatter_numacoll);
+    pthread_mutex_lock(&g_lock); /* g_st's scan counts with the live ones (as above) */
     o->scan_calls = READ(scan_calls);
     o->scan_numacoll = READ(scan_numacoll);
+    for (nc_comm_t *s = g_list; s; s = s->next) {
+        o->scan_calls += atomic_load_explicit(&s->st_scan_calls, memory_order_relaxed);
+        o->scan_numacoll += atomic_load_explicit(&s->st_scan_numacoll, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&g_lock);
     o->exscan_calls = READ(exscan_calls);
     o->exscan_numacoll = READ(exscan_numacoll);
     o->bcast_staged = READ(bcast_staged);

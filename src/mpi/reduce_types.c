@@ -155,14 +155,16 @@ int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll
 {
     /* a one-entry cache per thread of a predefined type's answer (a program reduces with one
      * or two pairs; a derived type's handle may be freed and come back as another type, so
-     * those are not cached) */
-    static __thread MPI_Datatype last_dt;
-    static __thread MPI_Op last_op;
-    static __thread numacoll_dtype_t last_core_type;
-    static __thread numacoll_op_t last_core_op;
-    static __thread int last_valid;
-    if (last_valid && dt == last_dt && op == last_op) {
-        *core_type = last_core_type, *core_op = last_core_op, *mult = 1, *base = dt;
+     * those are not cached); initial-exec, as tl_last: no __tls_get_addr call per lookup */
+    static __thread __attribute__((tls_model("initial-exec"))) struct {
+        MPI_Datatype dt;
+        MPI_Op op;
+        numacoll_dtype_t core_type;
+        numacoll_op_t core_op;
+        int valid;
+    } last;
+    if (last.valid && dt == last.dt && op == last.op) {
+        *core_type = last.core_type, *core_op = last.core_op, *mult = 1, *base = dt;
         return 1;
     }
     pthread_once(&g_types_once, build_types);
@@ -173,8 +175,8 @@ int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll
     if (!row || !op_allowed(row->kind, cop)) return 0;
     *core_type = row->core, *core_op = cop, *mult = n, *base = row->mpi;
     if (row->mpi == dt) { /* predefined */
-        last_dt = dt, last_op = op, last_core_type = row->core, last_core_op = cop;
-        last_valid = 1;
+        last.dt = dt, last.op = op, last.core_type = row->core, last.core_op = cop;
+        last.valid = 1;
     }
     return 1;
 }

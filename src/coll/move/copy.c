@@ -51,7 +51,8 @@ static void fill(mv_call_t *c, size_t a, size_t b, char *dst, int *lo, int *hi)
         }
         pos = end;
     }
-    if (c->multi && first >= 0) *lo = first, *hi = last;
+    if (c->multi && first >= 0)
+        *lo = mv_member_of(c->me, (uint32_t)first), *hi = mv_member_of(c->me, (uint32_t)last);
 }
 
 int mv_copy_write(mv_call_t *c)
@@ -60,7 +61,7 @@ int mv_copy_write(mv_call_t *c)
     int progress = 0;
     while (c->next_chunk < c->nchunks) {
         uint64_t i = c->next_chunk;
-        unsigned slot = (unsigned)((c->k + i) % s->slots);
+        unsigned slot = mv_slot_of(c, s, i);
         mv_slot_rec_t *rec = &s->rec[slot];
         /* step 1: every member that read the slot's previous chunk is done with it */
         for (int m = rec->lo; m <= rec->hi; m++) {
@@ -119,13 +120,13 @@ int mv_copy_pull(mv_call_t *c, mv_read_t *rd)
         size_t pos = rd->off + rd->got;
         /* C not read yet: we read the head, in the first 32 bytes, chunk 0 for every C */
         const size_t cs = rd->chunk ? rd->chunk : s->chunk;
-        uint64_t i = pos / cs;
+        uint64_t i = pos < cs ? 0 : pos / cs;
         size_t in = pos - (size_t)i * cs;
         if (rd->last_chunk != UINT64_MAX && i > rd->last_chunk) {
             publish_consumed(c, o, rd->last_chunk);
             rd->last_chunk = UINT64_MAX;
         }
-        unsigned slot = (unsigned)((c->k + i) % s->slots);
+        unsigned slot = mv_slot_of(c, s, i);
         _Atomic uint64_t *stamp = mv_slot_stamp(s, o, slot);
         const uint64_t want = mv_stamp(c->k, i);
         /* Wait (in the engine's loop): the owner alone writes the stamp, with release after

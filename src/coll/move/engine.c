@@ -132,7 +132,7 @@ static int read_step(mv_call_t *c, mv_read_t *rd)
 int mv_run(mv_call_t *c)
 {
     nc_wait_t w;
-    nc_wait_init(&w, c->team, c->who);
+    int waiting = 0; /* w is set up: a wait began since the last progress */
     for (;;) {
         c->blk_flag = NULL;
         c->blk_member = -1;
@@ -155,8 +155,12 @@ int mv_run(mv_call_t *c)
             c->cur_read++;
         if (c->next_chunk >= c->nchunks && c->cur_read >= c->nreads) break;
         if (progress) {
-            nc_wait_init(&w, c->team, c->who);
+            waiting = 0; /* a later wait starts anew (its spin phase, its timeout) */
             continue;
+        }
+        if (!waiting) {
+            nc_wait_init(&w, c->team, c->who);
+            waiting = 1;
         }
         /* Wait: for any of the flags the loop found short (stamps: their owners write them
          * with release after a chunk; consumed: readers, after their reads); the loop

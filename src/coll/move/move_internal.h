@@ -19,7 +19,9 @@
  * every call). In call k an owner writes one stream:
  *   head     16 bytes: the call's signature, the owner's pid, the number of entries n
  *   entries  n x 16 bytes: per block (one: the same block for every reader; or one per
- *            destination member) its size and where it is: MV_IN_STREAM | its offset in
+ *            destination member but the owner, in member order: member d's is entry
+ *            mv_entry_of(o, d), so that at P = 2 a block of up to 16 bytes still travels
+ *            in the stamp's line) its size and where it is: MV_IN_STREAM | its offset in
  *            the stream, or (single copy) its address in the owner's process; a reader
  *            reads the head and its own entry only
  *   data     the blocks that go through the stream, in entry order, back to back
@@ -28,8 +30,8 @@
  * that has pages from set-up: an owner that cannot get the rest at a call streams it in
  * short chunks, only slower). Chunk i of call k goes into the owner's slot (k + i) % slots:
  * a stamp (8 bytes: st(k, i) = k << 24 | (i + 1), which grows with k and i), C (8 bytes),
- * then the chunk's bytes; so a small block (up to 16 bytes in a one-block stream) travels
- * in the stamp's cache line. The eager part holds at least the slot's header, the head
+ * then the chunk's bytes; so a small block (up to 16 bytes in a one-block stream, or in a
+ * stream of P = 2) travels in the stamp's cache line. The eager part holds at least the slot's header, the head
  * and P entries (state.c; where these exceed a whole slot, eager is the whole slot and
  * the short C the full one), so a short chunk 0 holds the head and every entry. A reader
  * learns C from chunk 0 (its first read, the head with entry 0, lies in the first 32
@@ -128,6 +130,17 @@ static inline int mv_in_stream(const mv_entry_t *e)
     return (e->where & MV_IN_STREAM) != 0;
 }
 
+/* the entry of destination member @p d (not @p owner) in @p owner's list of one entry per
+ * destination, and back */
+static inline uint32_t mv_entry_of(int owner, int d)
+{
+    return (uint32_t)(d < owner ? d : d - 1);
+}
+static inline int mv_member_of(int owner, uint32_t e)
+{
+    return (int)e < owner ? (int)e : (int)e + 1;
+}
+
 /* what the owner remembers of the chunk last written to a slot */
 typedef struct mv_slot_rec {
     uint64_t stamp;
@@ -161,6 +174,7 @@ typedef struct nc_move_team {
     uint64_t calls;     /* calls so far (the same on every member) */
     uint64_t give_back; /* NUMACOLL_MOVE_GIVE_BACK (>= slots, or 0: never) */
     uint64_t small_run; /* calls in a row in which our stream (if any) fit the eager part */
+    unsigned call_slot; /* calls % slots, kept without a division */
     mv_slot_rec_t *rec; /* per slot */
     uint64_t *seen;     /* per member: its consumed[us] as we last loaded it (a lower bound:
                            slot reuse loads another's line only when this is too low) */
@@ -204,7 +218,7 @@ enum { MV_READ_HEAD = 0, MV_READ_ENTRY, MV_READ_DATA, MV_READ_DONE };
 typedef struct mv_read {
     int owner;
     uint32_t entry;  /* our entry in the owner's list (0: one block for all readers) */
-    uint32_t nent;   /* entries in the owner's list (1, or one per member) */
+    uint32_t nent;   /* entries in the owner's list (1, or one per member but the owner) */
     size_t expect;   /* the size we expect (checked against the owner's entry) */
     char *dst;       /* where the block goes */
     int phase;
@@ -223,12 +237,13 @@ typedef struct mv_call {
     int me, P, root; /* root -1: allgather, alltoall */
     nc_move_shape_t shape; /* the pattern of the call's movement (the path's choice) */
     uint64_t k;      /* call number */
+    unsigned slot0;  /* k % slots: the slot of chunk 0 of every stream of the call */
     uint64_t sig;    /* ours: compared with every owner's */
     int rc;          /* the call's first error (its message is the thread's last error) */
     /* owner side: the stream */
     int posts;          /* we write a stream */
     int lo, hi;         /* members that read our head (our readers) */
-    int multi;          /* one entry per destination member (else one for all) */
+    int multi;          /* one entry per destination member but us (else one for all) */
     uint32_t nent;
     mv_entry_t *ent;    /* nent entries */
     const char **src;   /* nent sources */
@@ -249,6 +264,14 @@ typedef struct mv_call {
     uint64_t blk_seen;
     int blk_member;
 } mv_call_t;
+
+/* the slot of chunk @p i of a stream of call @p c: (k + i) % slots, without a division for
+ * the chunks of the call's first ring */
+static inline unsigned mv_slot_of(const mv_call_t *c, const nc_move_team_t *s, uint64_t i)
+{
+    uint64_t slot = c->slot0 + i;
+    return (unsigned)(slot < s->slots ? slot : (c->k + i) % s->slots);
+}
 
 /* the loop found *@p flag (written by @p member) at @p seen, short of what it waits for */
 static inline void mv_blocked(mv_call_t *c, _Atomic uint64_t *flag, uint64_t seen, int member)

@@ -56,7 +56,7 @@ static inline void nc_bench_mpi_help(FILE *f)
             "                    1 KiB, np <= CPUs), limit:fold\n"
             "                    reduce_scatter_block, scan: core, limit:fold (np blocks, or\n"
             "                    2 messages, folded out of memory)\n"
-            "                    the gather family, alltoall: limit:xcore (every member\n"
+            "                    the gather family, alltoall: core, limit:xcore (every member\n"
             "                    memcpy's the bytes it must receive from their owners' shared\n"
             "                    memory: the floor), limit:cma (the same bytes, each block\n"
             "                    read with one process_vm_readv from its owner's process:\n"

@@ -13,7 +13,9 @@
  * communicator), `native-sm` (Open MPI only: the same on a duplicate that prefers coll/sm,
  * as in mpibench.c), `default` (the MPI_ call as an application makes it: numacoll's when
  * its library intercepts it; --default-label renames it, for runs under NUMACOLL_MOVE=copy
- * or cma, which set the copy mode of a whole process), and the floor:
+ * or cma, which set the copy mode of a whole process),
+ * `core` (named only: numacoll_gather & co. on numacoll_mpi_comm_team(comm), without the MPI
+ * wrapper; default minus core is the preload's cost), and the floor:
  *   limit:xcore: every member copies, with memcpy, the bytes it must receive from the
  *     members that own them (allgather: the other P-1 blocks; gather: the root, P-1
  *     blocks; scatter: each non-root, its block; alltoall: the P-1 blocks the others send
@@ -66,7 +68,7 @@ enum {
 static const char *const g_colls[C_COUNT] = {"allgather", "allgatherv", "gather",  "gatherv",
                                              "scatter",   "scatterv",   "alltoall", "alltoallv"};
 
-typedef enum mb_kind { MB_NATIVE, MB_NATIVE_SM, MB_DEFAULT, MB_XCORE, MB_CMA } mb_kind_t;
+typedef enum mb_kind { MB_NATIVE, MB_NATIVE_SM, MB_DEFAULT, MB_XCORE, MB_CMA, MB_CORE } mb_kind_t;
 
 typedef struct mb_variant {
     const char *name;
@@ -105,7 +107,8 @@ static struct {
 } g;
 
 static const char *const g_fixed[] = {"native", "native-sm", "default", "limit:xcore",
-                                      "limit:cma"};
+                                      "limit:cma", "core"};
+static numacoll_team_t *g_team; /* core: the communicator's flat team */
 
 int nc_move_bench_is(const char *name)
 {
@@ -245,6 +248,45 @@ static int run_once(const mb_variant_t *v)
         return MPI_SUCCESS;
     }
     if (v->kind == MB_CMA) return cma_run();
+    if (v->kind == MB_CORE) {
+        const size_t b = g.bytes;
+        int rc;
+        switch (g.coll) {
+        case C_ALLGATHER: rc = numacoll_allgather(g_team, s, r, b); break;
+        case C_ALLGATHERV: {
+            size_t sz[g.size], dp[g.size];
+            for (int i = 0; i < g.size; i++)
+                sz[i] = b, dp[i] = (size_t)i * b;
+            rc = numacoll_allgatherv(g_team, s, b, r, sz, dp);
+            break;
+        }
+        case C_GATHER: rc = numacoll_gather(g_team, s, r, b, root); break;
+        case C_GATHERV: {
+            size_t sz[g.size], dp[g.size];
+            for (int i = 0; i < g.size; i++)
+                sz[i] = b, dp[i] = (size_t)i * b;
+            rc = numacoll_gatherv(g_team, s, b, r, sz, dp, root);
+            break;
+        }
+        case C_SCATTER: rc = numacoll_scatter(g_team, s, r, b, root); break;
+        case C_SCATTERV: {
+            size_t sz[g.size], dp[g.size];
+            for (int i = 0; i < g.size; i++)
+                sz[i] = b, dp[i] = (size_t)i * b;
+            rc = numacoll_scatterv(g_team, s, sz, dp, r, b, root);
+            break;
+        }
+        case C_ALLTOALL: rc = numacoll_alltoall(g_team, s, r, b); break;
+        default: {
+            size_t sz[g.size], dp[g.size];
+            for (int i = 0; i < g.size; i++)
+                sz[i] = b, dp[i] = (size_t)i * b;
+            rc = numacoll_alltoallv(g_team, s, sz, dp, r, sz, dp);
+            break;
+        }
+        }
+        return rc == NUMACOLL_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
+    }
     if (v->kind == MB_DEFAULT) switch (g.coll) {
         case C_ALLGATHER: return MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, c);
         case C_ALLGATHERV:
@@ -458,7 +500,7 @@ static int check_variants(const mb_opts_t *o, const mb_variant_t *vs, int nv)
         int found = 0, known = 0;
         for (int i = 0; i < nv && !found; i++)
             found = l == strlen(vs[i].name) && !strncmp(p, vs[i].name, l);
-        for (int i = 0; i < 4 && !known; i++)
+        for (int i = 0; i < 5 && !known; i++)
             known = l == strlen(g_fixed[i]) && !strncmp(p, g_fixed[i], l);
         known |= (l == strlen(o->native_label) && !strncmp(p, o->native_label, l)) ||
                  (l == strlen(o->default_label) && !strncmp(p, o->default_label, l));
@@ -470,7 +512,7 @@ static int check_variants(const mb_opts_t *o, const mb_variant_t *vs, int nv)
             bad = 1;
             if (g.rank == 0)
                 fprintf(stderr, MB_TOOL ": unknown variant '%.*s'; allowed: native, native-sm, "
-                                "default, limit:xcore, limit:cma\n",
+                                "default, core, limit:xcore, limit:cma\n",
                         (int)l, p);
         }
         p = e ? e + 1 : NULL;
@@ -504,6 +546,7 @@ static int add_variants(const mb_opts_t *o, mb_variant_t *vs)
         vs[nv++] = (mb_variant_t){.name = o->default_label, .kind = MB_DEFAULT};
     if (in_list(vl, "limit:xcore")) vs[nv++] = (mb_variant_t){.name = "limit:xcore", .kind = MB_XCORE};
     if (in_list(vl, "limit:cma")) vs[nv++] = (mb_variant_t){.name = "limit:cma", .kind = MB_CMA};
+    if (vl && in_list(vl, "core")) vs[nv++] = (mb_variant_t){.name = "core", .kind = MB_CORE};
     return nv;
 }
 
@@ -629,6 +672,14 @@ int nc_move_bench_main(int argc, char **argv)
             vs[i] = vs[--nv];
         }
     int mode = numacoll_mpi_comm_mode(g.comm);
+    g_team = mode == 1 ? numacoll_mpi_comm_team(g.comm) : NULL;
+    for (int i = 0; i < nv; i++)
+        if (vs[i].kind == MB_CORE && !g_team) {
+            if (g.rank == 0)
+                fprintf(stderr, MB_TOOL ": core is left out: the communicator is not one flat "
+                                "numacoll team (mode %d)\n", mode);
+            vs[i--] = vs[--nv];
+        }
     if (g.rank == 0) {
         if (mode == 0)
             fprintf(stderr, MB_TOOL ": numacoll is not active on this communicator "
