@@ -129,14 +129,15 @@ done
 # NUMACOLL_MOVE_STREAM_MIN, non-temporal from it); from it, with NUMACOLL_MOVE_CMA_COST 1.5,
 # single copy where the busiest member is done sooner: gather never (c < 1), scatter at
 # np >= 3 (c < P-1), allgather at np 2 only (c (P-1) < P), alltoall always (c < 2); c 0.5:
-# gather too, c 3: none at np 2; np 64 (oversubscribed): the slots; NUMACOLL_MOVE=copy: the
-# slots
+# gather too, c 3: none at np 2; np 64 (oversubscribed): the slots but for alltoall;
+# NUMACOLL_MOVE=copy: the slots
 for want in "16 - gather 1024 copy plain" "16 - alltoall 16384 copy nt" \
     "16 - gather 1048576 copy nt" "16 - scatter 1048576 cma -" \
     "16 - allgather 1048576 copy nt" "16 - alltoall 1048576 cma -" \
     "2 - scatter 1048576 copy nt" "2 - allgather 1048576 cma -" "2 - alltoall 1048576 cma -" \
     "2 0.5 gather 1048576 cma -" "2 3 alltoall 1048576 copy nt" \
-    "64 - alltoall 1048576 copy nt" "copy - scatter 1048576 copy nt"; do
+    "64 - alltoall 1048576 cma -" "64 - scatter 1048576 copy nt" \
+    "64 - alltoall 65536 copy nt" "copy - scatter 1048576 copy nt"; do
     read -r np cost kind bytes path stores <<<"$want"
     env=()
     [ "$cost" = - ] || env+=(NUMACOLL_MOVE_CMA_COST="$cost")

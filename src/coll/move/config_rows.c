@@ -11,9 +11,9 @@ static const nc_cfg_def_t rows[] = {
      .defval = "auto",
      .allowed = "auto|copy|cma",
      .doc = "how gather, scatter, allgather and alltoall move a block: copy = through the "
-            "owner's shared slots, cma = single copy from the owner's buffer (process_vm_readv; "
-            "needs ptrace permission), auto = cma where NUMACOLL_MOVE_CMA_MIN and "
-            "NUMACOLL_MOVE_CMA_COST say so, never with more members than CPUs"},
+            "owner's shared slots, cma = single copy from its buffer (process_vm_readv, needs "
+            "ptrace permission), auto = cma where NUMACOLL_MOVE_CMA_MIN and _CMA_COST say so "
+            "(oversubscribed: alltoall only)"},
     {.id = NC_CFG_MOVE_CMA_MIN,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "1M",

@@ -305,9 +305,12 @@ const char *nc_move_shape_name(nc_move_shape_t shape)
  *   alltoall   slots: each copies in and out (P-1)B each  single: each reads (P-1)B
  * so single copy when c (P-1) < P-1, c < P-1, c (P-1) < P and c < 2 respectively
  * (copy_units against c x cma_units below, in integers of c x 1000 so that every member
- * decides alike). Never on an oversubscribed team, where the owner's wait for its readers
- * (a second synchronisation of every member per call) costs more than the copy saves.
- * Depends only on agreed parameters, the call's shape and the block's size. */
+ * decides alike). On an oversubscribed team only alltoall takes single copy: there the
+ * slots' pipeline needs the owner and its readers on CPUs at once, chunk after chunk,
+ * while single copy needs them together once a call, and an alltoall owner, a reader of
+ * every other member too, reads while its readers read it; in the other collectives the
+ * owner's wait for its readers (a second synchronisation per call) costs more than the
+ * copy saves. Depends only on agreed parameters, the call's shape and the block's size. */
 static int path_rule(int mode, int cma_ok, size_t cma_min, uint64_t cost_milli,
                      int oversubscribed, nc_move_shape_t shape, int P, size_t bytes,
                      const char **why)
@@ -327,7 +330,7 @@ static int path_rule(int mode, int cma_ok, size_t cma_min, uint64_t cost_milli,
         w = "NUMACOLL_MOVE=cma", path = MV_PATH_CMA;
     else if (mode == MV_MODE_COPY)
         w = "NUMACOLL_MOVE=copy";
-    else if (oversubscribed)
+    else if (oversubscribed && shape != NC_MOVE_ALLTOALL)
         w = "the team is oversubscribed: single copy's owners would wait for every reader";
     else if (bytes < cma_min)
         w = "under NUMACOLL_MOVE_CMA_MIN";
