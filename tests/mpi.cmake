@@ -77,16 +77,24 @@ foreach(f ${NC_MPI_FLAVORS})
   # members that differ in NUMACOLL_MPI_BCAST (the last rank turns it off): native, no hang
   nc_mpi_test(mpi_${f}_bcast_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
               --env NUMACOLL_VERBOSE=1 --expect "members differ in NUMACOLL_MPI_BCAST\\)"
-              --expect "bcastenv: 2 communicators, 80 calls, bytes right, native" -- ${P} bcastenv)
+              --expect "bcastenv: 8 communicators, 152 calls, bytes right, native" -- ${P} bcastenv)
   # ... in NUMACOLL_DISABLE, or with an invalid setting on one rank: that rank still takes
   # part in the set-up agreement, the communicators stay native on all, no hang
   nc_mpi_test(mpi_${f}_disable_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
               --env NUMACOLL_VERBOSE=1 --expect "1 of 3 members run with NUMACOLL_DISABLE=1 or an invalid"
-              --expect "disableenv: 2 communicators, 80 calls, bytes right, native" -- ${P} disableenv)
+              --expect "disableenv: 8 communicators, 152 calls, bytes right, native" -- ${P} disableenv)
+  # ... in NUMACOLL_MPI_REDUCE or NUMACOLL_MPI_GATHER (the first calls of some of the
+  # communicators are reductions and data-movement calls)
+  nc_mpi_test(mpi_${f}_reduce_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=0
+              --env NUMACOLL_VERBOSE=1 --expect "members differ in NUMACOLL_MPI_REDUCE\\)"
+              --expect "reduceenv: 8 communicators, 152 calls, bytes right, native" -- ${P} reduceenv)
+  nc_mpi_test(mpi_${f}_gather_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=0
+              --env NUMACOLL_VERBOSE=1 --expect "members differ in NUMACOLL_MPI_GATHER\\)"
+              --expect "gatherenv: 8 communicators, 152 calls, bytes right, native" -- ${P} gatherenv)
   nc_mpi_test(mpi_${f}_badenv_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=0
               --env NUMACOLL_VERBOSE=1 --expect "NUMACOLL_BCAST_TREE"
               --expect "1 of 3 members run with NUMACOLL_DISABLE=1 or an invalid"
-              --expect "badenv: 2 communicators, 80 calls, bytes right, native" -- ${P} badenv)
+              --expect "badenv: 8 communicators, 152 calls, bytes right, native" -- ${P} badenv)
   nc_mpi_test(mpi_${f}_lazy_fake2 ${f} 5 --env NUMACOLL_MPI_SETUP_AFTER=40
               --env NUMACOLL_FAKE_NODES=2 --expect "lazy: threshold 40. .*hierarchical" -- ${P} lazy)
   # seeded random barriers and broadcasts (0 B - 4 MiB, type pairs), reductions,
@@ -146,7 +154,7 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_check_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
               --env NUMACOLL_FAKE_NODES=2 --env NUMACOLL_VERBOSE=1
               --expect "members differ in NUMACOLL_BCAST_CHECK\\)"
-              --expect "checkenv: 2 communicators, 80 calls, bytes right, native" -- ${P} checkenv)
+              --expect "checkenv: 8 communicators, 152 calls, bytes right, native" -- ${P} checkenv)
   # broadcasts of more than 2 GiB (about 5 GB of memory at np = 2; skipped without it)
   nc_mpi_test(mpi_${f}_bcast_big ${f} 2 --timeout 200 --env NUMACOLL_MPI_SETUP_AFTER=0
               --expect "bcastbig: PASS" -- ${P} bcastbig)

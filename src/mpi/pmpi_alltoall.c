@@ -295,14 +295,15 @@ static int a2a_entry(a2a_call_t *c)
             COUNT(alltoall_calls);
         else
             COUNT(alltoallv_calls);
-        if (!g_active || c->comm == MPI_COMM_NULL) return native(c);
+        if (c->comm == MPI_COMM_NULL) return native(c);
         int P = 0;
         if (PMPI_Comm_size(c->comm, &P) != MPI_SUCCESS || !args_valid(c, P))
             return native(c);
-        /* with NUMACOLL_MPI_GATHER=0 too: every member counts the same calls toward the
-         * deferral */
+        /* with NUMACOLL_MPI_GATHER=0 or numacoll off here too: every member joins the
+         * communicator's set-up and counts the same calls toward the deferral (mv_entry) */
         s = comm_get(c->comm, units_of(c, P), 0);
-        if (!g_gather || !s || s->mode != MODE_FLAT || !a2a_ready(s)) return native(c);
+        if (!g_active || !g_gather || !s || s->mode != MODE_FLAT || !a2a_ready(s))
+            return native(c);
     }
     int rc = c->kind == A2A ? alltoall_flat(s, c) : alltoallv_flat(s, c);
     if (rc == NUMACOLL_OK && fast) {

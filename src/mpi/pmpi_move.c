@@ -442,16 +442,19 @@ int mv_entry(mv_call_t *c)
     }
     ensure_init();
     COUNT(move_calls[c->kind]);
-    if (!g_active || c->comm == MPI_COMM_NULL || (rooted && c->root < 0)) return mv_native(c);
+    if (c->comm == MPI_COMM_NULL || (rooted && c->root < 0)) return mv_native(c);
     int size = 0, rank = 0;
     if (PMPI_Comm_size(c->comm, &size) != MPI_SUCCESS ||
         PMPI_Comm_rank(c->comm, &rank) != MPI_SUCCESS || c->root >= size)
         return mv_native(c);
     if (!args_valid(c, size, !rooted || rank == c->root)) return mv_native(c);
-    /* with NUMACOLL_MPI_GATHER=0 too: every member counts the same calls toward the
-     * deferral, and one that differs from the others in it is found in the agreement */
+    /* with NUMACOLL_MPI_GATHER=0 or numacoll off here (NUMACOLL_DISABLE, an invalid
+     * setting) too: every member joins the communicator's set-up and counts the same calls
+     * toward the deferral, and one that differs from the others is found in the agreement
+     * (the communicator then passes through on every member) */
     s = comm_get(c->comm, units_of(c), 0);
-    if (!g_gather || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER) return mv_native(c);
+    if (!g_active || !g_gather || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER)
+        return mv_native(c);
     int rc;
     if (s->mode == MODE_FLAT) {
         if (!move_ready(s)) return mv_native(c);

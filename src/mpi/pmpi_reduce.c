@@ -199,7 +199,7 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     numacoll_op_t co;
     MPI_Count mult = 1;
     MPI_Datatype base = MPI_DATATYPE_NULL;
-    if (comm == MPI_COMM_NULL || count < 0 || root < -1 || !g_active || !g_reduce)
+    if (comm == MPI_COMM_NULL || count < 0 || root < -1)
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
     if (!reduce_map(dt, op, &ct, &co, &mult, &base)) {
         say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
@@ -208,9 +208,12 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     size_t esize = numacoll_dtype_size(ct), n;
     if (__builtin_mul_overflow((size_t)count, (size_t)mult, &n) || n > SIZE_MAX / esize)
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
-    /* the same units on every member (the same count and type): see defer_step */
+    /* the same units on every member (the same count and type): see defer_step. With
+     * NUMACOLL_MPI_REDUCE=0 or numacoll off here too: every member joins the communicator's
+     * set-up, and one that differs from the others is found in the agreement */
     nc_comm_t *s = comm_get(comm, bcast_units((MPI_Count)n, (MPI_Count)esize), 0);
-    if (!s || s->mode == MODE_PASS || s->mode == MODE_DEFER || root >= s->size ||
+    if (!g_active || !g_reduce || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER ||
+        root >= s->size ||
         (s->mode == MODE_FLAT && (!s->team || s->reduce_native)))
         return counted_native(s, sendbuf, recvbuf, count, dt, op, root, comm);
     if (root < 0) BUMP(s->st_allreduce_calls);

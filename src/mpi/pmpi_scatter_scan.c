@@ -306,7 +306,7 @@ static int ss_entry(const ss_args_t *a)
     MPI_Count mult = 1;
     MPI_Datatype base = MPI_DATATYPE_NULL;
     if (a->count < 0) return native(a);
-    if (!flat && (a->comm == MPI_COMM_NULL || !g_active || !g_reduce ||
+    if (!flat && (a->comm == MPI_COMM_NULL ||
                   PMPI_Comm_size(a->comm, &size) != MPI_SUCCESS || size < 1))
         return native(a);
     if ((a->kind == SS_RS && !(a->c_form ? (void *)a->ccounts : (void *)a->icounts)) ||
@@ -329,9 +329,12 @@ static int ss_entry(const ss_args_t *a)
         }
         n = counts[0];
     }
-    /* the same units on every member (the same counts and type): see defer_step */
+    /* the same units on every member (the same counts and type): see defer_step. With
+     * NUMACOLL_MPI_REDUCE=0 or numacoll off here too: every member joins the communicator's
+     * set-up, and one that differs from the others is found in the agreement */
     nc_comm_t *s = flat ? flat
                         : comm_get(a->comm, bcast_units((MPI_Count)total, (MPI_Count)esize), 0);
+    if (!g_active || !g_reduce) s = NULL;
     int rc = NUMACOLL_ERR_UNSUPPORTED;
     if (s && s->mode == MODE_HIER && !scan) {
         rc = hier_reduce_scatter(s, a, counts, total, ct, co, base);

@@ -160,11 +160,86 @@ void test_lazy(void)
                (unsigned long long)T, c2, c3, flat ? "flat" : "hierarchical");
 }
 
+/* One call of kind @p kind (0 allreduce, 1 scan, 2 allgather, 3 alltoall, 4
+ * reduce_scatter_block, 5 gather) on @p c with inputs from @p key; the number of wrong
+ * result elements */
+static size_t env_call(MPI_Comm c, int kind, unsigned key)
+{
+    enum { N = 64 };
+    long in[N * 8], out[N * 8];
+    int P = g_size, me = g_rank;
+    size_t bad = 0;
+    if (P > 8) return 0; /* the buffers hold 8 blocks (the tests run 3 ranks) */
+    for (int i = 0; i < N * P; i++)
+        in[i] = (long)(key * 1000 + (unsigned)me * 100 + (unsigned)i);
+    memset(out, 0, sizeof out);
+    switch (kind) {
+    case 0:
+        MPI_Allreduce(in, out, N, MPI_LONG, MPI_SUM, c);
+        for (int i = 0; i < N; i++) {
+            long want = 0;
+            for (int r = 0; r < P; r++)
+                want += (long)(key * 1000 + (unsigned)r * 100 + (unsigned)i);
+            bad += out[i] != want;
+        }
+        break;
+    case 1:
+        MPI_Scan(in, out, N, MPI_LONG, MPI_SUM, c);
+        for (int i = 0; i < N; i++) {
+            long want = 0;
+            for (int r = 0; r <= me; r++)
+                want += (long)(key * 1000 + (unsigned)r * 100 + (unsigned)i);
+            bad += out[i] != want;
+        }
+        break;
+    case 2:
+        MPI_Allgather(in, N, MPI_LONG, out, N, MPI_LONG, c);
+        for (int r = 0; r < P; r++)
+            for (int i = 0; i < N; i++)
+                bad += out[r * N + i] != (long)(key * 1000 + (unsigned)r * 100 + (unsigned)i);
+        break;
+    case 3:
+        MPI_Alltoall(in, N, MPI_LONG, out, N, MPI_LONG, c);
+        for (int r = 0; r < P; r++)
+            for (int i = 0; i < N; i++)
+                bad += out[r * N + i] !=
+                       (long)(key * 1000 + (unsigned)r * 100 + (unsigned)(me * N + i));
+        break;
+    case 4:
+        MPI_Reduce_scatter_block(in, out, N, MPI_LONG, MPI_SUM, c);
+        for (int i = 0; i < N; i++) {
+            long want = 0;
+            for (int r = 0; r < P; r++)
+                want += (long)(key * 1000 + (unsigned)r * 100 + (unsigned)(me * N + i));
+            bad += out[i] != want;
+        }
+        break;
+    default:
+        MPI_Gather(in, N, MPI_LONG, out, N, MPI_LONG, 0, c);
+        if (me == 0)
+            for (int r = 0; r < P; r++)
+                for (int i = 0; i < N; i++)
+                    bad += out[r * N + i] != (long)(key * 1000 + (unsigned)r * 100 + (unsigned)i);
+        break;
+    }
+    return bad;
+}
+
+/* numacoll's calls of every collective so far */
+static unsigned long long ran_total(const stats_t *s)
+{
+    return s->barrier_numacoll + s->bcast_numacoll + s->allreduce_numacoll + s->reduce_numacoll +
+           s->reduce_scatter_block_numacoll + s->reduce_scatter_numacoll + s->scan_numacoll +
+           s->exscan_numacoll + s->allgather_numacoll + s->allgatherv_numacoll +
+           s->gather_numacoll + s->gatherv_numacoll + s->scatter_numacoll +
+           s->scatterv_numacoll + s->alltoall_numacoll + s->alltoallv_numacoll;
+}
+
 /* Members that differ in their configuration (the last rank, before its first collective,
  * turns NUMACOLL_MPI_BCAST off, or sets NUMACOLL_DISABLE=1, or an invalid value): the
  * agreement must notice and leave the communicator native on every member, with the right
- * bytes and no hang, whether its first call is a barrier or a broadcast and across the
- * deferral's checkpoints. */
+ * bytes and no hang, whether its first call is a barrier, a broadcast, a reduction, a scan
+ * or a data-movement call, and across the deferral's checkpoints. */
 void test_bcast_env(const char *mode)
 {
     unsigned char buf[300];
@@ -189,12 +264,31 @@ void test_bcast_env(const char *mode)
         CHECK(bad == 0, "%zu wrong bytes (first call a %s)", bad, first ? "broadcast" : "barrier");
         MPI_Comm_free(&c);
     }
+    /* first calls of the other kinds, then a mix of all of them and broadcasts */
+    static const char *const kinds[] = {"allreduce", "scan", "allgather", "alltoall",
+                                        "reduce_scatter_block", "gather"};
+    for (int first = 0; first < 6; first++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        size_t bad = 0;
+        for (int i = 0; i < 12; i++) {
+            if (i > 0 && i % 4 == 0) {
+                int root = i % g_size;
+                fill_for(buf, sizeof buf, (unsigned)i, g_rank == root);
+                MPI_Bcast(buf, (int)sizeof buf, MPI_BYTE, root, c);
+                bad += wrong_bytes(buf, sizeof buf, (unsigned)i);
+                continue;
+            }
+            bad += env_call(c, i == 0 ? first : (first + i) % 6, (unsigned)i);
+        }
+        CHECK(bad == 0, "%zu wrong results (first call a %s)", bad, kinds[first]);
+        MPI_Comm_free(&c);
+    }
     stats_t s1 = get_stats();
-    CHECK(s1.barrier_numacoll == s0.barrier_numacoll && s1.bcast_numacoll == s0.bcast_numacoll,
-          "numacoll ran %llu barriers and %llu broadcasts on communicators whose members "
-          "differ in their configuration",
-          (unsigned long long)(s1.barrier_numacoll - s0.barrier_numacoll),
-          (unsigned long long)(s1.bcast_numacoll - s0.bcast_numacoll));
-    if (g_rank == 0) printf("%s: 2 communicators, 80 calls, bytes right, native\n", mode);
+    CHECK(ran_total(&s1) == ran_total(&s0),
+          "numacoll ran %llu calls on communicators whose members differ in their "
+          "configuration",
+          ran_total(&s1) - ran_total(&s0));
+    if (g_rank == 0) printf("%s: 8 communicators, 152 calls, bytes right, native\n", mode);
 }
 

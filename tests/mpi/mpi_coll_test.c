@@ -559,6 +559,8 @@ int main(int argc, char **argv)
         if (!strcmp(mode, "disableenv")) setenv("NUMACOLL_DISABLE", "1", 1);
         if (!strcmp(mode, "badenv")) setenv("NUMACOLL_BCAST_TREE", "no-such-tree", 1);
         if (!strcmp(mode, "checkenv")) setenv("NUMACOLL_BCAST_CHECK", "1", 1);
+        if (!strcmp(mode, "reduceenv")) setenv("NUMACOLL_MPI_REDUCE", "0", 1);
+        if (!strcmp(mode, "gatherenv")) setenv("NUMACOLL_MPI_GATHER", "0", 1);
     }
 
     if (!strcmp(mode, "barrier"))
@@ -594,7 +596,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "soak"))
         test_soak(arg > 0 ? arg : 2000);
     else if (!strcmp(mode, "bcastenv") || !strcmp(mode, "disableenv") || !strcmp(mode, "badenv") ||
-             !strcmp(mode, "checkenv"))
+             !strcmp(mode, "checkenv") || !strcmp(mode, "reduceenv") || !strcmp(mode, "gatherenv"))
         test_bcast_env(mode);
     else {
         if (g_rank == 0) fprintf(stderr, "unknown mode '%s'\n", mode);
