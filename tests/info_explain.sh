@@ -154,6 +154,16 @@ done
 [ "$(val move.alltoall.1048576.path_if_no_cma "$tmp/m")" = copy ] ||
     failf "move.alltoall.1048576.path_if_no_cma is not copy"
 
+# ---- the default MPI preload: the manifest's first MPI (numacoll-info --mpis) --------------
+manifest="$bin/../share/numacoll/mpis.tsv"
+if [ -f "$manifest" ]; then
+    first=$(awk -F'\t' '!/^#/ && NF { print $1 "/" $8; exit }' "$manifest")
+    "$info" --explain --parsable >"$tmp/d" 2>&1
+    got="$(val mpi.default.flavor "$tmp/d")/$(val mpi.default.name "$tmp/d")"
+    [ "$got" = "$first" ] ||
+        failf "--explain's default MPI is '$got', the manifest's first '$first'"
+fi
+
 # ---- bad arguments: exit status 2 and a message naming what is allowed ----------------------
 bad() { # expected-message-regex args...
     local want="$1"

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "explain_internal.h"
+#include "info.h"
 
 /* ---- the MPI preload: the libraries numacoll-run would find next to this program ------------ */
 
@@ -116,15 +117,16 @@ void explain_mpi(void)
     fact("mpi.flavors", 0, "%s", seen);
     if (find_preload(exe, NULL, lib, sizeof lib)) {
         elf_mpi_needed(lib, def_needs, sizeof def_needs);
-        const char *which = "unknown";
-        for (int i = 0; i < 2; i++) /* the flavour built against the same MPI library */
-            if (def_needs[0] && !strcmp(needs[i], def_needs)) which = flavors[i];
+        /* the default MPI is the manifest's first (numacoll-info --mpis) */
+        char family[64] = "unknown", name[64] = "unknown";
+        info_default_mpi(family, sizeof family, name, sizeof name);
         fact("mpi.default.library", 0, "%s", lib);
         fact("mpi.default.needs", 0, "%s", def_needs);
-        fact("mpi.default.flavor", 0, "%s", which);
-        hp(2, 4, "%-8s %s (%s, the system mpicc's MPI; numacoll-run's choice when it cannot "
-                 "tell the MPI)",
-           "default", lib, which);
+        fact("mpi.default.flavor", 0, "%s", family);
+        fact("mpi.default.name", 0, "%s", name);
+        hp(2, 4, "%-8s %s (%s, preload %s: the first MPI of the manifest, numacoll-info "
+                 "--mpis; numacoll-run preloads each program the one of its own MPI)",
+           "default", lib, family, name);
     } else {
         fact("mpi.default.library", 0, "not found");
     }

@@ -32,6 +32,9 @@ int explain_dispatch(const explain_args_t *ex, int mode, int json, int parsable)
 
 /* --mpis: the MPIs of the build's manifest (info/mpis.c); the exit status */
 int info_mpis(int json);
+/* the default MPI (the manifest's first line): its family and preload name; -1 without a
+ * manifest */
+int info_default_mpi(char *family, size_t fcap, char *name, size_t ncap);
 /* --mpi-identity LIB: the first line of LIB's MPI_Get_library_version; the exit status */
 int info_mpi_identity(const char *lib);
 

@@ -32,6 +32,32 @@ static int prefix_dir(char *out, size_t cap)
     return 0;
 }
 
+int info_default_mpi(char *family, size_t fcap, char *name, size_t ncap)
+{
+    char prefix[PATH_MAX], path[PATH_MAX + 32], line[4 * PATH_MAX];
+    if (prefix_dir(prefix, sizeof prefix) != 0) return -1;
+    snprintf(path, sizeof path, "%s/share/numacoll/mpis.tsv", prefix);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int rc = -1;
+    while (rc != 0 && fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n') continue;
+        line[strcspn(line, "\n")] = '\0';
+        /* columns 1 (family) and 8 (preload name), tab-separated */
+        char *col[8] = {0}, *p = line;
+        for (int c = 0; c < 8 && p; c++) {
+            col[c] = p;
+            p = strchr(p, '\t');
+            if (p) *p++ = '\0';
+        }
+        snprintf(family, fcap, "%s", col[0]);
+        snprintf(name, ncap, "%s", col[7] ? col[7] : col[0]);
+        rc = 0;
+    }
+    fclose(f);
+    return rc;
+}
+
 int info_mpis(int json)
 {
     char prefix[PATH_MAX], path[PATH_MAX + 32], line[4 * PATH_MAX];
