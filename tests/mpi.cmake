@@ -91,6 +91,11 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_gather_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=0
               --env NUMACOLL_VERBOSE=1 --expect "members differ in NUMACOLL_MPI_GATHER\\)"
               --expect "gatherenv: 8 communicators, 152 calls, bytes right, native" -- ${P} gatherenv)
+  # ... in a data-movement setting (the last rank's NUMACOLL_MOVE_CMA_MIN): said without
+  # NUMACOLL_VERBOSE, the calls native with the right bytes
+  nc_mpi_test(mpi_${f}_move_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=0
+              --expect "warning: .*NUMACOLL_MOVE_CMA_MIN=4K here differs from rank 0's setting"
+              --expect "moveenv: 12 calls, bytes right, native" -- ${P} moveenv)
   nc_mpi_test(mpi_${f}_badenv_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=0
               --env NUMACOLL_VERBOSE=1 --expect "NUMACOLL_BCAST_TREE"
               --expect "1 of 3 members run with NUMACOLL_DISABLE=1 or an invalid"

@@ -206,10 +206,11 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     reuse_choice(all, s->size, s->rank, &mine, &bcast_all);
     int distinct = 1, fake = all[0].fake, forced = 0;
     int unknown_node = 0, inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0, differ_reduce = 0;
-    int differ_gather = 0;
+    int differ_gather = 0, first_active = -1;
     uint64_t most = 0;
     for (int r = 0; r < s->size; r++) {
         inactive += !all[r].active;
+        if (all[r].active && first_active < 0) first_active = r;
         unknown_node += all[r].key == 0;
         differ_fake |= all[r].fake != fake;
         differ_bcast |= all[r].bcast_on != all[0].bcast_on;
@@ -262,7 +263,10 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                         sep = " and ";
                     }
             }
-            warn_fallback(s, "agreement on the numacoll configuration", why);
+            if (unknown_node)
+                warn_fallback(s, "agreement on the numacoll configuration", why);
+            else if (s->rank == first_active) /* the members' settings: always said, once */
+                warn_config(s, why);
         }
         return s;
     }

@@ -252,6 +252,14 @@ void print_stats(void);
 int ensure_keyvals(void);
 void comm_label(MPI_Comm comm, char *name, size_t n);
 void warn_fallback(const nc_comm_t *s, const char *what, const char *msg);
+/* A communicator left native because its members' numacoll settings differ (@p why): said
+ * once per process whatever NUMACOLL_VERBOSE, as a setting numacoll cannot honour (the
+ * fallbacks of warn_fallback are said under NUMACOLL_VERBOSE=1 only) */
+void warn_config(const nc_comm_t *s, const char *why);
+/* A set-up of the team's broadcast, reductions or data movement failed with @p rc on every
+ * member (agreed): a setting that differs between the members (NUMACOLL_ERR_CONFIG) is
+ * said as warn_config says it, any other failure as warn_fallback */
+void warn_setup(const nc_comm_t *s, const char *what, int rc);
 /* fprintf(stderr, ...) in one write(2) (at most 8 KiB), so that lines of different ranks
  * never interleave; a missing final newline is added */
 void mpi_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -314,9 +322,10 @@ static inline int reduce_ready(nc_comm_t *s)
 {
     if (s->reduce_native) return 0;
     if (NC_LIKELY(nc_reduce_is_set_up(s->team))) return 1;
-    if (nc_reduce_setup(s->team) == NUMACOLL_OK) return 1;
+    int rc = nc_reduce_setup(s->team);
+    if (rc == NUMACOLL_OK) return 1;
     s->reduce_native = 1;
-    warn_fallback(s, "the shared-memory reductions' set-up", numacoll_last_error());
+    warn_setup(s, "the shared-memory reductions' set-up", rc);
     return 0;
 }
 

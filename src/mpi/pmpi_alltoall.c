@@ -265,9 +265,10 @@ static int a2a_ready(nc_comm_t *s)
 {
     if (s->move_native || !s->team) return 0;
     if (NC_LIKELY(s->team->move != NULL)) return 1;
-    if (nc_move_setup(s->team) == NUMACOLL_OK) return 1;
+    int rc = nc_move_setup(s->team);
+    if (rc == NUMACOLL_OK) return 1;
     s->move_native = 1;
-    warn_fallback(s, "the shared-memory alltoall", numacoll_last_error());
+    warn_setup(s, "the data-movement set-up", rc);
     return 0;
 }
 

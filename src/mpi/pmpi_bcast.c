@@ -11,9 +11,10 @@
  * to the native MPI_Bcast for good, this call included; 1 then, else 0. */
 static __attribute__((noinline)) int bcast_setup_failed(nc_comm_t *s)
 {
-    if (nc_bcast_setup(s->team) == NUMACOLL_OK) return 0;
+    int rc = nc_bcast_setup(s->team);
+    if (rc == NUMACOLL_OK) return 0;
     s->bcast_native = 1;
-    warn_fallback(s, "the shared-memory broadcast's set-up", numacoll_last_error());
+    warn_setup(s, "the shared-memory broadcast's set-up", rc);
     return 1;
 }
 

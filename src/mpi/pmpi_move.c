@@ -293,24 +293,18 @@ static uint64_t units_of(const mv_call_t *c)
     return bcast_units(n, sz);
 }
 
-/* The core cannot run the gather family on the team (every member got the same answer,
- * nothing moved). Flat: the communicator's calls go native for good; hierarchical: this
- * node's steps do (mv_node_*), the rest stays as it is. */
-static void gave_up(nc_comm_t *s)
-{
-    s->move_native = 1;
-    warn_fallback(s, "the shared-memory gather/scatter", numacoll_last_error());
-}
-
 /* The team's data-movement state, created at its first call of the family (collective over
  * the team, with a status agreed by every member: nc_move_setup): 1 when the team can run
- * them, else 0 on every member, for good (gave_up). */
+ * them, else 0 on every member, for good: flat, the communicator's calls go native;
+ * hierarchical, this node's steps do (mv_node_*), the rest stays as it is. */
 static int move_ready(nc_comm_t *s)
 {
     if (s->move_native || !s->team) return 0;
     if (NC_LIKELY(s->team->move != NULL)) return 1;
-    if (nc_move_setup(s->team) == NUMACOLL_OK) return 1;
-    gave_up(s);
+    int rc = nc_move_setup(s->team);
+    if (rc == NUMACOLL_OK) return 1;
+    s->move_native = 1;
+    warn_setup(s, "the data-movement set-up", rc);
     return 0;
 }
 

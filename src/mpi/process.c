@@ -469,6 +469,30 @@ void warn_fallback(const nc_comm_t *s, const char *what, const char *msg)
             s->rank, s->size, what, msg);
 }
 
+void warn_config(const nc_comm_t *s, const char *why)
+{
+    static _Atomic int warned;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&warned, &expected, 1, memory_order_relaxed,
+                                                 memory_order_relaxed))
+        return;
+    mpi_say("numacoll-mpi[%d/%d]: warning: agreement on the numacoll configuration failed "
+            "(%s); using the native MPI collectives on communicators whose members differ "
+            "(reported once)\n",
+            s->rank, s->size, why);
+}
+
+void warn_setup(const nc_comm_t *s, const char *what, int rc)
+{
+    if (rc != NUMACOLL_ERR_CONFIG) {
+        warn_fallback(s, what, numacoll_last_error());
+        return;
+    }
+    char why[600];
+    snprintf(why, sizeof why, "%s: %s", what, numacoll_last_error());
+    warn_config(s, why);
+}
+
 /* Report a numacoll failure (timeout, dead peer) like the native call would report an
  * internal error: through the communicator's error handler. */
 int raise_error(MPI_Comm comm, const char *op, int rc)

@@ -166,7 +166,7 @@ void test_lazy(void)
 static size_t env_call(MPI_Comm c, int kind, unsigned key)
 {
     enum { N = 64 };
-    long in[N * 8], out[N * 8];
+    long in[N * 8] = {0}, out[N * 8];
     int P = g_size, me = g_rank;
     size_t bad = 0;
     if (P > 8) return 0; /* the buffers hold 8 blocks (the tests run 3 ranks) */
@@ -292,3 +292,25 @@ void test_bcast_env(const char *mode)
     if (g_rank == 0) printf("%s: 8 communicators, 152 calls, bytes right, native\n", mode);
 }
 
+
+/* A data-movement setting that differs between the members (the last rank sets
+ * NUMACOLL_MOVE_CMA_MIN=4K): the communicator's agreement passes (it covers the layers'
+ * switches only), the data-movement set-up fails with NUMACOLL_ERR_CONFIG on every member,
+ * whose calls then go to the MPI with the right bytes; the warning naming the setting is
+ * printed without NUMACOLL_VERBOSE (the test's expectation) */
+void test_move_env(void)
+{
+    stats_t s0 = get_stats();
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    size_t bad = 0;
+    for (int i = 0; i < 12; i++)
+        bad += env_call(c, i % 2 ? 2 : 3, (unsigned)i); /* allgather, alltoall */
+    CHECK(bad == 0, "%zu wrong results", bad);
+    MPI_Comm_free(&c);
+    stats_t s1 = get_stats();
+    unsigned long long ran = (s1.allgather_numacoll - s0.allgather_numacoll) +
+                             (s1.alltoall_numacoll - s0.alltoall_numacoll);
+    CHECK(ran == 0, "numacoll ran %llu data-movement calls whose members' settings differ", ran);
+    if (g_rank == 0) printf("moveenv: 12 calls, bytes right, native\n");
+}

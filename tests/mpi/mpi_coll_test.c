@@ -561,6 +561,7 @@ int main(int argc, char **argv)
         if (!strcmp(mode, "checkenv")) setenv("NUMACOLL_BCAST_CHECK", "1", 1);
         if (!strcmp(mode, "reduceenv")) setenv("NUMACOLL_MPI_REDUCE", "0", 1);
         if (!strcmp(mode, "gatherenv")) setenv("NUMACOLL_MPI_GATHER", "0", 1);
+        if (!strcmp(mode, "moveenv")) setenv("NUMACOLL_MOVE_CMA_MIN", "4K", 1);
     }
 
     if (!strcmp(mode, "barrier"))
@@ -593,6 +594,8 @@ int main(int argc, char **argv)
         test_nospace();
     else if (!strcmp(mode, "lazy"))
         test_lazy();
+    else if (!strcmp(mode, "moveenv"))
+        test_move_env();
     else if (!strcmp(mode, "soak"))
         test_soak(arg > 0 ? arg : 2000);
     else if (!strcmp(mode, "bcastenv") || !strcmp(mode, "disableenv") || !strcmp(mode, "badenv") ||

@@ -61,6 +61,7 @@ void test_exhaust(void);
 
 void test_lazy(void);
 void test_bcast_env(const char *mode);
+void test_move_env(void);
 
 /* ---- mpi_coll_cost.c ---- */
 
