@@ -84,6 +84,9 @@ static void test_rejections(void **state)
     expect_rejected("NUMACOLL_TIMEOUT", "1e-12", "the smallest non-zero value is 1e-9");
     expect_rejected("NUMACOLL_TIMEOUT", "9.9e-10", "would round to 0");
     expect_rejected("NUMACOLL_TIMEOUT", "-1", "allowed: 0, or a number in 1e-9..1000000");
+    /* decimal numbers only (strtod would read these as 16 and 0.125) */
+    expect_rejected("NUMACOLL_MOVE_CMA_COST", "0x10", "allowed: a number in 0.01..100");
+    expect_rejected("NUMACOLL_TIMEOUT", "0x1p-3", "allowed");
     clear_env();
     setenv("NUMACOLL_TIMEOUT", "1e-9", 1);
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);

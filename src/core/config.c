@@ -219,7 +219,8 @@ static int parse_value(const nc_cfg_def_t *d, const char *v, cfg_val_t *val, cha
          * value below 1 ns would round to 0 ns, which means no timeout) */
         int zero_ok = strncmp(allowed, "0|", 2) == 0;
         const char *range = allowed + (zero_ok ? 2 : 0);
-        int parsed = !errno && end != v && !*end && isfinite(x);
+        /* decimal only: strtod also reads hexadecimal ("0x10"), which no help text offers */
+        int parsed = !errno && end != v && !*end && isfinite(x) && !strpbrk(v, "xX");
         if (parsed && zero_ok && x != 0 && parse_range(range, &lo, &hi) && x > 0 && x < lo) {
             snprintf(err, errlen,
                      "%s='%s' is not valid: it would round to 0, which turns %s off; allowed: "
