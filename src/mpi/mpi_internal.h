@@ -199,6 +199,25 @@ typedef struct nc_last_comm {
 extern _Atomic uint64_t g_gen;
 extern __thread __attribute__((tls_model("initial-exec"))) nc_last_comm_t tl_last;
 
+/* Size of one element of a common predefined contiguous C datatype (lower bound 0, extent
+ * = size), 0 for any other handle. Compile-time constants (MPI_INT is a C int, ...), so
+ * the common calls need no datatype query. */
+static inline size_t predefined_size(MPI_Datatype dt)
+{
+    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_SIGNED_CHAR ||
+        dt == MPI_INT8_T || dt == MPI_UINT8_T)
+        return 1;
+    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_INT32_T || dt == MPI_UINT32_T)
+        return sizeof(int32_t);
+    if (dt == MPI_DOUBLE || dt == MPI_INT64_T || dt == MPI_UINT64_T) return 8;
+    if (dt == MPI_FLOAT) return sizeof(float);
+    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
+    if (dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG) return sizeof(long long);
+    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
+        return sizeof(short);
+    return 0;
+}
+
 /* This thread's cached state of @p comm when it is one flat team, else NULL: the fast
  * paths' look-up (no attribute query, no PMPI_Comm_size / PMPI_Comm_rank: the state has
  * both). A flat state is never deferred, so comm_get would return it unchanged. */

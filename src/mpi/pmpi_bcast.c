@@ -184,26 +184,6 @@ int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
     return raise_error(comm, "MPI_Bcast", rc);
 }
 
-/* Size of one element of a predefined contiguous C datatype (lower bound 0, extent =
- * size), 0 for any other handle. Compile-time constants (MPI_INT is a C int, ...), so the
- * common call needs none of the three datatype queries of the general path. */
-static inline size_t predef_size(MPI_Datatype dt)
-{
-    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_SIGNED_CHAR ||
-        dt == MPI_INT8_T || dt == MPI_UINT8_T)
-        return 1;
-    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_INT32_T || dt == MPI_UINT32_T)
-        return sizeof(int32_t);
-    if (dt == MPI_DOUBLE || dt == MPI_INT64_T || dt == MPI_UINT64_T) return 8;
-    if (dt == MPI_FLOAT) return sizeof(float);
-    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
-    if (dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG) return sizeof(long long);
-    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
-        return sizeof(short);
-    return 0;
-}
-
-
 /* The deferral's units of a broadcast of @p count elements of @p tsz bytes: 1 + bytes /
  * 1024 (see defer_step); 1 when the size is unknown (< 0) or absurd. From MPI_Count sizes,
  * so that MPI_Bcast and MPI_Bcast_c count a broadcast alike on every member (types over
@@ -228,7 +208,7 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
                   tl_last.gen == atomic_load_explicit(&g_gen, memory_order_acquire) &&
                   s->mode == MODE_FLAT && s->team && !s->bcast_native && g_bcast && count >= 0 &&
                   (unsigned)root < (unsigned)s->size && buf != MPI_IN_PLACE &&
-                  (esz = predef_size(dt)) != 0 && (size_t)count * esz <= INT_MAX)) {
+                  (esz = predefined_size(dt)) != 0 && (size_t)count * esz <= INT_MAX)) {
         BUMP(s->st_bcast_calls);
         int rc = node_bcast(s, buf, (size_t)count * esz, root, 0);
         if (NC_LIKELY(rc == NUMACOLL_OK)) {

@@ -48,7 +48,7 @@ int mv_side_init(mv_side_t *sd, const void *buf, MPI_Datatype dt)
     MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
     sd->buf = (void *)buf;
     sd->dt = dt;
-    size_t psz = mv_predefined_size(dt);
+    size_t psz = predefined_size(dt);
     if (psz) {
         sd->tsz = psz, sd->ext = (MPI_Aint)psz, sd->tlb = 0, sd->plain = 1;
         return 1;
@@ -288,7 +288,7 @@ static uint64_t units_of(const mv_call_t *c)
     MPI_Datatype dt = c->sendbuf != MPI_IN_PLACE ? c->stype : c->rtype;
     if (c->kind == MV_SCATTER || c->kind == MV_SCATTERV) n = c->rcount, dt = c->rtype;
     if (c->recvbuf == MPI_IN_PLACE || dt == MPI_DATATYPE_NULL) return 1;
-    sz = (int)mv_predefined_size(dt);
+    sz = (int)predefined_size(dt);
     if (!sz && (PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz < 0)) return 1;
     return bcast_units(n, sz);
 }
@@ -359,10 +359,10 @@ static int hier_fits(const mv_call_t *c, int size, int rank)
 }
 
 /* the bytes of @p count elements of predefined type @p dt into *@p out; 0 when the type is
- * not one of mv_predefined_size's, the count is negative or the product overflows */
+ * not one of predefined_size's, the count is negative or the product overflows */
 static inline int plain_bytes(MPI_Count count, MPI_Datatype dt, size_t *out)
 {
-    size_t tsz = mv_predefined_size(dt);
+    size_t tsz = predefined_size(dt);
     return tsz && mv_bytes(count, tsz, out);
 }
 

@@ -77,24 +77,6 @@ typedef struct mv_side {
     int plain;          /* element i's bytes are tsz bytes at buf + tlb + i * tsz */
 } mv_side_t;
 
-/* Size of one element of a common predefined contiguous C datatype (lower bound 0, extent
- * = size), 0 for any other handle: the common call needs no datatype query. */
-static inline size_t mv_predefined_size(MPI_Datatype dt)
-{
-    if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_UNSIGNED_CHAR || dt == MPI_SIGNED_CHAR ||
-        dt == MPI_INT8_T || dt == MPI_UINT8_T)
-        return 1;
-    if (dt == MPI_INT || dt == MPI_UNSIGNED || dt == MPI_INT32_T || dt == MPI_UINT32_T)
-        return sizeof(int32_t);
-    if (dt == MPI_DOUBLE || dt == MPI_INT64_T || dt == MPI_UINT64_T) return 8;
-    if (dt == MPI_FLOAT) return sizeof(float);
-    if (dt == MPI_LONG || dt == MPI_UNSIGNED_LONG) return sizeof(long);
-    if (dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG_LONG) return sizeof(long long);
-    if (dt == MPI_SHORT || dt == MPI_UNSIGNED_SHORT || dt == MPI_INT16_T || dt == MPI_UINT16_T)
-        return sizeof(short);
-    return 0;
-}
-
 /* 1 when the datatype could be queried (else the call goes native: the MPI reports it) */
 int mv_side_init(mv_side_t *sd, const void *buf, MPI_Datatype dt);
 
