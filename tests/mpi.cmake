@@ -324,9 +324,11 @@ foreach(f ${NC_MPI_FLAVORS})
   # pass-through and diagnostics
   nc_mpi_test(mpi_${f}_disabled ${f} 2 --env NUMACOLL_DISABLE=1 --env NC_EXPECT=native
               -- ${P} barrier 50)
+  # ... and the valid rows still hold: NUMACOLL_MPI_STATS shows every call went native
   nc_mpi_test(mpi_${f}_bad_config ${f} 2 --env NUMACOLL_BARRIER=no-such-barrier
-              --env NC_EXPECT=native
+              --env NC_EXPECT=native --env NUMACOLL_MPI_STATS=1
               --count "NUMACOLL_BARRIER='no-such-barrier' is not valid. allowed: auto, " 2
+              --count "numacoll-mpi stats .${f} rank [01].: MPI_Barrier [1-9][0-9]* .numacoll 0" 2
               -- ${P} barrier 20)
   nc_mpi_test(mpi_${f}_verbose ${f} 3 --env NUMACOLL_VERBOSE=1
               --count "numacoll-mpi\\[${f}\\]: MPI_COMM_WORLD \\(size 3\\): one node team" 1

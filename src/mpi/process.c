@@ -177,6 +177,10 @@ void init_once(void)
         mpi_say("numacoll: %s; libnumacoll_mpi falls back to the native MPI collectives\n",
                 numacoll_last_error());
         g_active = 0;
+        /* the rows that are valid still hold: the user who asked for the counts gets them,
+         * and they show that every call went to the MPI */
+        g_verbose = nc_verbose();
+        g_stats_print = nc_cfg_bool(NC_CFG_MPI_STATS);
         atomic_store_explicit(&g_inited, 1, memory_order_release);
         return;
     }
