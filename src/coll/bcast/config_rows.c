@@ -9,14 +9,14 @@ static const nc_cfg_def_t rows[] = {
     {.id = NC_CFG_BCAST_QUEUE_BYTES,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "0",
-     .allowed = "0|65536..268435456",
+     .allowed = "0|64K..256M",
      .doc = "queue budget b = s*f per process for the pipelined broadcast; 0 = auto: 4 MiB (the "
             "paper's), 8 MiB when the team is oversubscribed; the slot count is cut so that all "
             "P queues take at most half of the free /dev/shm"},
     {.id = NC_CFG_BCAST_FRAGMENT,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "0",
-     .allowed = "0..67108864",
+     .allowed = "0..64M",
      .doc = "fragment (slot) size f, rounded up to a page; 0 = the paper's model: f* = sqrt(b "
             "t_W / t), at most b / (2q), and a message m < b in fragments of sqrt(m t_W / t), "
             "with t and t_W from NUMACOLL_BCAST_MODEL_T / _TW"},
@@ -60,8 +60,8 @@ static const nc_cfg_def_t rows[] = {
             "inside the groups of the topo tree"},
     {.id = NC_CFG_BCAST_INLINE_MAX,
      .type = NC_CFG_TYPE_SIZE,
-     .defval = "4096",
-     .allowed = "0..4096",
+     .defval = "4K",
+     .allowed = "0..4K",
      .doc = "messages up to this size travel inline in the receivers' control lines (one copy "
             "in, one out, no buffer slot); 0 = never; at most 4 KiB (at 8 KiB the queue is "
             "faster)"},
@@ -83,14 +83,14 @@ static const nc_cfg_def_t rows[] = {
     {.id = NC_CFG_BCAST_CMA_MIN,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "0",
-     .allowed = "0..1073741824",
+     .allowed = "0..1G",
      .doc = "messages of at least this size are read by every receiver straight from the root's "
             "buffer with process_vm_readv (CMA) when the kernel allows it; 0 = never (the "
             "default: on the reference VM CMA was mostly slower than the queues)"},
     {.id = NC_CFG_BCAST_STREAM_MIN,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "16K",
-     .allowed = "0..1073741824",
+     .allowed = "0..1G",
      .doc = "queue messages of at least this size are written into the root's queue with "
             "non-temporal stores, so that receivers read them from L3/memory, not out of the "
             "root's cache; 0 = never; unset on an oversubscribed team, STREAM_OUT_MIN applies "
@@ -98,7 +98,7 @@ static const nc_cfg_def_t rows[] = {
     {.id = NC_CFG_BCAST_STREAM_OUT_MIN,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "256K",
-     .allowed = "0..1073741824",
+     .allowed = "0..1G",
      .doc = "queue messages of at least this size are also copied out by the receivers with "
             "non-temporal stores; 0 = never; keep NUMACOLL_BCAST_STREAM_MIN at most this "
             "(receivers that stream alone are slow)"},
