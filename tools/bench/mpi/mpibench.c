@@ -24,7 +24,7 @@
  * the message from a source just given new content into the call's pool buffer: the
  * physical reference of the large-message target, measured like the core harness's),
  * `limit:signal` (a bare flag from the root to each receiver: the small-message floor) and
- * `limit:inline` (up to INL_LIMIT_MAX bytes: the least an inline broadcast with its payload
+ * `limit:inline` (up to BCAST_LIMIT_INLINE_MAX bytes: the least an inline broadcast with its payload
  * can cost, a stamp and the payload stored straight into each receiver's block, one ack
  * line written per call and read only when a block comes round again; the floor of every
  * size the default sends inline, where the payload's extra lines add their transfers) and
@@ -34,7 +34,7 @@
  * queue, no notification and no second copy; reported like limit:memcpy as the slowest
  * rank's mean; the floor beside the large-message target, which compares with memcpy) and
  * `limit:pipe` (a reference, not a floor: a bare pipelined broadcast with plain stores;
- * rank 0 copies the message from its buffer into a shared window in PIPE_FRAG-byte
+ * rank 0 copies the message from its buffer into a shared window in 64 KiB
  * fragments, releasing a counter after each, and every receiver copies each fragment out
  * once the counter shows it; no queue reuse, no tree, no checks; timed like a broadcast, as
  * the mean over the ranks: what numacoll's queue path adds to or saves over a naive
@@ -57,6 +57,7 @@
  *   collective,algorithm,procs,bytes,latency_us_median,latency_us_min,latency_us_max,mpi
  */
 #include "numacoll_mpi.h"
+#include "bcast_limits.h"
 #include "bench/bench_wait.h"
 #include "cli_parse.h"
 #include "help.h"
@@ -101,58 +102,16 @@ typedef struct variant {
     double samples_slow[MAXREPS]; /* slowest rank */
     int n;
     long iters;
-    int skip; /* not measured at this size (limit:inline beyond INL_LIMIT_MAX) */
+    int skip; /* not measured at this size (limit:inline beyond BCAST_LIMIT_INLINE_MAX) */
 } variant_t;
 
 static int g_rank, g_size;
 static MPI_Comm g_comm;
-/* The reference loops' waits (limit:signal, limit:inline, limit:pipe) follow the library's
- * policy for waits without a team: spin, then yield and nap, NUMACOLL_TIMEOUT, and a look
- * at every rank's process every 20 ms, so a rank that died or hangs ends the run with a
- * message instead of leaving the others spinning (bench_wait.h) */
+/* the wait policy of the reference loops (bcast_limits.c): every rank's pid is watched */
 static bench_watch_t g_watch;
 static _Atomic int32_t *g_pids; /* every rank's pid (MPI_COMM_WORLD order) */
-
-static void ref_wait_failed(void)
-{
-    fprintf(stderr, "numacoll-bench --mpi (rank %d): %s\n", g_rank, numacoll_last_error());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-/* wait until @p cond holds (see g_watch); the comment at each use says who writes it */
-#define REF_WAIT(cond)                                                                             \
-    do {                                                                                           \
-        bench_wait_begin(&g_watch);                                                                \
-        while (!(cond))                                                                            \
-            if (bench_wait_step(&g_watch)) ref_wait_failed();                                     \
-    } while (0)
 static MPI_Comm g_comm_sm = MPI_COMM_NULL; /* Open MPI: a duplicate served by coll/sm */
 static unsigned char *g_src;               /* limit:memcpy source (new content before every copy) */
-/* limit:signal: one 64-bit flag per rank, each on its own 128-byte line of a shared window */
-static MPI_Win g_sig_win = MPI_WIN_NULL;
-static _Atomic uint64_t *g_sig_mine; /* this rank's flag */
-static unsigned char **g_sig_all;    /* every rank's flag (root writes them) */
-static uint64_t g_sig_seq;
-/* limit:inline: per rank an ack line and INL_LIMIT_BLKS blocks (stamp + payload) of a shared
- * window; the root keeps the last ack it saw of every rank */
-#define INL_LIMIT_MAX 1024
-#define INL_LIMIT_BLKS 8
-#define INL_LIMIT_STRIDE 1152 /* 8-byte stamp + INL_LIMIT_MAX, rounded up to 128 */
-static MPI_Win g_inl_win = MPI_WIN_NULL;
-static unsigned char **g_inl_all; /* every rank's region: ack line, then the blocks */
-static uint64_t *g_inl_seen;      /* root side: last ack seen per rank */
-static uint64_t g_inl_seq;
-/* limit:xcore: the root's message, in a shared window only the root's region of which has
- * any bytes (max-bytes); the receivers copy from it */
-static MPI_Win g_xc_win = MPI_WIN_NULL;
-static unsigned char **g_xc_all; /* every rank's region: only the root's has bytes */
-static unsigned char *g_xc_src;
-/* limit:pipe: rank 0's region of a shared window: a 128-byte line with the count of
- * fragments published so far (monotonic over all calls), then max-bytes of fragments */
-#define PIPE_FRAG ((size_t)64 << 10)
-static MPI_Win g_pp_win = MPI_WIN_NULL;
-static unsigned char **g_pp_all;
-static uint64_t g_pp_base; /* fragments of all earlier calls (the same on every rank) */
 static numacoll_team_t *g_team; /* the flat team behind g_comm (variant "core") */
 static unsigned char *g_buf;    /* this call's buffer: g_pool[i % g_npool] */
 static size_t g_bytes;
@@ -293,44 +252,11 @@ static void oom(const char *what)
     PMPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-/* A shared window of @p bytes on this rank (ranks may ask for different sizes), zeroed,
- * for the limit:* references: every rank's region (calloc'd array, indexed by rank).
- * Collective; every region is zeroed (its pages faulted in) before any rank returns. */
-static unsigned char **shared_regions(size_t bytes, MPI_Win *win)
-{
-    void *base = NULL;
-    if (PMPI_Win_allocate_shared((MPI_Aint)bytes, 128, MPI_INFO_NULL, g_comm, &base, win) !=
-        MPI_SUCCESS) {
-        fprintf(stderr, "numacoll-bench --mpi: MPI_Win_allocate_shared of %zu bytes failed\n",
-                bytes);
-        PMPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    if (bytes) memset(base, 0, bytes); /* a 0-byte region may have no base (MPICH: NULL) */
-    unsigned char **all = calloc((size_t)g_size, sizeof *all);
-    if (!all) oom("a shared window");
-    for (int r = 0; r < g_size; r++) {
-        MPI_Aint sz;
-        int du;
-        PMPI_Win_shared_query(*win, r, &sz, &du, &base);
-        all[r] = base;
-    }
-    PMPI_Barrier(g_comm); /* zeroed everywhere before anyone's first store */
-    return all;
-}
-
 /* The coll/sm duplicate and the windows of the limit:* references. Collective. */
 static void free_references(void)
 {
     if (g_comm_sm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm_sm);
-    if (g_sig_win != MPI_WIN_NULL) PMPI_Win_free(&g_sig_win);
-    if (g_inl_win != MPI_WIN_NULL) PMPI_Win_free(&g_inl_win);
-    if (g_xc_win != MPI_WIN_NULL) PMPI_Win_free(&g_xc_win);
-    if (g_pp_win != MPI_WIN_NULL) PMPI_Win_free(&g_pp_win);
-    free(g_sig_all);
-    free(g_inl_all);
-    free(g_inl_seen);
-    free(g_xc_all);
-    free(g_pp_all);
+    bcast_limits_free();
 }
 
 /* The MPI code of numacoll status @p rc of variant @p v; a failure's message goes to stderr
@@ -363,90 +289,8 @@ static int run_once(int barrier, const variant_t *v, int root)
         }
         return MPI_SUCCESS;
     }
-    if (v->kind == 6) {
-        /* the least any broadcast can cost here: the root stores a sequence number into
-         * each receiver's flag line, a receiver waits for it; no payload, no acks */
-        uint64_t seq = ++g_sig_seq;
-        if (g_rank == root) {
-            for (int r = 0; r < g_size; r++)
-                if (r != root)
-                    atomic_store_explicit((_Atomic uint64_t *)g_sig_all[r], seq,
-                                          memory_order_release);
-        } else {
-            /* Wait loop: only the root writes this flag (seq of its latest call); after
-             * seeing seq the receiver may assume the root has entered this call. Ranks
-             * <= CPUs (checked when the variant is added): it spins (REF_WAIT). */
-            REF_WAIT(atomic_load_explicit(g_sig_mine, memory_order_acquire) >= seq);
-        }
-        return MPI_SUCCESS;
-    }
-    if (v->kind == 8) {
-        /* the root has written g_xc_src before the barrier that precedes this call (the
-         * barrier orders that write before this read); only the receivers copy */
-        if (g_rank != root) {
-            memcpy(g_buf, g_xc_src, g_bytes);
-            __asm__ __volatile__("" ::"r"(g_buf) : "memory"); /* the copy is not dead */
-        }
-        return MPI_SUCCESS;
-    }
-    if (v->kind == 9) {
-        size_t nfrag = (g_bytes + PIPE_FRAG - 1) / PIPE_FRAG;
-        _Atomic uint64_t *done = (_Atomic uint64_t *)g_pp_all[0];
-        unsigned char *win = g_pp_all[0] + 128;
-        for (size_t i = 0; i < nfrag; i++) {
-            size_t off = i * PIPE_FRAG, n = g_bytes - off < PIPE_FRAG ? g_bytes - off : PIPE_FRAG;
-            if (g_rank == root) {
-                /* the window's previous content was copied out before the barrier that
-                 * precedes this call */
-                memcpy(win + off, g_buf + off, n);
-                /* release: the fragment before the count that announces it */
-                atomic_store_explicit(done, g_pp_base + i + 1, memory_order_release);
-            } else {
-                /* Wait loop: only rank 0 writes the count (fragments published, over all
-                 * calls); after seeing base + i + 1 the receiver may read fragment i of this
-                 * call. Ranks <= CPUs (checked when the variant is added): it spins. */
-                REF_WAIT(atomic_load_explicit(done, memory_order_acquire) >= g_pp_base + i + 1);
-                memcpy(g_buf + off, win + off, n);
-            }
-        }
-        g_pp_base += nfrag;
-        return MPI_SUCCESS;
-    }
-    if (v->kind == 7) {
-        uint64_t seq = ++g_inl_seq;
-        size_t off = 128 + (size_t)(seq % INL_LIMIT_BLKS) * INL_LIMIT_STRIDE;
-        if (g_rank == root) {
-            for (int r = 0; r < g_size; r++) {
-                if (r == root) continue;
-                /* Wait loop: only rank r writes its ack line (the seq of the last call it
-                 * copied out, or was the root of with --root-shift); after seeing ack >=
-                 * seq - BLKS the root may assume r has read this block's previous content
-                 * and may overwrite it. */
-                if (seq > INL_LIMIT_BLKS && g_inl_seen[r] < seq - INL_LIMIT_BLKS)
-                    REF_WAIT((g_inl_seen[r] = atomic_load_explicit(
-                                  (_Atomic uint64_t *)g_inl_all[r], memory_order_acquire)) >=
-                             seq - INL_LIMIT_BLKS);
-                unsigned char *blk = g_inl_all[r] + off;
-                memcpy(blk + 8, g_buf, g_bytes);
-                /* release: the payload before the stamp the receiver waits for */
-                atomic_store_explicit((_Atomic uint64_t *)blk, seq, memory_order_release);
-            }
-            /* with --root-shift the next roots wait for this rank's ack of seq too (it has no
-             * block to read in this call); release, as a receiver's ack: a root that sees it
-             * must also see this rank's reads of its earlier blocks as done */
-            if (g_root_shift)
-                atomic_store_explicit((_Atomic uint64_t *)g_inl_all[g_rank], seq,
-                                      memory_order_release);
-        } else {
-            unsigned char *blk = g_inl_all[g_rank] + off;
-            /* Wait loop: only the root writes this stamp (after the payload, release); after
-             * seeing seq the receiver may read the payload of this call. Ranks <= CPUs, as
-             * limit:signal: it spins. */
-            REF_WAIT(atomic_load_explicit((_Atomic uint64_t *)blk, memory_order_acquire) >= seq);
-            memcpy(g_buf, blk + 8, g_bytes);
-            /* release: the block read before the root may reuse it */
-            atomic_store_explicit((_Atomic uint64_t *)g_inl_all[g_rank], seq, memory_order_release);
-        }
+    if (v->kind >= 6) { /* the reference loops, kinds 6-9 in bcast_limit_t's order */
+        bcast_limits_run((bcast_limit_t)(v->kind - 6), root, g_buf, g_bytes);
         return MPI_SUCCESS;
     }
     return core_result(v, numacoll_bcast_with(g_team, g_buf, g_bytes, root, v->alg));
@@ -471,7 +315,10 @@ static void prepare_call(const variant_t *v, long i)
     g_buf = g_pool[i % g_npool];
     g_key++;
     if (g_rank == call_root(v, i) && g_bytes)
-        memset(v->kind == 5 ? g_src : v->kind == 8 ? g_xc_src : g_buf, g_key, g_bytes);
+        memset(v->kind == 5   ? g_src
+               : v->kind == 8 ? bcast_limits_xcore_source()
+                              : g_buf,
+               g_key, g_bytes);
 }
 
 /* Mean seconds per call of @p iters calls: the slowest rank's in *slow, and the mean over
@@ -587,7 +434,7 @@ static int measure(const opts_t *o, variant_t *vs, int nv)
 {
     int err = 0;
     for (int i = 0; i < nv; i++) {
-        vs[i].skip = vs[i].kind == 7 && g_bytes > INL_LIMIT_MAX; /* beyond its blocks */
+        vs[i].skip = vs[i].kind == 7 && g_bytes > BCAST_LIMIT_INLINE_MAX; /* beyond its blocks */
         if (vs[i].skip) continue;
         /* warm-up (also creates the team) and calibration */
         timed_run(o->barrier, &vs[i], 3, &err, NULL);
@@ -726,6 +573,7 @@ int main(int argc, char **argv)
     int32_t my_pid = (int32_t)getpid();
     PMPI_Allgather(&my_pid, 1, MPI_INT32_T, (int32_t *)g_pids, 1, MPI_INT32_T, g_comm);
     bench_watch_pids(&g_watch, g_pids, g_size, g_rank, "a reference loop of the MPI benchmark");
+    bcast_limits_init(g_comm, &g_watch, g_root_shift);
 
     variant_t *vs = calloc(MAXV, sizeof *vs);
     int nv = 0;
@@ -755,9 +603,7 @@ int main(int argc, char **argv)
     if (!o.barrier && in_list(o.variants, "limit:memcpy"))
         vs[nv++] = (variant_t){.name = "limit:memcpy", .kind = 5};
     if (!o.barrier && o.variants && in_list(o.variants, "limit:xcore") && g_size > 1) {
-        /* only the root's region has bytes (the others ask for 0) */
-        g_xc_all = shared_regions(g_rank == 0 ? (o.max_bytes ? o.max_bytes : 1) : 0, &g_xc_win);
-        g_xc_src = g_xc_all[0];
+        bcast_limits_add(BCAST_LIMIT_XCORE, o.max_bytes);
         vs[nv++] = (variant_t){.name = "limit:xcore", .kind = 8};
     }
     /* limit:signal spins: only without oversubscription (and on x86, for the pause) */
@@ -765,19 +611,15 @@ int main(int argc, char **argv)
     int spin_ok = g_size <= (int)sysconf(_SC_NPROCESSORS_ONLN), all_ok = 0;
     PMPI_Allreduce(&spin_ok, &all_ok, 1, MPI_INT, MPI_MIN, g_comm);
     if (!o.barrier && all_ok && in_list(o.variants, "limit:signal")) {
-        g_sig_all = shared_regions(128, &g_sig_win);
-        g_sig_mine = (_Atomic uint64_t *)g_sig_all[g_rank];
+        bcast_limits_add(BCAST_LIMIT_SIGNAL, o.max_bytes);
         vs[nv++] = (variant_t){.name = "limit:signal", .kind = 6};
     }
     if (!o.barrier && all_ok && in_list(o.variants, "limit:inline")) {
-        g_inl_all = shared_regions(128 + (size_t)INL_LIMIT_BLKS * INL_LIMIT_STRIDE, &g_inl_win);
-        g_inl_seen = calloc((size_t)g_size, sizeof *g_inl_seen);
-        if (!g_inl_seen) oom("limit:inline");
+        bcast_limits_add(BCAST_LIMIT_INLINE, o.max_bytes);
         vs[nv++] = (variant_t){.name = "limit:inline", .kind = 7};
     }
     if (!o.barrier && all_ok && g_size > 1 && o.variants && in_list(o.variants, "limit:pipe")) {
-        g_pp_all = shared_regions(g_rank == 0 ? 128 + (o.max_bytes ? o.max_bytes : 1) : 0,
-                                  &g_pp_win);
+        bcast_limits_add(BCAST_LIMIT_PIPE, o.max_bytes);
         vs[nv++] = (variant_t){.name = "limit:pipe", .kind = 9};
     }
 #endif
