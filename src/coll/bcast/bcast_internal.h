@@ -109,7 +109,7 @@ typedef struct ctl_line {
 #define ROOT_MASK ((1ull << ROOT_BITS) - 1)
 #define INL_SIZE_MASK ((1ull << ROOT_SHIFT) - 1)
 #define SEL_CLASSES 48      /* the copy-mode selector's log2 size classes (sel_of) */
-#define FLAGS_MASK 0x1ffull /* the NT_* and OPF_* bits of a control line's `flags` */
+#define FLAGS_MASK 0x3ffull /* the NT_* and OPF_* bits of a control line's `flags` */
 static inline uint64_t root_bits(int root)
 {
     return ((uint64_t)root & ROOT_MASK) << ROOT_SHIFT;
@@ -160,6 +160,8 @@ typedef struct hot {
     int16_t nkids;
     uint16_t head_bytes; /* payload bytes that share the stamp's line */
     uint8_t hints;       /* HINT_* in effect (inl_put) */
+    uint32_t give_due32; /* the low 32 bits of give_due (bc_give_back: op == this after a
+                          * call of the hot path; a match at another op only looks) */
 } hot_line_t;
 _Static_assert(sizeof(hot_line_t) <= 64, "the hot state must fit one cache line");
 
@@ -239,6 +241,12 @@ struct nc_bcast_team {
     size_t *populated; /* [q] bytes from the start of my queue's set that have their memory
                         * (the whole set unless lazy); ops use their set from its start up,
                         * rotating (frag_buf), so a high-water mark describes it */
+    /* giving the queue's pages back (give_back.c; the protocol at the top) */
+    uint64_t give_back;     /* NUMACOLL_BCAST_GIVE_BACK (0: never, also when not lazy) */
+    uint64_t give_due;      /* look at the acks after the call that leaves hot.op here
+                             * (UINT64_MAX: nothing in the queue to give back) */
+    uint64_t queue_last_op; /* the last op that wrote into my queue */
+    int short_logged;       /* we said (NUMACOLL_VERBOSE) that we send in inline pieces */
 };
 
 struct sel { /* the copy-mode selector of one log2 size class (bcast_t.sel_classes) */
@@ -305,6 +313,11 @@ static inline _Atomic uint64_t *cma_guard(bcast_t *b, int r)
 /* this op's data start at the start of its set, not at a rotating offset (frag_buf); the
  * root's choice, read as OPF_WHOLE */
 #define OPF_NOROT 256
+/* this op of a queue broadcast carries min(left, inline_room) bytes of the message in the
+ * receivers' inline blocks of the op (op % INLINE_BLOCKS), not in the queue: the root
+ * could not get its queue's pages (see the protocol at the top); the root's choice per op,
+ * in the control line of the op's first slot (its `size`: the piece's bytes) */
+#define OPF_SHORT 512
 /* The copy-mode selector's modes 0..NC_BCAST_SEL_MODES-1: bit 0 streamed root stores, bit 1
  * streamed receiver stores (NT_STREAM_ROOT, NT_STREAM_RECV), bit 2 OPF_WHOLE, bit 3
  * OPF_NOROT */
@@ -494,6 +507,23 @@ int bc_cma_guarded_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes,
 
 /* queue.c: a queue broadcast of the root's @p bytes, of which a receiver keeps @p cap */
 int bc_run_queue(call_t *x, char *buf, size_t bytes, size_t cap);
+
+/* give_back.c: after a call, when hot.op has reached give_due: return my queue's pages if
+ * every other member has acked the last op that wrote into it (never waits; else look
+ * again after the next call) */
+__attribute__((noinline)) void bc_give_back(numacoll_team_t *t, bcast_t *b);
+/* after every call (the general path's; the hot path compares the low 32 bits in line) */
+static inline void give_back_check(numacoll_team_t *t, bcast_t *b)
+{
+    if (NC_UNLIKELY(b->hot.op >= b->give_due)) bc_give_back(t, b);
+}
+/* a write into my queue in op @p op: the count starts again */
+static inline void queue_written(bcast_t *b, uint64_t op)
+{
+    b->queue_last_op = op;
+    b->give_due = b->give_back ? op + 1 + b->give_back : UINT64_MAX;
+    b->hot.give_due32 = (uint32_t)b->give_due;
+}
 
 /* select.c: the copy-mode selector (see there) */
 #define SEL_EVERY_MIN ((size_t)1 << 20) /* from here on every call of the best is measured */
