@@ -59,6 +59,46 @@
  *    blocks written by inner tree nodes (who only write after the root's wait), is done.
  *    The root caches the acks it has seen, so with q sets it reads a peer's ack line about
  *    once per q ops.
+ *
+ * Queue memory (NUMACOLL_BCAST_POPULATE=first-use, no relay: "lazy"): a process's queue
+ * has no pages at set-up; the root of op n gives set n % q pages up to where the op's data
+ * end (populate_set, queue.c) after its reuse wait. A relay copy needs pages in the
+ * relay's queue too (only with the relay forced per call on lazy queues): a relay that
+ * cannot get them fails its subtree's call (OPF_NOSPACE). A root that cannot get the
+ * first pages of its queue fails the call on every member the same way (it tells its
+ * children, who forward it; the MPI layer then uses the MPI's broadcast on that
+ * communicator). A root whose queue had pages and gave them back (below) has been working
+ * with them, so failing to get them again must not fail the call: it sends the op in an
+ * inline piece instead (OPF_SHORT): min(left, inline_room) bytes of
+ * the message in every child's inline block n % 8, written after the root's wait for
+ * every ack >= n - 8 + 1 (root_inline's argument: nobody reads the blocks), announced
+ * with size and OPF_SHORT in the control line of the set's first slot (stamp n + 1,
+ * release after the payload); each receiver, after its acquire load of that stamp, copies
+ * its block into its children's blocks and announces it the same way, then copies its
+ * share out and acks n. The piece's size follows from the root's message size and the
+ * agreed inline room, so a receiver checks it; the choice is the root's alone, per op, and
+ * needs no agreement (the receivers read it where they wait anyway). The rest of the call
+ * goes in pieces too; the next call tries to populate again. No extra pages: the blocks
+ * lie in the control area, which has its pages from set-up.
+ *
+ * Giving the pages back (give_back.c; lazy queues, NUMACOLL_BCAST_GIVE_BACK = G > 0):
+ * a process that wrote into its queue in op L (as root, or as a relay's copy) counts the
+ * calls since (hot.op: one op per inline or CMA broadcast; a queue broadcast of other
+ * roots counts as one, bc_run_queue moves give_due on), and after the G-th looks, without
+ * waiting, at every other member's ack: if each is >= L + 1, it punches its queue's pages
+ * out of the shared file (MADV_REMOVE) and sets populated[] to 0, so its next queue op
+ * populates again; else it looks again after its next call. Why this is safe: only this
+ * process writes its queue; its readers (the children of its ops, and the readers of a
+ * relay copy) read it only in ops that wrote it, the last being L, and each acks an op
+ * (release) after its last read of it; acks are monotonic and ops processed in order, so
+ * the acquire load that shows ack >= L + 1 orders every read of the queue before the
+ * punch. A later read needs a later stamp from this process, which it publishes (release)
+ * after populating and writing the set again. The control lines, inline blocks, acks and
+ * the sets' op words lie outside the queue and are never punched, so waiters keep polling
+ * valid memory. The decision is each process's own (its queue is read only through the
+ * stamps it publishes), so the members need not agree and may count apart. The hot path
+ * compares the low 32 bits of give_due with hot.op after each call (a line it holds
+ * anyway); bc_give_back checks the whole count.
  */
 #ifndef NC_BCAST_INTERNAL_H
 #define NC_BCAST_INTERNAL_H
@@ -246,6 +286,8 @@ struct nc_bcast_team {
     uint64_t give_due;      /* look at the acks after the call that leaves hot.op here
                              * (UINT64_MAX: nothing in the queue to give back) */
     uint64_t queue_last_op; /* the last op that wrote into my queue */
+    int gave_back;          /* we gave the queue's pages back at least once: a root that
+                             * cannot get them again sends in inline pieces (OPF_SHORT) */
     int short_logged;       /* we said (NUMACOLL_VERBOSE) that we send in inline pieces */
 };
 

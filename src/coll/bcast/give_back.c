@@ -37,6 +37,7 @@ void bc_give_back(numacoll_team_t *t, bcast_t *b)
     if (n) (void)madvise(q, n, MADV_REMOVE);
     for (size_t i = 0; i < b->sets; i++)
         b->populated[i] = 0;
+    b->gave_back = 1;
     b->give_due = UINT64_MAX;
     b->hot.give_due32 = (uint32_t)UINT64_MAX;
     if (nc_verbose() >= 2)

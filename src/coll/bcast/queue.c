@@ -172,6 +172,11 @@ int bc_run_queue(call_t *x, char *buf, size_t bytes, size_t cap)
             if (NC_UNLIKELY(b->populated[set] < use_end)) {
                 /* one failure a call: the rest of the call goes in pieces too */
                 piece = no_pages || populate_set(x, set, use_end) != NUMACOLL_OK;
+                if (piece && !b->gave_back) { /* the queue's first pages: the call fails */
+                    char why[256];
+                    snprintf(why, sizeof why, "%s", numacoll_last_error());
+                    return queue_failed(x, set * b->slots_per_set, op, why);
+                }
                 if (piece && !no_pages) log_short(x);
                 no_pages |= piece;
             }
