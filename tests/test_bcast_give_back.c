@@ -7,7 +7,8 @@
  *    not write into its queue return its pages (3 do not; a large broadcast of another
  *    root, two ops, counts as one call), the next large broadcast gets them again and
  *    moves every byte right; where the root cannot get them, its broadcast goes in inline
- *    pieces and still delivers every byte; NUMACOLL_BCAST_GIVE_BACK=0 keeps them;
+ *    pieces and still delivers every byte (P = 2, 3, 4: at 4 an inner tree node forwards
+ *    the pieces); NUMACOLL_BCAST_GIVE_BACK=0 keeps them;
  *  - a receiver still before the large broadcast (P = 2, rank 1 held back) keeps the root
  *    from punching: it receives every byte, and the root gives the pages back once it is
  *    past them.
@@ -145,6 +146,7 @@ static void test_given_back_after_small_calls(void **state)
     set_env("4");
     run_members(2, threshold_worker, &give_back, 0);
     run_members(3, threshold_worker, &give_back, 0);
+    run_members(4, threshold_worker, &give_back, 0); /* rank 1 forwards to rank 3 */
     give_back = 0;
     set_env("0");
     run_members(2, threshold_worker, &give_back, 0);
