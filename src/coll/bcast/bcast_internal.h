@@ -12,6 +12,7 @@
  *   cma.c        the CMA path
  *   select.c     the copy-mode selector of the queue path
  *   state.c      the team's state: agreement, layout, segment
+ *   give_back.c  a queue's pages returned after NUMACOLL_BCAST_GIVE_BACK calls without it
  *   calibrate.c  the model's constants t and t_W
  *   wait.c       the waits that run out of line (the others are below)
  *   tree.c       notification trees and this process's tree cache
