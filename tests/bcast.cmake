@@ -26,3 +26,12 @@ if(TARGET test_bcast)
                                     ${CMAKE_CURRENT_SOURCE_DIR}/bcast/state.c)
   target_include_directories(test_bcast PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endif()
+if(TEST test_bcast_give_back)
+  set_tests_properties(test_bcast_give_back PROPERTIES LABELS "bcast" TIMEOUT 60)
+endif()
+# bcast_give_back_timing: the measurement behind NUMACOLL_BCAST_GIVE_BACK (docs/tuning-notes.md);
+# built, not run by ctest
+add_executable(bcast_give_back_timing ${CMAKE_CURRENT_SOURCE_DIR}/bcast_give_back_timing.c)
+target_link_libraries(bcast_give_back_timing PRIVATE nc_testutil)
+target_compile_options(bcast_give_back_timing PRIVATE ${NC_WARN} -Wno-missing-prototypes)
+set_target_properties(bcast_give_back_timing PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)

@@ -75,6 +75,7 @@
     X(BCAST_ADAPT_OVERSUB)                                                                         \
     X(BCAST_RELAY)                                                                                 \
     X(BCAST_POPULATE)                                                                              \
+    X(BCAST_GIVE_BACK)                                                                             \
     /* reductions: src/coll/reduce/config_rows.c */                                                \
     X(ALLREDUCE)                                                                                   \
     X(REDUCE)                                                                                      \

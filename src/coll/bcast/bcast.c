@@ -122,8 +122,20 @@ int nc_bcast_last_mismatch(numacoll_team_t *t, size_t *sent, int *mark, uint64_t
     return 1;
 }
 
+static int run_general(numacoll_team_t *t, void *buf, size_t bytes, int root,
+                       const nc_bcast_opts_t *o);
+
 int nc_bcast_run_opts(numacoll_team_t *t, void *buf, size_t bytes, int root,
                       const nc_bcast_opts_t *o)
+{
+    int rc = run_general(t, buf, bytes, root, o);
+    if (t->bcast) give_back_check(t, t->bcast); /* after every call (give_back.c) */
+    return rc;
+}
+
+/* nc_bcast_run_opts without the look at the queue's pages after it */
+static int run_general(numacoll_team_t *t, void *buf, size_t bytes, int root,
+                       const nc_bcast_opts_t *o)
 {
     /* 0 bytes is an op like any other (an inline one without payload), so that a member
      * passing 0 against a root's n, or n against a root's 0, gets the size error instead

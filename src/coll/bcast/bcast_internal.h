@@ -12,6 +12,7 @@
  *   cma.c        the CMA path
  *   select.c     the copy-mode selector of the queue path
  *   state.c      the team's state: agreement, layout, segment
+ *   give_back.c  a queue's pages returned after NUMACOLL_BCAST_GIVE_BACK calls without it
  *   calibrate.c  the model's constants t and t_W
  *   wait.c       the waits that run out of line (the others are below)
  *   tree.c       notification trees and this process's tree cache
@@ -59,6 +60,46 @@
  *    blocks written by inner tree nodes (who only write after the root's wait), is done.
  *    The root caches the acks it has seen, so with q sets it reads a peer's ack line about
  *    once per q ops.
+ *
+ * Queue memory (NUMACOLL_BCAST_POPULATE=first-use, no relay: "lazy"): a process's queue
+ * has no pages at set-up; the root of op n gives set n % q pages up to where the op's data
+ * end (populate_set, queue.c) after its reuse wait. A relay copy needs pages in the
+ * relay's queue too (only with the relay forced per call on lazy queues): a relay that
+ * cannot get them fails its subtree's call (OPF_NOSPACE). A root that cannot get the
+ * first pages of its queue fails the call on every member the same way (it tells its
+ * children, who forward it; the MPI layer then uses the MPI's broadcast on that
+ * communicator). A root whose queue had pages and gave them back (below) has been working
+ * with them, so failing to get them again must not fail the call: it sends the op in an
+ * inline piece instead (OPF_SHORT): min(left, inline_room) bytes of
+ * the message in every child's inline block n % 8, written after the root's wait for
+ * every ack >= n - 8 + 1 (root_inline's argument: nobody reads the blocks), announced
+ * with size and OPF_SHORT in the control line of the set's first slot (stamp n + 1,
+ * release after the payload); each receiver, after its acquire load of that stamp, copies
+ * its block into its children's blocks and announces it the same way, then copies its
+ * share out and acks n. The piece's size follows from the root's message size and the
+ * agreed inline room, so a receiver checks it; the choice is the root's alone, per op, and
+ * needs no agreement (the receivers read it where they wait anyway). The rest of the call
+ * goes in pieces too; the next call tries to populate again. No extra pages: the blocks
+ * lie in the control area, which has its pages from set-up.
+ *
+ * Giving the pages back (give_back.c; lazy queues, NUMACOLL_BCAST_GIVE_BACK = G > 0):
+ * a process that wrote into its queue in op L (as root, or as a relay's copy) counts the
+ * calls since (hot.op: one op per inline or CMA broadcast; a queue broadcast of other
+ * roots counts as one, bc_run_queue moves give_due on), and after the G-th looks, without
+ * waiting, at every other member's ack: if each is >= L + 1, it punches its queue's pages
+ * out of the shared file (MADV_REMOVE) and sets populated[] to 0, so its next queue op
+ * populates again; else it looks again after its next call. Why this is safe: only this
+ * process writes its queue; its readers (the children of its ops, and the readers of a
+ * relay copy) read it only in ops that wrote it, the last being L, and each acks an op
+ * (release) after its last read of it; acks are monotonic and ops processed in order, so
+ * the acquire load that shows ack >= L + 1 orders every read of the queue before the
+ * punch. A later read needs a later stamp from this process, which it publishes (release)
+ * after populating and writing the set again. The control lines, inline blocks, acks and
+ * the sets' op words lie outside the queue and are never punched, so waiters keep polling
+ * valid memory. The decision is each process's own (its queue is read only through the
+ * stamps it publishes), so the members need not agree and may count apart. The hot path
+ * compares the low 32 bits of give_due with hot.op after each call (a line it holds
+ * anyway); bc_give_back checks the whole count.
  */
 #ifndef NC_BCAST_INTERNAL_H
 #define NC_BCAST_INTERNAL_H
@@ -109,7 +150,7 @@ typedef struct ctl_line {
 #define ROOT_MASK ((1ull << ROOT_BITS) - 1)
 #define INL_SIZE_MASK ((1ull << ROOT_SHIFT) - 1)
 #define SEL_CLASSES 48      /* the copy-mode selector's log2 size classes (sel_of) */
-#define FLAGS_MASK 0x1ffull /* the NT_* and OPF_* bits of a control line's `flags` */
+#define FLAGS_MASK 0x3ffull /* the NT_* and OPF_* bits of a control line's `flags` */
 static inline uint64_t root_bits(int root)
 {
     return ((uint64_t)root & ROOT_MASK) << ROOT_SHIFT;
@@ -160,6 +201,8 @@ typedef struct hot {
     int16_t nkids;
     uint16_t head_bytes; /* payload bytes that share the stamp's line */
     uint8_t hints;       /* HINT_* in effect (inl_put) */
+    uint32_t give_due32; /* the low 32 bits of give_due (bc_give_back: op == this after a
+                          * call of the hot path; a match at another op only looks) */
 } hot_line_t;
 _Static_assert(sizeof(hot_line_t) <= 64, "the hot state must fit one cache line");
 
@@ -239,6 +282,14 @@ struct nc_bcast_team {
     size_t *populated; /* [q] bytes from the start of my queue's set that have their memory
                         * (the whole set unless lazy); ops use their set from its start up,
                         * rotating (frag_buf), so a high-water mark describes it */
+    /* giving the queue's pages back (give_back.c; the protocol at the top) */
+    uint64_t give_back;     /* NUMACOLL_BCAST_GIVE_BACK (0: never, also when not lazy) */
+    uint64_t give_due;      /* look at the acks after the call that leaves hot.op here
+                             * (UINT64_MAX: nothing in the queue to give back) */
+    uint64_t queue_last_op; /* the last op that wrote into my queue */
+    int gave_back;          /* we gave the queue's pages back at least once: a root that
+                             * cannot get them again sends in inline pieces (OPF_SHORT) */
+    int short_logged;       /* we said (NUMACOLL_VERBOSE) that we send in inline pieces */
 };
 
 struct sel { /* the copy-mode selector of one log2 size class (bcast_t.sel_classes) */
@@ -305,6 +356,11 @@ static inline _Atomic uint64_t *cma_guard(bcast_t *b, int r)
 /* this op's data start at the start of its set, not at a rotating offset (frag_buf); the
  * root's choice, read as OPF_WHOLE */
 #define OPF_NOROT 256
+/* this op of a queue broadcast carries min(left, inline_room) bytes of the message in the
+ * receivers' inline blocks of the op (op % INLINE_BLOCKS), not in the queue: the root
+ * could not get its queue's pages (see the protocol at the top); the root's choice per op,
+ * in the control line of the op's first slot (its `size`: the piece's bytes) */
+#define OPF_SHORT 512
 /* The copy-mode selector's modes 0..NC_BCAST_SEL_MODES-1: bit 0 streamed root stores, bit 1
  * streamed receiver stores (NT_STREAM_ROOT, NT_STREAM_RECV), bit 2 OPF_WHOLE, bit 3
  * OPF_NOROT */
@@ -494,6 +550,23 @@ int bc_cma_guarded_read(call_t *x, const cma_desc_t *d, void *buf, size_t bytes,
 
 /* queue.c: a queue broadcast of the root's @p bytes, of which a receiver keeps @p cap */
 int bc_run_queue(call_t *x, char *buf, size_t bytes, size_t cap);
+
+/* give_back.c: after a call, when hot.op has reached give_due: return my queue's pages if
+ * every other member has acked the last op that wrote into it (never waits; else look
+ * again after the next call) */
+__attribute__((noinline)) void bc_give_back(numacoll_team_t *t, bcast_t *b);
+/* after every call (the general path's; the hot path compares the low 32 bits in line) */
+static inline void give_back_check(numacoll_team_t *t, bcast_t *b)
+{
+    if (NC_UNLIKELY(b->hot.op >= b->give_due)) bc_give_back(t, b);
+}
+/* a write into my queue in op @p op: the count starts again */
+static inline void queue_written(bcast_t *b, uint64_t op)
+{
+    b->queue_last_op = op;
+    b->give_due = b->give_back ? op + 1 + b->give_back : UINT64_MAX;
+    b->hot.give_due32 = (uint32_t)b->give_due;
+}
 
 /* select.c: the copy-mode selector (see there) */
 #define SEL_EVERY_MIN ((size_t)1 << 20) /* from here on every call of the best is measured */

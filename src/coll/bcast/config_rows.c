@@ -145,6 +145,14 @@ static const nc_cfg_def_t rows[] = {
      .doc = "when a member's broadcast queue gets its memory: first-use = each set of slots as "
             "far as the member's messages reach into it; creation = all of it when the queues "
             "are set up; first-use needs Linux >= 5.14 and no NUMA relay, else creation applies"},
+    {.id = NC_CFG_BCAST_GIVE_BACK,
+     .type = NC_CFG_TYPE_INT,
+     .defval = "65536",
+     .allowed = "0..1073741824",
+     .doc = "after this many broadcasts in a row that did not write into its queue, a member "
+            "returns the queue's memory once every member has finished the last broadcast that "
+            "did (its next queue broadcast gets it again); 0 = never; only with "
+            "NUMACOLL_BCAST_POPULATE=first-use in effect"},
 };
 
 NC_CFG_REGISTER(bcast, rows)

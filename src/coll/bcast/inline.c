@@ -90,6 +90,7 @@ static int run_hot(numacoll_team_t *t, bcast_t *b, void *buf, size_t bytes, int 
                     op + 1, h->hints);
         /* release: as post_ack(), our reads and writes of op before a root sees the ack */
         nc_flag_post(t, (_Atomic uint64_t *)h->my_area, op + 1);
+        if (NC_UNLIKELY((uint32_t)h->op == h->give_due32)) bc_give_back(t, b);
         return NUMACOLL_OK;
     }
     char *blk = h->my_area + h->blocks_off + off;
@@ -106,7 +107,10 @@ static int run_hot(numacoll_team_t *t, bcast_t *b, void *buf, size_t bytes, int 
     /* lengths from `bytes` (a register, not the load of the word: the copies' addresses
      * need not wait for that load) */
     if (NC_UNLIKELY(h->nkids)) hot_forward(t, h, blk, off, bytes, op);
-    return inl_take(t, t->rank, root, blk, bytes, buf, bytes, h->my_area, op);
+    rc = inl_take(t, t->rank, root, blk, bytes, buf, bytes, h->my_area, op);
+    /* the count of calls without a queue write is hot.op itself (give_back.c) */
+    if (NC_UNLIKELY((uint32_t)h->op == h->give_due32)) bc_give_back(t, b);
+    return rc;
 }
 
 /* The default call. Small messages (0 .. fast_limit - 1 bytes, all inline; 0 bytes is a

@@ -192,7 +192,12 @@ int bc_state_create(numacoll_team_t *t)
         .fast_limit = b->trace || b->check || P > INT16_MAX ? 0 : (uint32_t)b->inline_limit + 1,
         .kids_root = -1,
         .head_bytes = (uint16_t)(line - INL_HDR),
-        .hints = (uint8_t)hints_of(b->demote, b->prefetch)};
+        .hints = (uint8_t)hints_of(b->demote, b->prefetch),
+        .give_due32 = (uint32_t)UINT64_MAX};
+    /* each member's own (only it writes its queue, give_back.c), so not compared; a queue
+     * that got its memory at creation keeps it */
+    b->give_back = lazy ? (uint64_t)nc_cfg_int(NC_CFG_BCAST_GIVE_BACK) : 0;
+    b->give_due = UINT64_MAX;
     b->numa_leaders = (int32_t *)b->global_area;
     if (t->rank == 0) /* informational: the NUMA leader (lowest rank of its node) */
         for (int r = 0; r < P; r++) {
