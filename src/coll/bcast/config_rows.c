@@ -147,7 +147,7 @@ static const nc_cfg_def_t rows[] = {
             "are set up; first-use needs Linux >= 5.14 and no NUMA relay, else creation applies"},
     {.id = NC_CFG_BCAST_GIVE_BACK,
      .type = NC_CFG_TYPE_INT,
-     .defval = "65536",
+     .defval = "1048576",
      .allowed = "0..1073741824",
      .doc = "after this many broadcasts in a row that did not write into its queue, a member "
             "returns the queue's memory once every member has finished the last broadcast that "
