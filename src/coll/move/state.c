@@ -275,10 +275,13 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     if (t->rank == 0 || nc_verbose() >= 3)
         nc_log(1, t->rank, P,
                "move: buffers %zu bytes (%u slots of %zu bytes per member, %zu of each at "
-               "set-up), NUMACOLL_MOVE=%s, single copy %s%s%zu bytes",
+               "set-up), NUMACOLL_MOVE=%s, single copy %s%s%zu bytes%s",
                total, s->slots, s->chunk, s->eager, nc_cfg_str(NC_CFG_MOVE),
                cma_ok ? "permitted" : "not permitted",
-               s->mode == MV_MODE_AUTO ? ", used from " : ", threshold ", s->cma_min);
+               s->oversubscribed ? ", oversubscribed: used where it saves per read "
+               : s->mode == MV_MODE_AUTO ? ", used from " : ", threshold ",
+               s->oversubscribed ? s->cma_read_oversub : s->cma_min,
+               s->oversubscribed ? " (NUMACOLL_MOVE_CMA_READ_OVERSUB)" : "");
     return NUMACOLL_OK;
 }
 
