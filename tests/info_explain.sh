@@ -129,15 +129,19 @@ done
 # NUMACOLL_MOVE_STREAM_MIN, non-temporal from it); from it, with NUMACOLL_MOVE_CMA_COST 1.5,
 # single copy where the busiest member is done sooner: gather never (c < 1), scatter at
 # np >= 3 (c < P-1), allgather at np 2 only (c (P-1) < P), alltoall always (c < 2); c 0.5:
-# gather too, c 3: none at np 2; np 64 (oversubscribed): the slots but for alltoall;
+# gather too, c 3: none at np 2; np 64 (oversubscribed): single copy where the bytes it
+# saves the busiest member reach NUMACOLL_MOVE_CMA_READ_OVERSUB (80 KiB) per read: scatter
+# from 80 KiB / 61.5 (1332 bytes), alltoall from 2 x 80 KiB, gather and allgather never;
 # NUMACOLL_MOVE=copy: the slots
 for want in "16 - gather 1024 copy plain" "16 - alltoall 16384 copy nt" \
     "16 - gather 1048576 copy nt" "16 - scatter 1048576 cma -" \
     "16 - allgather 1048576 copy nt" "16 - alltoall 1048576 cma -" \
     "2 - scatter 1048576 copy nt" "2 - allgather 1048576 cma -" "2 - alltoall 1048576 cma -" \
     "2 0.5 gather 1048576 cma -" "2 3 alltoall 1048576 copy nt" \
-    "64 - alltoall 1048576 cma -" "64 - scatter 1048576 copy nt" \
-    "64 - alltoall 65536 copy nt" "copy - scatter 1048576 copy nt"; do
+    "64 - alltoall 1048576 cma -" "64 - scatter 1048576 cma -" \
+    "64 - scatter 1024 copy plain" "64 - scatter 8192 cma -" "64 - alltoall 65536 copy nt" \
+    "64 - alltoall 262144 cma -" "64 - gather 16777216 copy nt" \
+    "64 - allgather 16777216 copy nt" "copy - scatter 1048576 copy nt"; do
     read -r np cost kind bytes path stores <<<"$want"
     env=()
     [ "$cost" = - ] || env+=(NUMACOLL_MOVE_CMA_COST="$cost")

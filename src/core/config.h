@@ -89,6 +89,7 @@
     /* data movement (gather, scatter, alltoall): src/coll/move/config_rows.c */                   \
     X(MOVE)                                                                                        \
     X(MOVE_CMA_MIN)                                                                                \
+    X(MOVE_CMA_READ_OVERSUB)                                                                       \
     X(MOVE_CMA_COST)                                                                               \
     X(MOVE_FRAGMENT)                                                                               \
     X(MOVE_SLOTS)                                                                                  \

@@ -49,6 +49,7 @@ void explain_move(const numacoll_team_t *t, int bytes_set, unsigned long long by
     long slots = nc_cfg_int(NC_CFG_MOVE_SLOTS);
     fact("move.mode", 0, "%s", nc_cfg_str(NC_CFG_MOVE));
     fact("move.cma_min", 1, "%zu", nc_cfg_size(NC_CFG_MOVE_CMA_MIN));
+    fact("move.cma_read_oversub", 1, "%zu", nc_cfg_size(NC_CFG_MOVE_CMA_READ_OVERSUB));
     fact("move.stream_min", 1, "%zu", nc_cfg_size(NC_CFG_MOVE_STREAM_MIN));
     fact("move.fragment", 1, "%zu", fragment);
     fact("move.slots", 1, "%ld", slots);
@@ -58,8 +59,10 @@ void explain_move(const numacoll_team_t *t, int bytes_set, unsigned long long by
              "out (two copies, pipelined); path cma: the readers copy it straight from the "
              "owner's buffer with process_vm_readv if the members may (probed at set-up; else "
              "copy), and the owner returns once they are done; NUMACOLL_MOVE_CMA_MIN %zu, "
-             "NUMACOLL_MOVE_STREAM_MIN %zu bytes",
+             "NUMACOLL_MOVE_CMA_READ_OVERSUB %zu (%s), NUMACOLL_MOVE_STREAM_MIN %zu bytes",
        nc_cfg_str(NC_CFG_MOVE), slots, fragment, nc_cfg_size(NC_CFG_MOVE_CMA_MIN),
+       nc_cfg_size(NC_CFG_MOVE_CMA_READ_OVERSUB),
+       t->oversubscribed ? "this team is oversubscribed: it applies" : "oversubscribed teams",
        nc_cfg_size(NC_CFG_MOVE_STREAM_MIN));
     if (bytes_set) {
         for (int sh = 0; sh < NC_MOVE_SHAPES; sh++)
@@ -84,6 +87,8 @@ void explain_move(const numacoll_team_t *t, int bytes_set, unsigned long long by
     hp(2, 4, "owner: how an owner writes a block of that size into its slots (copy path): plain "
              "stores, or nt (non-temporal) from NUMACOLL_MOVE_STREAM_MIN; NUMACOLL_MOVE=auto "
              "takes single copy from NUMACOLL_MOVE_CMA_MIN where NUMACOLL_MOVE_CMA_COST (%.2f) "
-             "says the busiest member is done sooner (--bytes M gives the reason per collective)",
+             "says the busiest member is done sooner, on an oversubscribed team where the bytes "
+             "it saves that member pay for its reads at NUMACOLL_MOVE_CMA_READ_OVERSUB each "
+             "(--bytes M gives the reason per collective)",
        nc_cfg_double(NC_CFG_MOVE_CMA_COST));
 }

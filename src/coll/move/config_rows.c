@@ -12,14 +12,22 @@ static const nc_cfg_def_t rows[] = {
      .allowed = "auto|copy|cma",
      .doc = "how gather, scatter, allgather and alltoall move a block: copy = through the "
             "owner's shared slots, cma = single copy from its buffer (process_vm_readv, needs "
-            "ptrace permission), auto = cma where NUMACOLL_MOVE_CMA_MIN and _CMA_COST say so "
-            "(oversubscribed: alltoall only)"},
+            "ptrace permission), auto = cma where NUMACOLL_MOVE_CMA_MIN and _CMA_COST (on an "
+            "oversubscribed team _CMA_READ_OVERSUB and _CMA_COST) say so"},
     {.id = NC_CFG_MOVE_CMA_MIN,
      .type = NC_CFG_TYPE_SIZE,
      .defval = "1M",
      .allowed = "0..1G",
      .doc = "smallest block (bytes) that NUMACOLL_MOVE=auto moves by single copy; smaller "
             "blocks go through the shared slots"},
+    {.id = NC_CFG_MOVE_CMA_READ_OVERSUB,
+     .type = NC_CFG_TYPE_SIZE,
+     .defval = "80K",
+     .allowed = "0..1G",
+     .doc = "on a team with more processes than CPUs: what one single-copy read costs besides "
+            "its bytes, in bytes of memcpy; auto takes single copy there (in place of "
+            "NUMACOLL_MOVE_CMA_MIN) where the bytes it saves the busiest member pay for its "
+            "reads"},
     {.id = NC_CFG_MOVE_CMA_COST,
      .type = NC_CFG_TYPE_DOUBLE,
      .defval = "1.5",

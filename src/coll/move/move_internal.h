@@ -167,10 +167,11 @@ typedef struct nc_move_team {
     int cma_ok;         /* process_vm_readv works between the members (agreed) */
     int32_t pid;        /* ours, for the streams' heads */
     size_t cma_min;     /* auto: single copy for blocks of at least this many bytes */
+    size_t cma_read_oversub; /* NUMACOLL_MOVE_CMA_READ_OVERSUB (path_rule, state.c) */
     uint64_t cma_cost_milli; /* NUMACOLL_MOVE_CMA_COST x 1000: process_vm_readv's time per
                                 byte over memcpy's (path_rule, state.c) */
     int members;        /* the team's size */
-    int oversubscribed; /* the team's (agreed): auto never uses single copy then */
+    int oversubscribed; /* the team's (agreed): auto weighs cma_read_oversub, not cma_min */
     uint64_t calls;     /* calls so far (the same on every member) */
     uint64_t give_back; /* NUMACOLL_MOVE_GIVE_BACK (>= slots, or 0: never) */
     uint64_t small_run; /* calls in a row in which our stream (if any) fit the eager part */

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 typedef struct mv_params {
-    uint64_t fragment, cma_min, eager;
+    uint64_t fragment, cma_min, cma_read_oversub, eager;
     uint64_t cma_cost_milli; /* NUMACOLL_MOVE_CMA_COST x 1000, rounded (compared exactly) */
     int32_t slots, mode;
 } mv_params_t;
@@ -53,6 +53,7 @@ static void params_from_config(mv_params_t *p)
     memset(p, 0, sizeof *p);
     p->fragment = nc_round_up(nc_cfg_size(NC_CFG_MOVE_FRAGMENT), 64);
     p->cma_min = nc_cfg_size(NC_CFG_MOVE_CMA_MIN);
+    p->cma_read_oversub = nc_cfg_size(NC_CFG_MOVE_CMA_READ_OVERSUB);
     p->cma_cost_milli = cost_milli(nc_cfg_double(NC_CFG_MOVE_CMA_COST));
     p->eager = nc_cfg_size(NC_CFG_MOVE_EAGER);
     p->slots = (int32_t)nc_cfg_int(NC_CFG_MOVE_SLOTS);
@@ -69,6 +70,7 @@ static int params_compare(const mv_params_t *mine, const mv_params_t *first)
     } fields[] = {
         {NC_CFG_MOVE_FRAGMENT, offsetof(mv_params_t, fragment), sizeof(uint64_t)},
         {NC_CFG_MOVE_CMA_MIN, offsetof(mv_params_t, cma_min), sizeof(uint64_t)},
+        {NC_CFG_MOVE_CMA_READ_OVERSUB, offsetof(mv_params_t, cma_read_oversub), sizeof(uint64_t)},
         {NC_CFG_MOVE_CMA_COST, offsetof(mv_params_t, cma_cost_milli), sizeof(uint64_t)},
         {NC_CFG_MOVE_EAGER, offsetof(mv_params_t, eager), sizeof(uint64_t)},
         {NC_CFG_MOVE_SLOTS, offsetof(mv_params_t, slots), sizeof(int32_t)},
@@ -220,12 +222,13 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     s->slot_stride = s->fragment + 64;
     s->chunk = s->slot_stride - MV_SLOT_HEADER;
     s->cma_min = mine.p.cma_min;
+    s->cma_read_oversub = mine.p.cma_read_oversub;
+    s->oversubscribed = t->oversubscribed;
     s->cma_cost_milli = mine.p.cma_cost_milli;
     s->members = P;
     /* the owner's choice alone (readers cannot tell how a chunk was written) */
     s->stream_min = nc_cfg_size(NC_CFG_MOVE_STREAM_MIN);
     s->cma_ok = cma_ok;
-    s->oversubscribed = t->oversubscribed;
     s->pid = mine.pid;
     s->mode = mine.p.mode;
     if (s->mode == MV_MODE_CMA && !cma_ok) {
@@ -272,10 +275,13 @@ int mv_state_get(numacoll_team_t *t, nc_move_team_t **state)
     if (t->rank == 0 || nc_verbose() >= 3)
         nc_log(1, t->rank, P,
                "move: buffers %zu bytes (%u slots of %zu bytes per member, %zu of each at "
-               "set-up), NUMACOLL_MOVE=%s, single copy %s%s%zu bytes",
+               "set-up), NUMACOLL_MOVE=%s, single copy %s%s%zu bytes%s",
                total, s->slots, s->chunk, s->eager, nc_cfg_str(NC_CFG_MOVE),
                cma_ok ? "permitted" : "not permitted",
-               s->mode == MV_MODE_AUTO ? ", used from " : ", threshold ", s->cma_min);
+               s->oversubscribed ? ", oversubscribed: used where it saves per read "
+               : s->mode == MV_MODE_AUTO ? ", used from " : ", threshold ",
+               s->oversubscribed ? s->cma_read_oversub : s->cma_min,
+               s->oversubscribed ? " (NUMACOLL_MOVE_CMA_READ_OVERSUB)" : "");
     return NUMACOLL_OK;
 }
 
@@ -293,27 +299,30 @@ const char *nc_move_shape_name(nc_move_shape_t shape)
 }
 
 /* The automatic choice (docs/library.md states it, docs/tuning-notes.md has the
- * measurements): single copy for a block of at least NUMACOLL_MOVE_CMA_MIN bytes when the
- * busiest member of a call with P members and blocks of B bytes moves its bytes sooner
- * that way, counting a byte of memcpy as 1 and a byte of process_vm_readv as
- * NUMACOLL_MOVE_CMA_COST (c). Through the slots an owner copies its blocks in and their
+ * measurements), from the bytes each path makes the busiest member of a call with P members
+ * and blocks of B bytes move, counting a byte of memcpy as 1 and a byte of process_vm_readv
+ * as NUMACOLL_MOVE_CMA_COST (c). Through the slots an owner copies its blocks in and their
  * readers copy them out, the two pipelined on different cores; by single copy the readers
- * alone copy. The busiest member's bytes:
+ * alone copy. The busiest member's bytes (copy_units and cma_units below, in B):
  *   gather     slots: the root copies out (P-1)B          single: the root reads (P-1)B
  *   scatter    slots: the root copies in (P-1)B           single: each member reads B
  *   allgather  slots: each copies in B and out (P-1)B     single: each reads (P-1)B
  *   alltoall   slots: each copies in and out (P-1)B each  single: each reads (P-1)B
- * so single copy when c (P-1) < P-1, c < P-1, c (P-1) < P and c < 2 respectively
- * (copy_units against c x cma_units below, in integers of c x 1000 so that every member
- * decides alike). On an oversubscribed team only alltoall takes single copy: there the
- * slots' pipeline needs the owner and its readers on CPUs at once, chunk after chunk,
- * while single copy needs them together once a call, and an alltoall owner, a reader of
- * every other member too, reads while its readers read it; in the other collectives the
- * owner's wait for its readers (a second synchronisation per call) costs more than the
- * copy saves. Depends only on agreed parameters, the call's shape and the block's size. */
-static int path_rule(int mode, int cma_ok, size_t cma_min, uint64_t cost_milli,
-                     int oversubscribed, nc_move_shape_t shape, int P, size_t bytes,
-                     const char **why)
+ * so single copy saves it bytes when c (P-1) < P-1, c < P-1, c (P-1) < P and c < 2
+ * respectively. A team that is not oversubscribed takes single copy then for blocks of at
+ * least NUMACOLL_MOVE_CMA_MIN. On an oversubscribed team every process_vm_readv costs more
+ * than its bytes (the system call, the pinning of the owner's pages, the owner's wait for
+ * its readers: a context switch each), and the slots cost their readers time too, as they
+ * wait while their owner copies every block in; so there single copy when the bytes it
+ * saves the busiest member pay for its reads, one a block (cma_units of them), at
+ * NUMACOLL_MOVE_CMA_READ_OVERSUB (R) bytes each:
+ *   (copy_units - c cma_units) B >= cma_units R
+ * (at P = 8, c = 1.5: scatter from R / 5.5, alltoall from 2R; gather and allgather never).
+ * In integers of c x 1000, so that every member decides alike. Depends only on agreed
+ * parameters, the call's shape and the block's size. */
+static int path_rule(int mode, int cma_ok, size_t cma_min, size_t read_oversub,
+                     uint64_t cost_milli, int oversubscribed, nc_move_shape_t shape, int P,
+                     size_t bytes, const char **why)
 {
     uint64_t members = P > 1 ? (uint64_t)P - 1 : 1;
     uint64_t copy_units = shape == NC_MOVE_ALLGATHER  ? members + 1
@@ -330,9 +339,24 @@ static int path_rule(int mode, int cma_ok, size_t cma_min, uint64_t cost_milli,
         w = "NUMACOLL_MOVE=cma", path = MV_PATH_CMA;
     else if (mode == MV_MODE_COPY)
         w = "NUMACOLL_MOVE=copy";
-    else if (oversubscribed && shape != NC_MOVE_ALLTOALL)
-        w = "the team is oversubscribed: single copy's owners would wait for every reader";
-    else if (bytes < cma_min)
+    else if (oversubscribed) {
+        if (cost_milli * cma_units >= 1000 * copy_units) {
+            w = "the team is oversubscribed, and by NUMACOLL_MOVE_CMA_COST the busiest member is "
+                "done sooner through the slots";
+        } else {
+            /* saved x B >= reads, as B >= the smallest such size (reads below 2^64 for
+             * teams of up to 2^20 members at R <= 1 GiB) */
+            uint64_t saved = 1000 * copy_units - cost_milli * cma_units;
+            uint64_t reads = 1000 * cma_units * (uint64_t)read_oversub;
+            if ((uint64_t)bytes < (reads + saved - 1) / saved)
+                w = "the team is oversubscribed: by NUMACOLL_MOVE_CMA_COST single copy saves the "
+                    "busiest member bytes, but fewer than NUMACOLL_MOVE_CMA_READ_OVERSUB per read";
+            else
+                w = "the team is oversubscribed: by NUMACOLL_MOVE_CMA_COST single copy saves the "
+                    "busiest member at least NUMACOLL_MOVE_CMA_READ_OVERSUB bytes per read",
+                path = MV_PATH_CMA;
+        }
+    } else if (bytes < cma_min)
         w = "under NUMACOLL_MOVE_CMA_MIN";
     else if (cost_milli * cma_units >= 1000 * copy_units)
         w = "at least NUMACOLL_MOVE_CMA_MIN, but by NUMACOLL_MOVE_CMA_COST the busiest member "
@@ -347,14 +371,15 @@ static int path_rule(int mode, int cma_ok, size_t cma_min, uint64_t cost_milli,
 
 int mv_path_of(const nc_move_team_t *s, nc_move_shape_t shape, size_t bytes)
 {
-    return path_rule(s->mode, s->cma_ok, s->cma_min, s->cma_cost_milli, s->oversubscribed,
-                     shape, s->members, bytes, NULL);
+    return path_rule(s->mode, s->cma_ok, s->cma_min, s->cma_read_oversub, s->cma_cost_milli,
+                     s->oversubscribed, shape, s->members, bytes, NULL);
 }
 
 const char *nc_move_path_explain(const numacoll_team_t *t, nc_move_shape_t shape, size_t bytes,
                                  int cma_ok, const char **why, int *streamed)
 {
     int path = path_rule(mode_from_config(), cma_ok, nc_cfg_size(NC_CFG_MOVE_CMA_MIN),
+                         nc_cfg_size(NC_CFG_MOVE_CMA_READ_OVERSUB),
                          cost_milli(nc_cfg_double(NC_CFG_MOVE_CMA_COST)), t->oversubscribed,
                          shape, t->size, bytes, why);
     if (streamed)
