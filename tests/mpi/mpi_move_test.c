@@ -433,6 +433,42 @@ static void test_kill(const char *coll, const char *when)
     }
 }
 
+/* A member whose first call on a fresh communicator has an erroneous argument it can see
+ * alone (a negative count: the MPI returns MPI_ERR_COUNT at once) still joins the
+ * communicator's set-up before the MPI reports it, so the others, whose arguments are right,
+ * wait inside numacoll's call (and fail there under NUMACOLL_TIMEOUT, naming it) instead of
+ * in a set-up collective it never joins, which no timeout ends. Then the members meet by
+ * point-to-point messages (no collective: the bad member must not wait in one past the
+ * timeout). Once with MPI_Allgather, once with MPI_Alltoall. */
+static void test_firstbad(void)
+{
+    const int bad = g_size - 1;
+    int in[64] = {0}, out[64] = {0};
+    for (int k = 0; k < 2; k++) {
+        const char *name = k ? "MPI_Alltoall" : "MPI_Allgather";
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+        const int n = g_rank == bad ? -1 : 1;
+        int rc = k ? MPI_Alltoall(in, n, MPI_INT, out, 1, MPI_INT, c)
+                   : MPI_Allgather(in, n, MPI_INT, out, 1, MPI_INT, c);
+        int cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        if (g_rank == bad) {
+            CHECK(cls == MPI_ERR_COUNT,
+                  "rank %d: %s with count -1 gave class %d, not MPI_ERR_COUNT", g_rank, name,
+                  cls);
+            for (int r = 0; r < bad; r++)
+                PMPI_Recv(&cls, 1, MPI_INT, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            CHECK(rc != MPI_SUCCESS, "rank %d: %s succeeded without the bad member", g_rank, name);
+            PMPI_Send(&cls, 1, MPI_INT, bad, 77, MPI_COMM_WORLD);
+        }
+        if (g_rank == 0) printf("firstbad: %s: every member returned\n", name);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "matrix";
@@ -468,6 +504,8 @@ int main(int argc, char **argv)
         test_matrix(level);
     else if (!strcmp(mode, "mismatch"))
         test_mismatch();
+    else if (!strcmp(mode, "firstbad"))
+        test_firstbad();
     else if (!strcmp(mode, "kill") && argc > 3 &&
              (!strcmp(argv[2], "allgather") || !strcmp(argv[2], "gather") ||
               !strcmp(argv[2], "scatter")) &&
@@ -476,7 +514,7 @@ int main(int argc, char **argv)
     else {
         if (g_rank == 0)
             fprintf(stderr, "unknown mode or level '%s %s'; allowed: matrix tiny|small|full, "
-                            "mismatch, kill allgather|gather|scatter before|in\n",
+                            "mismatch, firstbad, kill allgather|gather|scatter before|in\n",
                     mode, argc > 2 ? argv[2] : "");
         g_fail++;
     }
