@@ -439,19 +439,26 @@ static void test_kill(const char *coll, const char *when)
  * wait inside numacoll's call (and fail there under NUMACOLL_TIMEOUT, naming it) instead of
  * in a set-up collective it never joins, which no timeout ends. Then the members meet by
  * point-to-point messages (no collective: the bad member must not wait in one past the
- * timeout). Once with MPI_Allgather, once with MPI_Alltoall. */
+ * timeout). With MPI_Allgather, MPI_Alltoall and MPI_Reduce_scatter (a negative entry of
+ * recvcounts: MPICH 4.0's own MPI_Scan and MPI_Reduce_scatter_block crash on a negative
+ * count), each on a communicator of its own. */
 static void test_firstbad(void)
 {
     const int bad = g_size - 1;
     int in[64] = {0}, out[64] = {0};
-    for (int k = 0; k < 2; k++) {
-        const char *name = k ? "MPI_Alltoall" : "MPI_Allgather";
+    static const char *const names[] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Reduce_scatter"};
+    int counts[64];
+    for (int r = 0; r < g_size && r < 64; r++)
+        counts[r] = g_rank == bad && r == 0 ? -1 : 1;
+    for (int k = 0; k < 3; k++) {
+        const char *name = names[k];
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
         MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
         const int n = g_rank == bad ? -1 : 1;
-        int rc = k ? MPI_Alltoall(in, n, MPI_INT, out, 1, MPI_INT, c)
-                   : MPI_Allgather(in, n, MPI_INT, out, 1, MPI_INT, c);
+        int rc = k == 2   ? MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c)
+                 : k == 1 ? MPI_Alltoall(in, n, MPI_INT, out, 1, MPI_INT, c)
+                          : MPI_Allgather(in, n, MPI_INT, out, 1, MPI_INT, c);
         int cls = MPI_SUCCESS;
         MPI_Error_class(rc, &cls);
         if (g_rank == bad) {
