@@ -439,36 +439,41 @@ static void test_kill(const char *coll, const char *when)
  * wait inside numacoll's call (and fail there under NUMACOLL_TIMEOUT, naming it) instead of
  * in a set-up collective it never joins, which no timeout ends. Then the members meet by
  * point-to-point messages (no collective: the bad member must not wait in one past the
- * timeout). With MPI_Allgather, MPI_Alltoall and MPI_Reduce_scatter (a negative entry of
- * recvcounts: MPICH 4.0's own MPI_Scan and MPI_Reduce_scatter_block crash on a negative
- * count), each on a communicator of its own. */
+ * timeout). With MPI_Allgather, MPI_Alltoall, MPI_Reduce_scatter (a negative entry of
+ * recvcounts: MPICH 4.0's own MPI_Scan, MPI_Reduce_scatter_block and MPI_Allreduce crash on
+ * a negative count) and MPI_Reduce (a root out of range: MPI_ERR_ROOT), each on a
+ * communicator of its own. */
 static void test_firstbad(void)
 {
     const int bad = g_size - 1;
     int in[64] = {0}, out[64] = {0};
-    static const char *const names[] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Reduce_scatter"};
+    static const char *const names[] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Reduce_scatter",
+                                        "MPI_Reduce"};
     int counts[64];
     for (int r = 0; r < g_size && r < 64; r++)
         counts[r] = g_rank == bad && r == 0 ? -1 : 1;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         const char *name = names[k];
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
         MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
         const int n = g_rank == bad ? -1 : 1;
-        int rc = k == 2   ? MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c)
+        int rc = k == 3   ? MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, g_rank == bad ? g_size : 0, c)
+                 : k == 2 ? MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c)
                  : k == 1 ? MPI_Alltoall(in, n, MPI_INT, out, 1, MPI_INT, c)
                           : MPI_Allgather(in, n, MPI_INT, out, 1, MPI_INT, c);
         int cls = MPI_SUCCESS;
         MPI_Error_class(rc, &cls);
         if (g_rank == bad) {
-            CHECK(cls == MPI_ERR_COUNT,
-                  "rank %d: %s with count -1 gave class %d, not MPI_ERR_COUNT", g_rank, name,
-                  cls);
+            CHECK(cls == (k == 3 ? MPI_ERR_ROOT : MPI_ERR_COUNT),
+                  "rank %d: %s with a negative count or a root out of range gave class %d",
+                  g_rank, name, cls);
             for (int r = 0; r < bad; r++)
                 PMPI_Recv(&cls, 1, MPI_INT, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
-            CHECK(rc != MPI_SUCCESS, "rank %d: %s succeeded without the bad member", g_rank, name);
+            /* a reduce's non-root may be done before the bad member is missed */
+            CHECK(rc != MPI_SUCCESS || (k == 3 && g_rank != 0),
+                  "rank %d: %s succeeded without the bad member", g_rank, name);
             PMPI_Send(&cls, 1, MPI_INT, bad, 77, MPI_COMM_WORLD);
         }
         if (g_rank == 0) printf("firstbad: %s: every member returned\n", name);
