@@ -441,38 +441,41 @@ static void test_kill(const char *coll, const char *when)
  * point-to-point messages (no collective: the bad member must not wait in one past the
  * timeout). With MPI_Allgather, MPI_Alltoall, MPI_Reduce_scatter (a negative entry of
  * recvcounts: MPICH 4.0's own MPI_Scan, MPI_Reduce_scatter_block and MPI_Allreduce crash on
- * a negative count) and MPI_Reduce (a root out of range: MPI_ERR_ROOT), each on a
- * communicator of its own. */
+ * a negative count), MPI_Reduce and MPI_Bcast (a root out of range: MPI_ERR_ROOT), each on
+ * a communicator of its own. */
 static void test_firstbad(void)
 {
     const int bad = g_size - 1;
     int in[64] = {0}, out[64] = {0};
     static const char *const names[] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Reduce_scatter",
-                                        "MPI_Reduce"};
+                                        "MPI_Reduce", "MPI_Bcast"};
     int counts[64];
     for (int r = 0; r < g_size && r < 64; r++)
         counts[r] = g_rank == bad && r == 0 ? -1 : 1;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         const char *name = names[k];
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
         MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
         const int n = g_rank == bad ? -1 : 1;
-        int rc = k == 3   ? MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, g_rank == bad ? g_size : 0, c)
+        const int root = g_rank == bad ? g_size : 0;
+        int rc = k == 4   ? MPI_Bcast(in, 1, MPI_INT, root, c)
+                 : k == 3 ? MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, c)
                  : k == 2 ? MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c)
                  : k == 1 ? MPI_Alltoall(in, n, MPI_INT, out, 1, MPI_INT, c)
                           : MPI_Allgather(in, n, MPI_INT, out, 1, MPI_INT, c);
         int cls = MPI_SUCCESS;
         MPI_Error_class(rc, &cls);
         if (g_rank == bad) {
-            CHECK(cls == (k == 3 ? MPI_ERR_ROOT : MPI_ERR_COUNT),
+            CHECK(cls == (k >= 3 ? MPI_ERR_ROOT : MPI_ERR_COUNT),
                   "rank %d: %s with a negative count or a root out of range gave class %d",
                   g_rank, name, cls);
             for (int r = 0; r < bad; r++)
                 PMPI_Recv(&cls, 1, MPI_INT, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
-            /* a reduce's non-root may be done before the bad member is missed */
-            CHECK(rc != MPI_SUCCESS || (k == 3 && g_rank != 0),
+            /* a reduce's non-root may be done before the bad member is missed, and every
+             * member of a broadcast whose root is not the bad member */
+            CHECK(rc != MPI_SUCCESS || (k == 3 && g_rank != 0) || k == 4,
                   "rank %d: %s succeeded without the bad member", g_rank, name);
             PMPI_Send(&cls, 1, MPI_INT, bad, 77, MPI_COMM_WORLD);
         }
