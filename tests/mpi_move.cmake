@@ -39,6 +39,19 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "mismatch: the bad call failed, the next 3 right"
               --expect "mismatch: the gatherv between members failed, the next one right"
               --expect "mismatch: PASS" -- ${P} mismatch)
+  # the last rank's first MPI_Allgather, MPI_Alltoall and MPI_Reduce_scatter on a fresh
+  # communicator has a negative count (the MPI's MPI_ERR_COUNT), its MPI_Reduce and
+  # MPI_Bcast a root out of range (MPI_ERR_ROOT): it joins the set-up first,
+  # so the others fail in numacoll's call by NUMACOLL_TIMEOUT instead of hanging in a set-up
+  # collective it never joins
+  nc_mpi_test(mpi_${f}_move_firstbad ${f} 3 --timeout 40 --env NUMACOLL_TIMEOUT=2
+              --expect "firstbad: MPI_Allgather: every member returned"
+              --expect "firstbad: MPI_Alltoall: every member returned"
+              --expect "firstbad: MPI_Reduce_scatter: every member returned"
+              --expect "firstbad: MPI_Reduce: every member returned"
+              --expect "firstbad: MPI_Bcast: every member returned"
+              --expect "member.s. that did not arrive: 2"
+              --expect "firstbad: PASS" -- ${P} firstbad)
 endforeach()
 
 # numacoll-bench --mpi allgather|gather|scatterv at np = 2, 1 B .. 2 KiB: every row at every

@@ -12,7 +12,8 @@ static const nc_cfg_def_t rows[] = {
      .allowed = "0..3",
      .doc = "diagnostics on stderr: 0 = none; 1 = team set-up, hierarchy and choices; 2 = also "
             "placement checks and, at a team's end, the broadcast copy-mode selector's choice "
-            "and samples per size class; 3 = also per-call tracing"},
+            "and samples per size class; 3 = also every member's set-up lines and a line per "
+            "broadcast call (no other collective prints per call)"},
     {.id = NC_CFG_TIMEOUT,
      .type = NC_CFG_TYPE_DOUBLE,
      .defval = "0",

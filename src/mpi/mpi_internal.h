@@ -309,6 +309,12 @@ int barrier_impl(MPI_Comm comm);
 int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark);
 int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root);
 uint64_t bcast_units(MPI_Count count, MPI_Count tsz);
+/* A member whose broadcast has erroneous arguments (the MPI reports them) first joins what
+ * the others wait in at a communicator's first broadcasts: the caller has joined its set-up
+ * (comm_get, @p s its state or NULL), this joins a flat team's broadcast set-up, so that
+ * the others wait in numacoll's broadcast (NUMACOLL_TIMEOUT names it), never in a set-up
+ * collective it does not join. */
+void bcast_join_setup(nc_comm_t *s);
 int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
 #if MPI_VERSION >= 4
 int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,

@@ -298,12 +298,14 @@ static int a2a_entry(a2a_call_t *c)
             COUNT(alltoallv_calls);
         if (c->comm == MPI_COMM_NULL) return native(c);
         int P = 0;
-        if (PMPI_Comm_size(c->comm, &P) != MPI_SUCCESS || !args_valid(c, P))
-            return native(c);
-        /* with NUMACOLL_MPI_GATHER=0 or numacoll off here too: every member joins the
-         * communicator's set-up and counts the same calls toward the deferral (mv_entry) */
-        s = comm_get(c->comm, units_of(c, P), 0);
-        if (!g_active || !g_gather || !s || s->mode != MODE_FLAT || !a2a_ready(s))
+        if (PMPI_Comm_size(c->comm, &P) != MPI_SUCCESS) return native(c);
+        /* with erroneous arguments here (the MPI reports them), NUMACOLL_MPI_GATHER=0 or
+         * numacoll off here too: every member joins the communicator's set-up and counts
+         * the same calls toward the deferral, and a flat team's data-movement set-up
+         * (mv_entry) */
+        const int to_mpi = !args_valid(c, P);
+        s = comm_get(c->comm, to_mpi ? 1 : units_of(c, P), 0);
+        if (!g_active || !g_gather || !s || s->mode != MODE_FLAT || !a2a_ready(s) || to_mpi)
             return native(c);
     }
     int rc = c->kind == A2A ? alltoall_flat(s, c) : alltoallv_flat(s, c);

@@ -18,6 +18,13 @@ static __attribute__((noinline)) int bcast_setup_failed(nc_comm_t *s)
     return 1;
 }
 
+void bcast_join_setup(nc_comm_t *s)
+{
+    if (g_active && g_bcast && s && s->mode == MODE_FLAT && s->team && !s->bcast_native &&
+        s->team->bcast == NULL && s->team->size > 1)
+        (void)bcast_setup_failed(s);
+}
+
 /* Broadcast on the node part: the team's core broadcast (arguments already validated by
  * the callers, so straight into the core's default call; @p mark: a marked one, the large
  * path's header), or PMPI_Bcast in bytes when the node has no team or the core cannot

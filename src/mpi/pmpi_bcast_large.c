@@ -234,17 +234,23 @@ int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm
 {
     COUNT(bcast_calls);
     ensure_init();
-    if (comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE)
+    if (comm == MPI_COMM_NULL) return PMPI_Bcast(buf, count, dt, root, comm);
+    if (count < 0 || dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE) {
+        bcast_join_setup(comm_get(comm, 1, 0));
         return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
+    }
     MPI_Count tsz = -1;
     int tsz_ok = PMPI_Type_size_x(dt, &tsz) == MPI_SUCCESS && tsz >= 0;
     uint64_t units = bcast_units(count, tsz);
     /* with NUMACOLL_MPI_BCAST=0 too: every member then counts the same calls toward the
      * deferral, and one that differs from the others in it is found in the agreement */
     nc_comm_t *s = comm_get(comm, units, 0);
-    if (!g_bcast || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER || root < 0 ||
-        root >= s->size)
+    if (!g_bcast || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER)
         return PMPI_Bcast(buf, count, dt, root, comm);
+    if (root < 0 || root >= s->size) {
+        bcast_join_setup(s);
+        return PMPI_Bcast(buf, count, dt, root, comm); /* the MPI's error */
+    }
     if (s->mode == MODE_FLAT && (!s->team || s->bcast_native))
         return PMPI_Bcast(buf, count, dt, root, comm);
 

@@ -436,25 +436,32 @@ int mv_entry(mv_call_t *c)
     }
     ensure_init();
     COUNT(move_calls[c->kind]);
-    if (c->comm == MPI_COMM_NULL || (rooted && c->root < 0)) return mv_native(c);
+    if (c->comm == MPI_COMM_NULL) return mv_native(c);
     int size = 0, rank = 0;
     if (PMPI_Comm_size(c->comm, &size) != MPI_SUCCESS ||
-        PMPI_Comm_rank(c->comm, &rank) != MPI_SUCCESS || c->root >= size)
+        PMPI_Comm_rank(c->comm, &rank) != MPI_SUCCESS)
         return mv_native(c);
-    if (!args_valid(c, size, !rooted || rank == c->root)) return mv_native(c);
-    /* with NUMACOLL_MPI_GATHER=0 or numacoll off here (NUMACOLL_DISABLE, an invalid
-     * setting) too: every member joins the communicator's set-up and counts the same calls
-     * toward the deferral, and one that differs from the others is found in the agreement
-     * (the communicator then passes through on every member) */
-    s = comm_get(c->comm, units_of(c), 0);
+    /* a root out of range (MPI_ROOT, MPI_PROC_NULL of an intercommunicator, or beyond) and
+     * erroneous arguments go to the MPI, which reports them */
+    const int to_mpi = (rooted && (c->root < 0 || c->root >= size)) ||
+                       !args_valid(c, size, !rooted || rank == c->root);
+    /* with erroneous arguments here, NUMACOLL_MPI_GATHER=0 or numacoll off here
+     * (NUMACOLL_DISABLE, an invalid setting) too: every member joins the communicator's
+     * set-up and counts the same calls toward the deferral, and one that differs from the
+     * others in the settings is found in the agreement (the communicator then passes
+     * through on every member). A member whose arguments alone are wrong also joins a flat
+     * team's data-movement set-up before the MPI reports them, so that the others wait in
+     * numacoll's call (NUMACOLL_TIMEOUT ends that wait, naming it), never in a set-up or a
+     * deferral agreement it does not join (hierarchical mode: it skips the node steps) */
+    s = comm_get(c->comm, to_mpi ? 1 : units_of(c), 0);
     if (!g_active || !g_gather || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER)
         return mv_native(c);
     int rc;
     if (s->mode == MODE_FLAT) {
-        if (!move_ready(s)) return mv_native(c);
+        if (!move_ready(s) || to_mpi) return mv_native(c);
         rc = g_flat[c->kind](s, c);
     } else {
-        if (!g_hier[c->kind] || !hier_fits(c, size, rank)) return mv_native(c);
+        if (to_mpi || !g_hier[c->kind] || !hier_fits(c, size, rank)) return mv_native(c);
         rc = g_hier[c->kind](s, c);
     }
     /* numacoll's when it ran the node part (hierarchical: a node of one member has none) */

@@ -190,6 +190,20 @@ int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numaco
     return rc;
 }
 
+/* Erroneous arguments this member sees alone (a negative count, a root out of range): the
+ * MPI reports them, after this member has joined what the others wait in at a
+ * communicator's first calls (its set-up and the deferral's count, a flat team's reduction
+ * set-up), so that they wait in numacoll's call, where NUMACOLL_TIMEOUT names it, never in a
+ * set-up collective it does not join (as the gather family's mv_entry). @p s: the
+ * communicator's state when known. */
+static int erroneous_native(nc_comm_t *s, const void *sendbuf, void *recvbuf, MPI_Count count,
+                            MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    if (!s) s = comm_get(comm, 1, 0);
+    if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+    return counted_native(s, sendbuf, recvbuf, count, dt, op, root, comm);
+}
+
 int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
                  int root, MPI_Comm comm)
 {
@@ -199,8 +213,10 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     numacoll_op_t co;
     MPI_Count mult = 1;
     MPI_Datatype base = MPI_DATATYPE_NULL;
-    if (comm == MPI_COMM_NULL || count < 0 || root < -1)
+    if (comm == MPI_COMM_NULL)
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
+    if (count < 0 || root < -1) /* MPI_ROOT, MPI_PROC_NULL (intercommunicators) too */
+        return erroneous_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
     if (!reduce_map(dt, op, &ct, &co, &mult, &base)) {
         say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
@@ -213,18 +229,19 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
      * set-up, and one that differs from the others is found in the agreement */
     nc_comm_t *s = comm_get(comm, bcast_units((MPI_Count)n, (MPI_Count)esize), 0);
     if (!g_active || !g_reduce || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER ||
-        root >= s->size ||
         (s->mode == MODE_FLAT && (!s->team || s->reduce_native)))
         return counted_native(s, sendbuf, recvbuf, count, dt, op, root, comm);
+    if (root >= s->size) return erroneous_native(s, sendbuf, recvbuf, count, dt, op, root, comm);
     if (root < 0) BUMP(s->st_allreduce_calls);
     else BUMP(s->st_reduce_calls);
     int gets_result = root < 0 || root == s->rank;
-    if (sendbuf == MPI_IN_PLACE && !gets_result) /* erroneous: the MPI's error */
-        return native(sendbuf, recvbuf, count, dt, op, root, comm); /* counted above */
     const void *input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     int rc;
     if (s->mode == MODE_FLAT && !reduce_ready(s)) /* counted above, not as numacoll's */
         return native(sendbuf, recvbuf, count, dt, op, root, comm);
+    /* erroneous: the MPI's error, after the set-up (as erroneous_native) */
+    if (sendbuf == MPI_IN_PLACE && !gets_result)
+        return native(sendbuf, recvbuf, count, dt, op, root, comm); /* counted above */
     if (s->mode == MODE_FLAT) {
         nc_team_op_enter(s->team, root < 0 ? "allreduce" : "reduce");
         rc = nc_reduce_run(s->team, sendbuf == MPI_IN_PLACE ? NUMACOLL_IN_PLACE : sendbuf,

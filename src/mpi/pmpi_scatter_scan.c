@@ -287,6 +287,18 @@ static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_
     return rc;
 }
 
+/* Erroneous counts this member sees alone (a negative count or recvcounts entry): the MPI
+ * reports them, after this member has joined what the others wait in at a communicator's
+ * first calls (its set-up, the deferral's count, a flat team's reduction set-up; as
+ * mv_entry does), so that they wait in numacoll's call, where NUMACOLL_TIMEOUT names it,
+ * never in a set-up collective it does not join (hierarchical mode: the node steps). */
+static int native_erroneous(const ss_args_t *a, nc_comm_t *flat)
+{
+    nc_comm_t *s = flat ? flat : comm_get(a->comm, 1, 0);
+    if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+    return native(a);
+}
+
 static int ss_entry(const ss_args_t *a)
 {
     const char *name = ss_names[a->kind];
@@ -305,10 +317,10 @@ static int ss_entry(const ss_args_t *a)
     numacoll_op_t co;
     MPI_Count mult = 1;
     MPI_Datatype base = MPI_DATATYPE_NULL;
-    if (a->count < 0) return native(a);
     if (!flat && (a->comm == MPI_COMM_NULL ||
                   PMPI_Comm_size(a->comm, &size) != MPI_SUCCESS || size < 1))
         return native(a);
+    if (a->count < 0) return native_erroneous(a, flat);
     if ((a->kind == SS_RS && !(a->c_form ? (void *)a->ccounts : (void *)a->icounts)) ||
         !reduce_map(a->dt, a->op, &ct, &co, &mult, &base)) {
         say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
@@ -325,7 +337,7 @@ static int ss_entry(const ss_args_t *a)
         if (size > 64 && !(counts = malloc((size_t)size * sizeof *counts))) return native(a);
         if (!counts_of(a, size, mult, esize, counts, &total)) {
             if (counts != stack_counts) free(counts);
-            return native(a);
+            return native_erroneous(a, flat);
         }
         n = counts[0];
     }

@@ -433,6 +433,57 @@ static void test_kill(const char *coll, const char *when)
     }
 }
 
+/* A member whose first call on a fresh communicator has an erroneous argument it can see
+ * alone (a negative count: the MPI returns MPI_ERR_COUNT at once) still joins the
+ * communicator's set-up before the MPI reports it, so the others, whose arguments are right,
+ * wait inside numacoll's call (and fail there under NUMACOLL_TIMEOUT, naming it) instead of
+ * in a set-up collective it never joins, which no timeout ends. Then the members meet by
+ * point-to-point messages (no collective: the bad member must not wait in one past the
+ * timeout). With MPI_Allgather, MPI_Alltoall, MPI_Reduce_scatter (a negative entry of
+ * recvcounts: MPICH 4.0's own MPI_Scan, MPI_Reduce_scatter_block and MPI_Allreduce crash on
+ * a negative count), MPI_Reduce and MPI_Bcast (a root out of range: MPI_ERR_ROOT), each on
+ * a communicator of its own. */
+static void test_firstbad(void)
+{
+    const int bad = g_size - 1;
+    int in[64] = {0}, out[64] = {0};
+    static const char *const names[] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Reduce_scatter",
+                                        "MPI_Reduce", "MPI_Bcast"};
+    int counts[64];
+    for (int r = 0; r < g_size && r < 64; r++)
+        counts[r] = g_rank == bad && r == 0 ? -1 : 1;
+    for (int k = 0; k < 5; k++) {
+        const char *name = names[k];
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+        const int n = g_rank == bad ? -1 : 1;
+        const int root = g_rank == bad ? g_size : 0;
+        int rc = k == 4   ? MPI_Bcast(in, 1, MPI_INT, root, c)
+                 : k == 3 ? MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, c)
+                 : k == 2 ? MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c)
+                 : k == 1 ? MPI_Alltoall(in, n, MPI_INT, out, 1, MPI_INT, c)
+                          : MPI_Allgather(in, n, MPI_INT, out, 1, MPI_INT, c);
+        int cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        if (g_rank == bad) {
+            CHECK(cls == (k >= 3 ? MPI_ERR_ROOT : MPI_ERR_COUNT),
+                  "rank %d: %s with a negative count or a root out of range gave class %d",
+                  g_rank, name, cls);
+            for (int r = 0; r < bad; r++)
+                PMPI_Recv(&cls, 1, MPI_INT, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            /* a reduce's non-root may be done before the bad member is missed, and every
+             * member of a broadcast whose root is not the bad member */
+            CHECK(rc != MPI_SUCCESS || (k == 3 && g_rank != 0) || k == 4,
+                  "rank %d: %s succeeded without the bad member", g_rank, name);
+            PMPI_Send(&cls, 1, MPI_INT, bad, 77, MPI_COMM_WORLD);
+        }
+        if (g_rank == 0) printf("firstbad: %s: every member returned\n", name);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "matrix";
@@ -468,6 +519,8 @@ int main(int argc, char **argv)
         test_matrix(level);
     else if (!strcmp(mode, "mismatch"))
         test_mismatch();
+    else if (!strcmp(mode, "firstbad"))
+        test_firstbad();
     else if (!strcmp(mode, "kill") && argc > 3 &&
              (!strcmp(argv[2], "allgather") || !strcmp(argv[2], "gather") ||
               !strcmp(argv[2], "scatter")) &&
@@ -476,7 +529,7 @@ int main(int argc, char **argv)
     else {
         if (g_rank == 0)
             fprintf(stderr, "unknown mode or level '%s %s'; allowed: matrix tiny|small|full, "
-                            "mismatch, kill allgather|gather|scatter before|in\n",
+                            "mismatch, firstbad, kill allgather|gather|scatter before|in\n",
                     mode, argc > 2 ? argv[2] : "");
         g_fail++;
     }
