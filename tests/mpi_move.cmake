@@ -50,6 +50,7 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "firstbad: MPI_Reduce_scatter: every member returned"
               --expect "firstbad: MPI_Reduce: every member returned"
               --expect "firstbad: MPI_Bcast: every member returned"
+              --expect "firstbad: MPI_Reduce .root -5.: every member returned"
               --expect "member.s. that did not arrive: 2"
               --expect "firstbad: PASS" -- ${P} firstbad)
 endforeach()

@@ -270,10 +270,36 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     return reduce_entry(sendbuf, recvbuf, count, dt, op, -1, comm);
 }
 
+/* MPI_Reduce with a negative root (reduce_entry's root -1 means an allreduce): MPI_ROOT and
+ * MPI_PROC_NULL of an intercommunicator go to the MPI at once; on an intracommunicator the
+ * root is erroneous, and this member first joins what the others wait in
+ * (erroneous_native's reason), then the MPI reports it. */
+static int reduce_negative_root(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    ensure_init();
+    int inter = 1;
+    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
+        nc_comm_t *s = comm_get(comm, 1, 0);
+        if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+        if (s) BUMP(s->st_reduce_calls);
+        else COUNT(reduce_calls);
+    } else {
+        COUNT(reduce_calls);
+    }
+#if MPI_VERSION >= 4
+    if (count > INT_MAX)
+        return NC_HAVE(PMPI_Reduce_c)
+                   ? nc_mpi4.PMPI_Reduce_c(sendbuf, recvbuf, count, dt, op, root, comm)
+                   : MPI_ERR_COUNT;
+#endif
+    return PMPI_Reduce(sendbuf, recvbuf, (int)count, dt, op, root, comm);
+}
+
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
                MPI_Comm comm)
 {
-    if (root < 0) return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm); /* its error */
+    if (root < 0) return reduce_negative_root(sendbuf, recvbuf, count, dt, op, root, comm);
     return reduce_entry(sendbuf, recvbuf, count, dt, op, root, comm);
 }
 
@@ -287,9 +313,7 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
                  int root, MPI_Comm comm)
 {
-    ensure_init();
-    if (root < 0 && !NC_HAVE(PMPI_Reduce_c)) return MPI_ERR_ROOT;
-    if (root < 0) return nc_mpi4.PMPI_Reduce_c(sendbuf, recvbuf, count, dt, op, root, comm);
+    if (root < 0) return reduce_negative_root(sendbuf, recvbuf, count, dt, op, root, comm);
     return reduce_entry(sendbuf, recvbuf, count, dt, op, root, comm);
 }
 #endif

@@ -448,19 +448,20 @@ static void test_firstbad(void)
     const int bad = g_size - 1;
     int in[64] = {0}, out[64] = {0};
     static const char *const names[] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Reduce_scatter",
-                                        "MPI_Reduce", "MPI_Bcast"};
+                                        "MPI_Reduce",    "MPI_Bcast",    "MPI_Reduce (root -5)"};
     int counts[64];
     for (int r = 0; r < g_size && r < 64; r++)
         counts[r] = g_rank == bad && r == 0 ? -1 : 1;
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         const char *name = names[k];
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
         MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
         const int n = g_rank == bad ? -1 : 1;
-        const int root = g_rank == bad ? g_size : 0;
+        /* out of range above, and (k = 5) below: a negative root on an intracommunicator */
+        const int root = g_rank != bad ? 0 : k == 5 ? -5 : g_size;
         int rc = k == 4   ? MPI_Bcast(in, 1, MPI_INT, root, c)
-                 : k == 3 ? MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, c)
+                 : k >= 3 ? MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, c)
                  : k == 2 ? MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c)
                  : k == 1 ? MPI_Alltoall(in, n, MPI_INT, out, 1, MPI_INT, c)
                           : MPI_Allgather(in, n, MPI_INT, out, 1, MPI_INT, c);
@@ -475,7 +476,7 @@ static void test_firstbad(void)
         } else {
             /* a reduce's non-root may be done before the bad member is missed, and every
              * member of a broadcast whose root is not the bad member */
-            CHECK(rc != MPI_SUCCESS || (k == 3 && g_rank != 0) || k == 4,
+            CHECK(rc != MPI_SUCCESS || ((k == 3 || k == 5) && g_rank != 0) || k == 4,
                   "rank %d: %s succeeded without the bad member", g_rank, name);
             PMPI_Send(&cls, 1, MPI_INT, bad, 77, MPI_COMM_WORLD);
         }
