@@ -419,6 +419,16 @@ void test_errors(void)
         MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, color ? g_size / 2 : 0, 7, &inter);
         rc = MPI_Barrier(inter);
         CHECK(rc == MPI_SUCCESS, "barrier on an intercommunicator: %d", rc);
+        /* a reduce into the first rank of the low half (MPI_ROOT there, MPI_PROC_NULL at the
+         * rest of its group; the high half names its remote rank 0): the MPI's, whole */
+        int hr = 0, in = g_rank + 1, sum = -1, want = 0;
+        MPI_Comm_rank(half, &hr);
+        for (int r = g_size / 2; r < g_size; r++)
+            want += r + 1;
+        int root = !color ? 0 : hr == 0 ? MPI_ROOT : MPI_PROC_NULL;
+        rc = MPI_Reduce(&in, &sum, 1, MPI_INT, MPI_SUM, root, inter);
+        CHECK(rc == MPI_SUCCESS && (root != MPI_ROOT || sum == want),
+              "reduce on an intercommunicator: rc %d, sum %d, expected %d", rc, sum, want);
         MPI_Comm_free(&inter);
         MPI_Comm_free(&half);
     }
