@@ -32,22 +32,14 @@
 
 enum { GIVE_BACK = 4, LARGE = 256 << 10, SMALL = 8 };
 
-/* pages of this member's queue in memory (-1: mincore failed) */
+/* pages of this member's queue in memory (-1: mincore failed), of *total */
 static long queue_pages_in_memory(numacoll_team_t *t, size_t *total)
 {
     bcast_t *b = t->bcast;
     size_t ps = nc_page_size(), n = b->queue_bytes / ps;
-    long in = 0;
-    unsigned char *vec = malloc(n);
-    if (!vec || mincore(slot_buf(b, t->rank, 0), n * ps, vec) != 0) {
-        free(vec);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        in += vec[i] & 1;
-    free(vec);
+    size_t in = nc_pages_in_memory(slot_buf(b, t->rank, 0), n * ps);
     *total = n;
-    return in;
+    return in == (size_t)-1 ? -1 : (long)in;
 }
 
 static int residency(nc_forkctx_t *c, int all, const char *when)

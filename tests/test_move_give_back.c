@@ -37,17 +37,9 @@ enum { SLOTS = 4, GIVE_BACK = 4, LARGE = 65536, SMALL = 8 };
 static size_t slot_pages_in_memory(numacoll_team_t *t, size_t *total)
 {
     nc_move_team_t *s = t->move;
-    size_t ps = nc_page_size(), n = (s->area_stride - s->slots_off) / ps, in = 0;
-    unsigned char *vec = malloc(n);
-    if (!vec || mincore(mv_area(s, t->rank) + s->slots_off, n * ps, vec) != 0) {
-        free(vec);
-        return (size_t)-1;
-    }
-    for (size_t i = 0; i < n; i++)
-        in += vec[i] & 1;
-    free(vec);
+    size_t ps = nc_page_size(), n = (s->area_stride - s->slots_off) / ps;
     if (total) *total = n;
-    return in;
+    return nc_pages_in_memory(mv_area(s, t->rank) + s->slots_off, n * ps);
 }
 
 /* at most the pages that hold the slots' eager parts (two where one crosses a page) */

@@ -377,16 +377,7 @@ static void test_killed_member(void **state)
 static size_t area_pages_in_memory(numacoll_team_t *t)
 {
     nc_reduce_team_t *r = t->reduce;
-    size_t ps = nc_page_size(), n = r->area_stride / ps, in = 0;
-    unsigned char *vec = malloc(n);
-    if (!vec || mincore(rd_area(r, t->rank), r->area_stride, vec) != 0) {
-        free(vec);
-        return (size_t)-1;
-    }
-    for (size_t i = 0; i < n; i++)
-        in += vec[i] & 1;
-    free(vec);
-    return in;
+    return nc_pages_in_memory(rd_area(r, t->rank), r->area_stride);
 }
 
 /* every slot used by small reduce-scatters and scans: only the eager pages are touched */

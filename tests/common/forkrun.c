@@ -178,6 +178,20 @@ int nc_msg_names_rank(const char *msg, int r)
     return list_has(msg, "member(s) ", r) || list_has(msg, "did not arrive: ", r);
 }
 
+size_t nc_pages_in_memory(const void *addr, size_t bytes)
+{
+    size_t ps = (size_t)sysconf(_SC_PAGESIZE), n = (bytes + ps - 1) / ps, in = 0;
+    unsigned char *vec = malloc(n ? n : 1);
+    if (!vec || mincore((void *)addr, bytes, vec) != 0) {
+        free(vec);
+        return (size_t)-1;
+    }
+    for (size_t i = 0; i < n; i++)
+        in += vec[i] & 1;
+    free(vec);
+    return in;
+}
+
 int nc_msg_names_late(const char *msg, int r)
 {
     return list_has(msg, "did not arrive: ", r);

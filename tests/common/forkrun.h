@@ -58,6 +58,11 @@ int nc_msg_names_rank(const char *msg, int r);
  *  says so of the live members missing beside the dead one. */
 int nc_msg_names_late(const char *msg, int r);
 
+/** Pages of the page-aligned range [@p addr, @p addr + @p bytes) that are in memory
+ *  (mincore(2); a shared file's pages count as in memory while the file holds them), or
+ *  (size_t)-1 if mincore fails. */
+size_t nc_pages_in_memory(const void *addr, size_t bytes);
+
 /** Field @p name of /proc/meminfo (e.g. "MemAvailable", "ShmemHugePages") in kB; -1 if
  *  the file or the field is missing. */
 long nc_meminfo_kb(const char *name);
