@@ -26,9 +26,9 @@
  *                lock; readers check under the read lock that they agree. Any torn read is
  *                counted and the program exits with status 1.
  */
+#include "kvbench/kvbench.h"
 #include "kvdb/kvdb_internal.h"
 #include "cli_parse.h"
-#include "bench/bench_wait.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -45,7 +45,6 @@
 enum { M_READ, M_WRITE, M_CONC, M_CORR, M_COUNT };
 static const char *mode_names[M_COUNT] = {"read-only", "write-only", "concurrent", "correctness"};
 
-#define MAX_READERS 256
 #define CONC_WRITES 100
 
 #ifndef NC_VERSION
@@ -84,34 +83,6 @@ typedef struct shm {
     } r[MAX_READERS];
 } shm_t;
 
-static int cpus[1024], ncpus;
-
-static void get_cpus(void)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0) {
-        cpus[0] = 0;
-        ncpus = 1;
-        return;
-    }
-    for (int c = 0; c < CPU_SETSIZE && ncpus < 1024; c++)
-        if (CPU_ISSET(c, &set)) cpus[ncpus++] = c;
-}
-
-static void bind_cpu(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof set, &set);
-}
-/* reader i: CPUs round-robin starting after the writer's */
-static int reader_cpu(int i)
-{
-    return cpus[(i + 1) % ncpus];
-}
-
 static void spin_ns(uint64_t ns)
 {
     uint64_t end = nc_now_ns() + ns;
@@ -130,48 +101,11 @@ static double median_d(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* ---- start-up waits ----------------------------------------------------------------- */
-
-/* Wait until *@p flag >= @p want under the benchmark tools' wait policy (bench_wait.h: the
- * library's standalone waits, spin, yield, nap, NUMACOLL_TIMEOUT, and a look every 20 ms at
- * the @p n processes in @p pids, member @p me being the caller: member 0 is the parent, 1..N
- * the readers): print why and return non-zero when one of them has exited or the timeout
- * expired, instead of waiting forever. */
-static int wait_at_least(_Atomic int *flag, int want, const pid_t *pids, int n, int me,
-                         const char *what)
-{
-    _Atomic int32_t watched[MAX_READERS + 1];
-    for (int i = 0; i < n; i++)
-        atomic_init(&watched[i], (int32_t)pids[i]);
-    bench_watch_t b;
-    bench_watch_pids(&b, watched, n, me, what);
-    bench_wait_begin(&b);
-    int rc = NUMACOLL_OK;
-    while (atomic_load_explicit(flag, memory_order_acquire) < want && rc == NUMACOLL_OK)
-        rc = bench_wait_step(&b);
-    if (rc != NUMACOLL_OK) fprintf(stderr, "numacoll-kvbench: %s\n", numacoll_last_error());
-    return rc;
-}
-
-/* The parent's start-up wait for @p n readers; on failure the readers are killed. */
-static int wait_for_readers(_Atomic int *ready, pid_t *pids, int n)
-{
-    pid_t all[MAX_READERS + 1];
-    all[0] = getpid();
-    memcpy(all + 1, pids, (size_t)n * sizeof *pids);
-    int rc = wait_at_least(ready, n, all, n + 1, 0,
-                           "the parent (member 0) waiting for the readers to attach");
-    if (rc)
-        for (int i = 0; i < n; i++)
-            kill(pids[i], SIGKILL);
-    return rc;
-}
-
 /* ---- reader process ----------------------------------------------------------------- */
 
 static int reader_main(shm_t *sh, int idx, int mode)
 {
-    bind_cpu(reader_cpu(idx));
+    kvb_bind_cpu(kvb_reader_cpu(idx));
     numacoll_kvdb_t *db;
     if (numacoll_kvdb_attach(sh->handle, &db)) {
         fprintf(stderr, "reader %d: %s\n", idx, numacoll_last_error());
@@ -183,7 +117,7 @@ static int reader_main(shm_t *sh, int idx, int mode)
     atomic_fetch_add(&sh->ready, 1);
     /* go is written once by the parent; after seeing it we start measuring */
     pid_t parent = getppid(), pair[2] = {parent, getpid()};
-    if (wait_at_least(&sh->go, 1, pair, 2, 1, "a reader waiting for its parent (member 0)")) {
+    if (kvb_wait_at_least(&sh->go, 1, pair, 2, 1, "a reader waiting for its parent (member 0)")) {
         numacoll_kvdb_close(db);
         return 1;
     }
@@ -260,12 +194,6 @@ typedef struct rep_result {
     int failed;
 } rep_result_t;
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int run_rep(const char *lock, int mode, int N, double duration, rep_result_t *res)
 {
     memset(res, 0, sizeof *res);
@@ -285,9 +213,9 @@ static int run_rep(const char *lock, int mode, int N, double duration, rep_resul
         pids[i] = fork();
         if (pids[i] == 0) _exit(reader_main(sh, i, mode));
     }
-    bind_cpu(cpus[0]);
+    kvb_bind_cpu(kvb_writer_cpu());
     /* ready: each reader adds 1 once attached (or failed) */
-    if (wait_for_readers(&sh->ready, pids, N)) goto fail; /* the readers are killed */
+    if (kvb_wait_for_readers(&sh->ready, pids, N)) goto fail; /* the readers are killed */
     _Atomic uint64_t *f0 = nc_kvdb_scratch(srv, 0), *f1 = nc_kvdb_scratch(srv, 1);
     uint64_t dur_ns = (uint64_t)(duration * 1e9);
     /* release: the readers start after seeing go; the window opens after a warm-up */
@@ -323,7 +251,7 @@ static int run_rep(const char *lock, int mode, int N, double duration, rep_resul
             spin_ns(10000);
         }
         t1 = nc_now_ns();
-        qsort(acq, CONC_WRITES, sizeof acq[0], cmp_u64);
+        qsort(acq, CONC_WRITES, sizeof acq[0], kvb_cmp_u64);
         res->writer_us = (double)(acq[CONC_WRITES / 2 - 1] + acq[CONC_WRITES / 2]) / 2e3;
     } else { /* correctness */
         do {
@@ -362,202 +290,6 @@ fail:
     return -1;
 }
 
-/* ---- Get profiler ------------------------------------------------------------------------ */
-
-#define NKEYS 100
-#define SEGS 7 /* P7-P1, P2-P1, P3-P2, P4-P3, P5-P4, P6-P5, P7-P6 */
-
-static void key_name(char *out, int i, int len)
-{
-    int n = snprintf(out, (size_t)len + 1, "pmix.key.%05d.", i);
-    for (int j = n; j < len; j++)
-        out[j] = (char)('a' + (i + j) % 26);
-    out[len] = 0;
-}
-
-/* Overheads of back-to-back stamps: start->end and end->end (medians of 2 x 1001, taken
- * before and after the profiled loop, since a trapping cpuid varies over time). */
-enum { OVH_K = 1001 };
-static uint64_t ovh_a[2 * OVH_K], ovh_b[2 * OVH_K];
-static void stamp_overhead_sample(int half)
-{
-    for (int i = half * OVH_K; i < (half + 1) * OVH_K; i++) {
-        uint64_t s = nc_kv_stamp_start();
-        uint64_t e = nc_kv_stamp_end();
-        uint64_t e2 = nc_kv_stamp_end();
-        ovh_a[i] = e - s;
-        ovh_b[i] = e2 - e;
-    }
-}
-static void stamp_overhead(int64_t *o_se, int64_t *o_ee)
-{
-    enum { K = 2 * OVH_K };
-    uint64_t *a = ovh_a, *b = ovh_b;
-    qsort(a, K, sizeof a[0], cmp_u64);
-    qsort(b, K, sizeof b[0], cmp_u64);
-    *o_se = (int64_t)a[K / 2];
-    *o_ee = (int64_t)b[K / 2];
-}
-
-typedef struct prof_shm {
-    _Atomic int ready;
-    _Atomic int go;
-    char handle[64];
-    int64_t o_se[MAX_READERS], o_ee[MAX_READERS]; /* per reader */
-    int32_t samples[];                            /* [reader][iter*NKEYS][SEGS] */
-} prof_shm_t;
-
-static int prof_reader(prof_shm_t *sh, int idx, int iters, int keylen)
-{
-    bind_cpu(reader_cpu(idx));
-    numacoll_kvdb_t *db;
-    if (numacoll_kvdb_attach(sh->handle, &db)) {
-        fprintf(stderr, "reader %d: %s\n", idx, numacoll_last_error());
-        atomic_fetch_add(&sh->ready, 1);
-        return 1;
-    }
-    stamp_overhead_sample(0);
-    atomic_fetch_add(&sh->ready, 1);
-    /* go: written once by the parent when every reader is ready */
-    pid_t pair[2] = {getppid(), getpid()};
-    if (wait_at_least(&sh->go, 1, pair, 2, 1,
-                      "a profiling reader waiting for its parent (member 0)")) {
-        numacoll_kvdb_close(db);
-        return 1;
-    }
-    char keys[NKEYS][NUMACOLL_KVDB_MAX_KEYLEN + 1];
-    for (int i = 0; i < NKEYS; i++)
-        key_name(keys[i], i, keylen);
-    int32_t *out = sh->samples + (size_t)idx * (size_t)iters * NKEYS * SEGS;
-    char buf[256];
-    size_t len;
-    uint64_t st[NC_KV_PROF_POINTS];
-    for (int i = 0; i < NKEYS; i++) /* warm-up */
-        if (numacoll_kvdb_get(db, "job.0001", 0, keys[i], buf, sizeof buf, &len)) return 2;
-    for (int it = 0; it < iters; it++)
-        for (int i = 0; i < NKEYS; i++) {
-            if (nc_kvdb_get_profiled(db, "job.0001", 0, keys[i], buf, sizeof buf, &len, st))
-                return 3;
-            int32_t *o = out + ((size_t)it * NKEYS + (size_t)i) * SEGS;
-            o[0] = (int32_t)(st[6] - st[0]);
-            for (int s = 1; s < SEGS; s++)
-                o[s] = (int32_t)(st[s] - st[s - 1]);
-        }
-    stamp_overhead_sample(1);
-    stamp_overhead(&sh->o_se[idx], &sh->o_ee[idx]);
-    numacoll_kvdb_close(db);
-    return 0;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int run_profile(const char *lock, int N, int iters, int keylen, FILE *csv,
-                       const char *clock_name)
-{
-    numacoll_kvdb_params_t p = {.lock = lock, .max_readers = N};
-    numacoll_kvdb_t *srv;
-    if (numacoll_kvdb_create(&p, &srv)) {
-        fprintf(stderr, "numacoll-kvbench: %s\n", numacoll_last_error());
-        return -1;
-    }
-    for (int i = 0; i < NKEYS; i++) {
-        char k[NUMACOLL_KVDB_MAX_KEYLEN + 1], v[32];
-        key_name(k, i, keylen);
-        snprintf(v, sizeof v, "value-of-key-%d", i);
-        numacoll_kvdb_put(srv, "job.0001", 0, k, v, strlen(v));
-    }
-    if (numacoll_kvdb_commit(srv)) {
-        fprintf(stderr, "numacoll-kvbench: %s\n", numacoll_last_error());
-        return -1;
-    }
-    size_t nsamp = (size_t)N * (size_t)iters * NKEYS;
-    size_t bytes = sizeof(prof_shm_t) + nsamp * SEGS * sizeof(int32_t);
-    prof_shm_t *sh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (sh == MAP_FAILED) return -1;
-    snprintf(sh->handle, sizeof sh->handle, "%s", numacoll_kvdb_handle(srv));
-    pid_t pids[MAX_READERS];
-    fflush(stdout);
-    for (int i = 0; i < N; i++) {
-        pids[i] = fork();
-        if (pids[i] == 0) _exit(prof_reader(sh, i, iters, keylen));
-    }
-    /* ready: each reader adds 1 after attaching and sampling the stamp overhead */
-    if (wait_for_readers(&sh->ready, pids, N)) {
-        for (int i = 0; i < N; i++)
-            waitpid(pids[i], NULL, 0);
-        munmap(sh, bytes);
-        numacoll_kvdb_close(srv);
-        return -1;
-    }
-    atomic_store_explicit(&sh->go, 1, memory_order_release);
-    int failed = 0;
-    for (int i = 0; i < N; i++) {
-        int st;
-        waitpid(pids[i], &st, 0);
-        failed += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-    }
-    if (failed) {
-        fprintf(stderr, "numacoll-kvbench: %d profiling reader(s) failed\n", failed);
-        return -1;
-    }
-    /* subtract the stamps' own cost: P2-P1 holds one start->end stamp pair, every later
-     * segment one end->end pair, and P7-P1 all six */
-    int64_t *v = malloc(nsamp * sizeof *v);
-    double mean[SEGS], med[SEGS];
-    qsort(sh->o_se, (size_t)N, sizeof sh->o_se[0], cmp_i64);
-    qsort(sh->o_ee, (size_t)N, sizeof sh->o_ee[0], cmp_i64);
-    int64_t o_se = sh->o_se[N / 2], o_ee = sh->o_ee[N / 2];
-    for (int s = 0; s < SEGS; s++) {
-        int64_t ovh = s == 0 ? o_se + 5 * o_ee : s == 1 ? o_se : o_ee;
-        double sum = 0;
-        for (size_t i = 0; i < nsamp; i++) {
-            v[i] = (int64_t)sh->samples[i * SEGS + (size_t)s] - ovh;
-            sum += (double)v[i];
-        }
-        qsort(v, nsamp, sizeof *v, cmp_i64);
-        mean[s] = sum / (double)nsamp;
-        med[s] = nsamp % 2 ? (double)v[nsamp / 2]
-                           : ((double)v[nsamp / 2 - 1] + (double)v[nsamp / 2]) / 2;
-    }
-    free(v);
-    const char *unit = nc_kv_prof_clock == NC_KV_CLOCK_GETTIME ? "ns" : "cycles";
-    static const char *hdr[SEGS] = {"P7-P1", "P2-P1", "P3-P2", "P4-P3", "P5-P4", "P6-P5", "P7-P6"};
-    printf("\nGet profile: lock=%s readers=%d, %d keys of %d chars x %d rounds = %zu samples; "
-           "in %s; clock %s (stamp overhead %lld start->end, %lld end->end %s subtracted)\n",
-           lock, N, NKEYS, keylen, iters, nsamp, unit, clock_name, (long long)o_se,
-           (long long)o_ee, unit);
-    if (nc_kv_prof_clock == NC_KV_CLOCK_CPUID && o_ee > 1000)
-        printf("note: cpuid costs %lld cycles here (it traps to a hypervisor) and varies; the "
-               "subtraction is approximate: compare with --profile-clock lfence\n",
-               (long long)o_ee);
-    printf("%-8s", unit);
-    for (int s = 0; s < SEGS; s++)
-        printf(" %9s", hdr[s]);
-    printf("\n%-8s", "mean");
-    for (int s = 0; s < SEGS; s++)
-        printf(" %9.1f", mean[s]);
-    printf("\n%-8s", "median");
-    for (int s = 0; s < SEGS; s++)
-        printf(" %9.1f", med[s]);
-    printf("\n");
-    if (csv) {
-        fprintf(csv, "%s,%d,mean", lock, N);
-        for (int s = 0; s < SEGS; s++)
-            fprintf(csv, ",%.1f", mean[s]);
-        fprintf(csv, ",%s\n%s,%d,median", unit, lock, N);
-        for (int s = 0; s < SEGS; s++)
-            fprintf(csv, ",%.1f", med[s]);
-        fprintf(csv, ",%s\n", unit);
-    }
-    munmap(sh, bytes);
-    numacoll_kvdb_close(srv);
-    return 0;
-}
-
 /* ---- main --------------------------------------------------------------------------------- */
 
 /* "a|b|c" -> "a, b, c" */
@@ -575,20 +307,6 @@ static const char *lock_list(void)
     }
     buf[o] = 0;
     return buf;
-}
-
-/* What the Get profile's points and columns are (--help and the profile output). */
-static void profile_legend(FILE *f, const char *pfx)
-{
-    fprintf(f,
-            "%sGet profile (paper 4, Table 1): each reader stamps every numacoll_kvdb_get at\n"
-            "%s  P1 entry, P2 before the read lock (arguments checked, key hashed), P3 lock\n"
-            "%s  taken, P4 key found, P5 value copied out, P6 lock released, P7 exit.\n"
-            "%sColumns: P7-P1 the whole Get; P2-P1 entry; P3-P2 taking the read lock; P4-P3\n"
-            "%s  finding the key; P5-P4 copying the value; P6-P5 releasing the lock; P7-P6\n"
-            "%s  exit. In TSC cycles (--profile-clock cpuid or lfence) or ns (clock), mean and\n"
-            "%s  median over all samples, the stamps' own cost subtracted.\n",
-            pfx, pfx, pfx, pfx, pfx, pfx, pfx);
 }
 
 static void usage(FILE *f)
@@ -633,7 +351,7 @@ static void usage(FILE *f)
             "over the repetitions, with k = 10^3, M = 10^6, G = 10^9; writer (us): write-only\n"
             "the mean time per write acquisition + release, concurrent the median wait.\n",
             MAX_READERS, lock_list(), NUMACOLL_KVDB_MAX_KEYLEN);
-    profile_legend(f, "");
+    kvb_profile_legend(f, "");
 }
 
 int main(int argc, char **argv)
@@ -743,7 +461,7 @@ int main(int argc, char **argv)
                 lock_list());
         return 2;
     }
-    get_cpus();
+    kvb_get_cpus();
     FILE *csv = NULL;
     if (csv_s && !(csv = fopen(csv_s, "w"))) {
         perror(csv_s);
@@ -768,11 +486,11 @@ int main(int argc, char **argv)
         clock_s = "clock";
 #endif
         if (csv) fprintf(csv, "lock,readers,stat,P7-P1,P2-P1,P3-P2,P4-P3,P5-P4,P6-P5,P7-P6,unit\n");
-        profile_legend(stdout, "# ");
+        kvb_profile_legend(stdout, "# ");
         int rc = 0;
         for (int li = 0; li < nlocks; li++)
             for (int N = fixed ? maxN : 1; N <= maxN; N++)
-                if (run_profile(locks[li], N, iters, keylen, csv, clock_s)) rc = 1;
+                if (kvb_run_profile(locks[li], N, iters, keylen, csv, clock_s)) rc = 1;
         if (csv) fclose(csv);
         return rc;
     }
@@ -802,7 +520,7 @@ int main(int argc, char **argv)
                      "writer_acquire_us_median\n");
     printf("# numacoll-kvbench: %d CPU(s) available; writer on CPU %d, readers round-robin "
            "from CPU %d; %d rep(s) of %.3f s\n",
-           ncpus, cpus[0], cpus[1 % ncpus], reps, duration);
+           kvb_cpu_count(), kvb_writer_cpu(), kvb_reader_cpu(0), reps, duration);
     printf("# acq/s: lock acquisitions per second (read sections; write-only: write "
            "acquisitions), k = 10^3, M = 10^6; writer (us): time per write (write-only), median "
            "wait for the lock (concurrent)\n");
@@ -841,7 +559,7 @@ int main(int argc, char **argv)
                     exit_code = 1;
                 }
                 /* the writer needs a CPU too except in read-only mode */
-                if (N + (modes[mi] != M_READ) > ncpus)
+                if (N + (modes[mi] != M_READ) > kvb_cpu_count())
                     strncat(note, " (oversubscribed)", sizeof note - strlen(note) - 1);
                 char wtxt[32] = "-", r0[32], r1[32], r2[32];
                 if (nw) snprintf(wtxt, sizeof wtxt, "%.3f", wmed);
