@@ -707,6 +707,9 @@ if [ "$DO_BUILD" = 1 ]; then
         exit 2
     fi
 fi
+# which MPI steps run depends on the MPI benchmarks the build made: count them again
+TOTAL=0
+plan
 if [ ! -x "$BIN/numacoll-bench" ] || [ ! -x "$BIN/numacoll-info" ]; then
     say "bench: no $BIN/numacoll-bench: build first" \
         "(make, or tools/scripts/dev/bench.sh --build $BUILD $OUT)"
