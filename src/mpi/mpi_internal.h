@@ -311,7 +311,9 @@ int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root);
 uint64_t bcast_units(MPI_Count count, MPI_Count tsz);
 /* A member whose broadcast has erroneous arguments (the MPI reports them) first joins what
  * the others wait in at a communicator's first broadcasts: the caller has joined its set-up
- * (comm_get, @p s its state or NULL), this joins a flat team's broadcast set-up, so that
+ * (comm_get, @p s its state or NULL), this joins its team's broadcast set-up (flat: the
+ * communicator's team; hierarchical: this member's node team, whose node step starts with
+ * it on the root's node and after the leaders' broadcast on the others), so that
  * the others wait in numacoll's broadcast (NUMACOLL_TIMEOUT names it), never in a set-up
  * collective it does not join. */
 void bcast_join_setup(nc_comm_t *s);
@@ -352,6 +354,16 @@ static inline int reduce_ready(nc_comm_t *s)
     s->reduce_native = 1;
     warn_setup(s, "the shared-memory reductions' set-up", rc);
     return 0;
+}
+
+/* A member whose arguments are erroneous (the MPI reports them) first joins the team's
+ * reduction set-up, as the others do at the same call before they wait for it in numacoll's
+ * reduction (NUMACOLL_TIMEOUT names it there): flat, the communicator's team; hierarchical,
+ * its node team, whose node step starts with that set-up. */
+static inline void reduce_join_setup(nc_comm_t *s)
+{
+    if (g_active && g_reduce && s && (s->mode == MODE_FLAT || s->mode == MODE_HIER) && s->team)
+        (void)reduce_ready(s);
 }
 
 /* A reduction the core could not run for want of memory for larger chunks (every member

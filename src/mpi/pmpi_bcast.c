@@ -20,7 +20,8 @@ static __attribute__((noinline)) int bcast_setup_failed(nc_comm_t *s)
 
 void bcast_join_setup(nc_comm_t *s)
 {
-    if (g_active && g_bcast && s && s->mode == MODE_FLAT && s->team && !s->bcast_native &&
+    if (g_active && g_bcast && s && (s->mode == MODE_FLAT || s->mode == MODE_HIER) && s->team &&
+        !s->bcast_native &&
         s->team->bcast == NULL && s->team->size > 1)
         (void)bcast_setup_failed(s);
 }

@@ -192,15 +192,17 @@ int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numaco
 
 /* Erroneous arguments this member sees alone (a negative count, a root out of range): the
  * MPI reports them, after this member has joined what the others wait in at a
- * communicator's first calls (its set-up and the deferral's count, a flat team's reduction
- * set-up), so that they wait in numacoll's call, where NUMACOLL_TIMEOUT names it, never in a
- * set-up collective it does not join (as the gather family's mv_entry). @p s: the
- * communicator's state when known. */
+ * communicator's first calls (its set-up and the deferral's count, the team's reduction
+ * set-up: flat, the communicator's; hierarchical, the node team's), so that they wait in
+ * numacoll's call, where NUMACOLL_TIMEOUT names it, never in a set-up collective it does
+ * not join (as the gather family's mv_entry). The caller has checked that the others take
+ * numacoll's way (reduce_map: a datatype and op numacoll reduces, alike on every member;
+ * else nobody joins anything). @p s: the communicator's state when known. */
 static int erroneous_native(nc_comm_t *s, const void *sendbuf, void *recvbuf, MPI_Count count,
                             MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
 {
     if (!s) s = comm_get(comm, 1, 0);
-    if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+    reduce_join_setup(s);
     return counted_native(s, sendbuf, recvbuf, count, dt, op, root, comm);
 }
 
@@ -215,12 +217,14 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     MPI_Datatype base = MPI_DATATYPE_NULL;
     if (comm == MPI_COMM_NULL)
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
-    if (count < 0 || root < -1) /* MPI_ROOT, MPI_PROC_NULL (intercommunicators) too */
-        return erroneous_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
+    /* the datatype and op first: where numacoll does not reduce them, every member goes to
+     * the MPI without a communicator step, so one with erroneous arguments must too */
     if (!reduce_map(dt, op, &ct, &co, &mult, &base)) {
         say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
     }
+    if (count < 0 || root < -1) /* MPI_ROOT, MPI_PROC_NULL (intercommunicators) too */
+        return erroneous_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
     size_t esize = numacoll_dtype_size(ct), n;
     if (__builtin_mul_overflow((size_t)count, (size_t)mult, &n) || n > SIZE_MAX / esize)
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
@@ -279,9 +283,15 @@ static int reduce_negative_root(const void *sendbuf, void *recvbuf, MPI_Count co
 {
     ensure_init();
     int inter = 1;
-    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
+    numacoll_dtype_t ct;
+    numacoll_op_t co;
+    MPI_Count mult = 1;
+    MPI_Datatype base = MPI_DATATYPE_NULL;
+    /* the others take numacoll's way only with a datatype and op it reduces (reduce_entry) */
+    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
+        reduce_map(dt, op, &ct, &co, &mult, &base)) {
         nc_comm_t *s = comm_get(comm, 1, 0);
-        if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+        reduce_join_setup(s);
         if (s) BUMP(s->st_reduce_calls);
         else COUNT(reduce_calls);
     } else {

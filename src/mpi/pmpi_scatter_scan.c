@@ -289,13 +289,17 @@ static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_
 
 /* Erroneous counts this member sees alone (a negative count or recvcounts entry): the MPI
  * reports them, after this member has joined what the others wait in at a communicator's
- * first calls (its set-up, the deferral's count, a flat team's reduction set-up; as
- * mv_entry does), so that they wait in numacoll's call, where NUMACOLL_TIMEOUT names it,
- * never in a set-up collective it does not join (hierarchical mode: the node steps). */
+ * first calls (its set-up, the deferral's count, the team's reduction set-up: flat, the
+ * communicator's; hierarchical, the node team's, where the node step starts; as mv_entry
+ * does), so that they wait in numacoll's call, where NUMACOLL_TIMEOUT names it, never in a
+ * set-up collective it does not join. A hierarchical scan over nodes that interleave in
+ * rank order goes to the MPI on every member: nothing to join. The caller has checked the
+ * datatype and op (reduce_map: else every member goes to the MPI at once). */
 static int native_erroneous(const ss_args_t *a, nc_comm_t *flat)
 {
     nc_comm_t *s = flat ? flat : comm_get(a->comm, 1, 0);
-    if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+    if (!(s && s->mode == MODE_HIER && a->kind >= SS_SCAN && !nodes_in_rank_order(s)))
+        reduce_join_setup(s);
     return native(a);
 }
 
@@ -320,12 +324,12 @@ static int ss_entry(const ss_args_t *a)
     if (!flat && (a->comm == MPI_COMM_NULL ||
                   PMPI_Comm_size(a->comm, &size) != MPI_SUCCESS || size < 1))
         return native(a);
-    if (a->count < 0) return native_erroneous(a, flat);
     if ((a->kind == SS_RS && !(a->c_form ? (void *)a->ccounts : (void *)a->icounts)) ||
         !reduce_map(a->dt, a->op, &ct, &co, &mult, &base)) {
         say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
         return native(a);
     }
+    if (a->count < 0) return native_erroneous(a, flat);
     const size_t esize = numacoll_dtype_size(ct);
     size_t stack_counts[64], *counts = stack_counts, total = 0, n = 0;
     int scan = a->kind >= SS_SCAN;

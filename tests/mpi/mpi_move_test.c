@@ -485,6 +485,69 @@ static void test_firstbad(void)
     }
 }
 
+/* Hierarchical mode (NUMACOLL_FAKE_NODES=2 at np 5: pseudo-nodes {0, 1, 2} and {3, 4}): the
+ * last rank, not its node's leader, passes an erroneous argument it can see alone (a
+ * negative count or recvcounts entry, a root out of range) to each collective that has a
+ * hierarchical path, on a communicator of its own: at the communicator's first call
+ * (@p later 0) or after a correct one (@p later 1). It must get the MPI's error; every
+ * other member must return (complete, or fail under NUMACOLL_TIMEOUT), never wait in a
+ * node set-up step it does not join or in the MPI's step between the node leaders after its
+ * node's leader gave up. The members then meet by point-to-point messages. */
+static void test_hierbad(int later)
+{
+    /* no MPI_Allreduce or MPI_Scan: MPICH 4.0's own crash on a negative count (MPI_Reduce's
+     * root out of range takes the same way in) */
+    enum { K_BCAST, K_REDUCE, K_ALLGATHER, K_ALLGATHERV, K_GATHER, K_SCATTER,
+           K_REDUCE_SCATTER, K_KINDS };
+    static const char *const names[K_KINDS] = {
+            "MPI_Bcast",   "MPI_Reduce", "MPI_Allgather",     "MPI_Allgatherv",
+            "MPI_Gather", "MPI_Scatter", "MPI_Reduce_scatter"};
+    const int bad = g_size - 1;
+    int in[64], out[64], counts[64], displs[64];
+    for (int r = 0; r < 64; r++)
+        in[r] = r, counts[r] = 1, displs[r] = r;
+    CHECK(g_mode == 2, "the communicator is not hierarchical (mode %d)", g_mode);
+    const char *what = later ? "later" : "first";
+    for (int k = 0; k < K_KINDS; k++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+        int rc = MPI_SUCCESS;
+        for (int step = later ? 0 : 1; step < 2; step++) {
+            const int wrong = step == 1 && g_rank == bad;
+            const int n = wrong ? -1 : 1, root = wrong ? g_size : 0;
+            counts[0] = wrong ? -1 : 1;
+            switch (k) {
+            case K_BCAST: rc = MPI_Bcast(in, 1, MPI_INT, root, c); break;
+            case K_REDUCE: rc = MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, c); break;
+            case K_ALLGATHER: rc = MPI_Allgather(in, n, MPI_INT, out, 1, MPI_INT, c); break;
+            case K_ALLGATHERV:
+                rc = MPI_Allgatherv(in, n, MPI_INT, out, counts + 32, displs, MPI_INT, c);
+                break;
+            case K_GATHER: rc = MPI_Gather(in, n, MPI_INT, out, 1, MPI_INT, 0, c); break;
+            case K_SCATTER: rc = MPI_Scatter(in, 1, MPI_INT, out, n, MPI_INT, 0, c); break;
+            default: rc = MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c); break;
+            }
+            CHECK(step == 1 || rc == MPI_SUCCESS, "rank %d: %s: the correct call failed (%d)",
+                  g_rank, names[k], rc);
+        }
+        int cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        if (g_rank == bad) {
+            const int want = k == K_BCAST || k == K_REDUCE ? MPI_ERR_ROOT : MPI_ERR_COUNT;
+            CHECK(cls == want || (k == K_REDUCE_SCATTER && cls == MPI_ERR_ARG),
+                  "rank %d: %s (%s call) with an erroneous argument gave class %d", g_rank,
+                  names[k], what, cls);
+            for (int r = 0; r < bad; r++)
+                PMPI_Recv(&cls, 1, MPI_INT, r, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            PMPI_Send(&cls, 1, MPI_INT, bad, 78, MPI_COMM_WORLD);
+        }
+        if (g_rank == 0) printf("hierbad: %s (%s call): every member returned\n", names[k], what);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "matrix";
@@ -522,6 +585,9 @@ int main(int argc, char **argv)
         test_mismatch();
     else if (!strcmp(mode, "firstbad"))
         test_firstbad();
+    else if (!strcmp(mode, "hierbad") && argc > 2 &&
+             (!strcmp(argv[2], "first") || !strcmp(argv[2], "later")))
+        test_hierbad(!strcmp(argv[2], "later"));
     else if (!strcmp(mode, "kill") && argc > 3 &&
              (!strcmp(argv[2], "allgather") || !strcmp(argv[2], "gather") ||
               !strcmp(argv[2], "scatter")) &&
