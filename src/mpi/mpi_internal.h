@@ -135,6 +135,8 @@ typedef struct nc_comm {
     MPI_Comm oob_comm; /* communicator the team's allgather runs on */
     uint64_t sig;      /* flat: members signature for the idle-team cache */
     int broken;        /* a numacoll call failed here: never reuse the team */
+    uint64_t step_timeout_ns; /* hier: every member runs with NUMACOLL_TIMEOUT (agreed), this
+                                 one's, for the MPI's steps (hier_step.c); else 0 */
     int reduce_native; /* the core cannot reduce on this team: reductions stay native */
     int check_err;     /* MPI error class of the last failed whole-communicator check */
     /* MODE_DEFER: barrier/bcast calls so far and their units (see defer_step); identical
@@ -317,6 +319,31 @@ uint64_t bcast_units(MPI_Count count, MPI_Count tsz);
  * the others wait in numacoll's broadcast (NUMACOLL_TIMEOUT names it), never in a set-up
  * collective it does not join. */
 void bcast_join_setup(nc_comm_t *s);
+
+/* hier_step.c: one MPI step of the hierarchical mode (leaders' collective, a hop on a node)
+ * as a numacoll status: the blocking @p call, or, on a communicator whose members all run
+ * with NUMACOLL_TIMEOUT, its nonblocking form @p icall (its request argument HIER_REQ)
+ * waited for at most that long, failing with NUMACOLL_ERR_TIMEOUT naming @p what. */
+int hier_step_status(int mrc, const char *what);
+/* The node team's set-ups a hierarchical path needs (HIER_SETUP_*), done at its start, in
+ * one order (broadcast, reductions, data movement), by every member of the node, one with
+ * erroneous arguments too (before the MPI reports them): so a member that gives up at a
+ * later step (a timeout) never leaves the others of its node in a set-up collective. Each
+ * set-up is agreed (a failure switches that part to the MPI on every member alike). */
+enum { HIER_SETUP_BCAST = 1, HIER_SETUP_REDUCE = 2, HIER_SETUP_MOVE = 4 };
+void hier_setups(nc_comm_t *s, int which);
+/* the node (flat: whole) team's broadcast set-up, if not done (pmpi_bcast.c) */
+void bcast_ready(nc_comm_t *s);
+/* the team's data-movement set-up (pmpi_move.c): 1 when the team can run the family */
+int move_ready(nc_comm_t *s);
+int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what);
+#define HIER_REQ (&hier_req_)
+#define HIER_STEP(s, what, call, icall)                                                      \
+    __extension__({                                                                          \
+        MPI_Request hier_req_ = MPI_REQUEST_NULL;                                            \
+        (s)->step_timeout_ns ? hier_step_wait((s), (icall), HIER_REQ, (what))                 \
+                             : hier_step_status((call), (what));                             \
+    })
 int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
 #if MPI_VERSION >= 4
 int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,
@@ -359,11 +386,12 @@ static inline int reduce_ready(nc_comm_t *s)
 /* A member whose arguments are erroneous (the MPI reports them) first joins the team's
  * reduction set-up, as the others do at the same call before they wait for it in numacoll's
  * reduction (NUMACOLL_TIMEOUT names it there): flat, the communicator's team; hierarchical,
- * its node team, whose node step starts with that set-up. */
+ * its node team's set-ups of the reductions' paths (hier_setups). */
 static inline void reduce_join_setup(nc_comm_t *s)
 {
-    if (g_active && g_reduce && s && (s->mode == MODE_FLAT || s->mode == MODE_HIER) && s->team)
-        (void)reduce_ready(s);
+    if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+    if (g_active && g_reduce && s && s->mode == MODE_HIER)
+        hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
 }
 
 /* A reduction the core could not run for want of memory for larger chunks (every member

@@ -18,12 +18,17 @@ static __attribute__((noinline)) int bcast_setup_failed(nc_comm_t *s)
     return 1;
 }
 
+void bcast_ready(nc_comm_t *s)
+{
+    if (s->team && !s->bcast_native && s->team->bcast == NULL && s->team->size > 1)
+        (void)bcast_setup_failed(s);
+}
+
 void bcast_join_setup(nc_comm_t *s)
 {
-    if (g_active && g_bcast && s && (s->mode == MODE_FLAT || s->mode == MODE_HIER) && s->team &&
-        !s->bcast_native &&
-        s->team->bcast == NULL && s->team->size > 1)
-        (void)bcast_setup_failed(s);
+    if (!g_active || !g_bcast || !s) return;
+    if (s->mode == MODE_FLAT) bcast_ready(s);
+    if (s->mode == MODE_HIER) hier_setups(s, HIER_SETUP_BCAST);
 }
 
 /* Broadcast on the node part: the team's core broadcast (arguments already validated by
@@ -125,6 +130,14 @@ static int hier_check(nc_comm_t *s, size_t bytes, int root, int mark)
     return NUMACOLL_OK;
 }
 
+/* the leaders' broadcast from the leader of node @p rnode (hier_step.c) */
+static int leaders_bcast(nc_comm_t *s, void *p, size_t bytes, int rnode)
+{
+    return HIER_STEP(s, "MPI_Bcast between the node leaders",
+                     PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders),
+                     PMPI_Ibcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders, HIER_REQ));
+}
+
 /* Broadcast @p bytes contiguous bytes at @p p (byte counts already validated); @p mark:
  * the node part marked (node_bcast). */
 int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
@@ -134,19 +147,15 @@ int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
         int rc = hier_check(s, bytes, root, mark);
         if (rc != NUMACOLL_OK) return rc;
     }
+    hier_setups(s, HIER_SETUP_BCAST);
     int rnode = s->node_of[root];
     int rc = NUMACOLL_OK;
     if (s->my_node == rnode) {
         rc = node_bcast(s, p, bytes, team_root(s, root), mark);
         if (rc == NUMACOLL_OK && s->leaders != MPI_COMM_NULL && s->nnodes > 1)
-            rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
-                     ? NUMACOLL_OK
-                     : NUMACOLL_ERR_OOB;
+            rc = leaders_bcast(s, p, bytes, rnode);
     } else {
-        if (s->leaders != MPI_COMM_NULL)
-            rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
-                     ? NUMACOLL_OK
-                     : NUMACOLL_ERR_OOB;
+        if (s->leaders != MPI_COMM_NULL) rc = leaders_bcast(s, p, bytes, rnode);
         if (rc == NUMACOLL_OK) rc = node_bcast(s, p, bytes, team_root(s, root), mark);
     }
     return rc;

@@ -297,7 +297,7 @@ static uint64_t units_of(const mv_call_t *c)
  * the team, with a status agreed by every member: nc_move_setup): 1 when the team can run
  * them, else 0 on every member, for good: flat, the communicator's calls go native;
  * hierarchical, this node's steps do (mv_node_*), the rest stays as it is. */
-static int move_ready(nc_comm_t *s)
+int move_ready(nc_comm_t *s)
 {
     if (s->move_native || !s->team) return 0;
     if (NC_LIKELY(s->team->move != NULL)) return 1;
@@ -474,7 +474,8 @@ int mv_entry(mv_call_t *c)
         if (!move_ready(s) || to_mpi) return mv_native(c);
         rc = g_flat[c->kind](s, c);
     } else {
-        if (to_mpi && g_hier[c->kind] && hier_size(c, size, rank) != 0) (void)move_ready(s);
+        if (to_mpi && g_hier[c->kind] && hier_size(c, size, rank) != 0)
+            hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_MOVE);
         if (to_mpi || !g_hier[c->kind] || !hier_fits(c, size, rank)) return mv_native(c);
         rc = g_hier[c->kind](s, c);
     }

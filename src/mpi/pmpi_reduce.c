@@ -141,6 +141,40 @@ static int node_reduce(nc_comm_t *s, const void *input, void *out, size_t n,
                : NUMACOLL_ERR_OOB;
 }
 
+/* The leaders' step of reduce_hier (@p acc: this node's result, in place), timed where
+ * the communicator's members all run with NUMACOLL_TIMEOUT (hier_step.c). The timed form
+ * gives the root's leader's input as a copy, never MPI_IN_PLACE (MPICH 4.0's in-place
+ * reduce at a root other than 0: see in_place_copy); a copy whose step timed out stays
+ * with the pending step (leaked). Counts over INT_MAX take the blocking form (MPI-3 has
+ * no large-count nonblocking reductions). */
+static int leaders_reduce(nc_comm_t *s, void *acc, size_t n, size_t bytes, MPI_Datatype base,
+                          MPI_Op op, int root)
+{
+    const MPI_Count cnt = (MPI_Count)n;
+    const int lroot = root < 0 ? -1 : s->node_of[root]; /* leaders are ranked by node */
+    if (!s->step_timeout_ns || n > INT_MAX) {
+        /* native() passes MPICH a copy at an in-place root */
+        int mrc = root < 0 ? native(MPI_IN_PLACE, acc, cnt, base, op, -1, s->leaders)
+                  : lroot != s->my_node
+                          ? native(acc, NULL, cnt, base, op, lroot, s->leaders)
+                          : native(MPI_IN_PLACE, acc, cnt, base, op, lroot, s->leaders);
+        return hier_step_status(mrc, "reduction between the node leaders");
+    }
+    if (root < 0)
+        return HIER_STEP(s, "MPI_Allreduce between the node leaders", MPI_SUCCESS,
+                         PMPI_Iallreduce(MPI_IN_PLACE, acc, (int)n, base, op, s->leaders, HIER_REQ));
+    if (lroot != s->my_node)
+        return HIER_STEP(s, "MPI_Reduce between the node leaders", MPI_SUCCESS,
+                         PMPI_Ireduce(acc, NULL, (int)n, base, op, lroot, s->leaders, HIER_REQ));
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", bytes);
+    memcpy(copy, acc, bytes);
+    int rc = HIER_STEP(s, "MPI_Reduce between the node leaders", MPI_SUCCESS,
+                       PMPI_Ireduce(copy, acc, (int)n, base, op, lroot, s->leaders, HIER_REQ));
+    if (rc != NUMACOLL_ERR_TIMEOUT) free(copy); /* else the pending step's */
+    return rc;
+}
+
 /* The MPI library's steps take @p n elements of the predefined type @p base, not the
  * caller's count and datatype: Open MPI 4.1 rejects predefined ops on a derived type. */
 int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numacoll_dtype_t ct,
@@ -160,33 +194,28 @@ int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numaco
      * (reduce_types.c): numacoll's arithmetic, and the nodes' results in node order */
     MPI_Op kernel_op = reduce_kernel_op(co);
     if (kernel_op != MPI_OP_NULL) op = kernel_op;
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
     int rc = node_reduce(s, input, acc, n, ct, co, base, op);
-    if (rc == NUMACOLL_OK && leader && s->nnodes > 1) {
-        int mrc = MPI_SUCCESS;
-        const MPI_Count cnt = (MPI_Count)n;
-        if (root < 0) {
-            mrc = native(MPI_IN_PLACE, acc, cnt, base, op, -1, s->leaders);
-        } else if (s->node_of[root] != s->my_node) {
-            mrc = native(acc, NULL, cnt, base, op, s->node_of[root], s->leaders);
-        } else {
-            /* leaders are ranked by node index (comm.c); native() passes MPICH a copy */
-            mrc = native(MPI_IN_PLACE, acc, cnt, base, op, s->my_node, s->leaders);
-        }
-        if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
-    }
+    if (rc == NUMACOLL_OK && leader && s->nnodes > 1)
+        rc = leaders_reduce(s, acc, n, bytes, base, op, root);
     if (root < 0) {
         if (rc == NUMACOLL_OK) rc = node_bcast_bytes(s, recvbuf, bytes, 0);
     } else if (rc == NUMACOLL_OK && s->node_of[root] == s->my_node && s->rank_in_node[root] != 0) {
         /* the root is on our node but not its leader: the leader sends it the result */
-        int dest = s->rank_in_node[root], mrc = MPI_SUCCESS;
+        int dest = s->rank_in_node[root];
         if (leader)
-            mrc = PMPI_Send(acc, (int)bytes, MPI_BYTE, dest, TAG_REDUCE_RESULT, s->node);
+            rc = HIER_STEP(s, "send of the result from the node leader to the root",
+                           PMPI_Send(acc, (int)bytes, MPI_BYTE, dest, TAG_REDUCE_RESULT, s->node),
+                           PMPI_Isend(acc, (int)bytes, MPI_BYTE, dest, TAG_REDUCE_RESULT,
+                                      s->node, HIER_REQ));
         else if (s->rank == root)
-            mrc = PMPI_Recv(recvbuf, (int)bytes, MPI_BYTE, 0, TAG_REDUCE_RESULT, s->node,
-                            MPI_STATUS_IGNORE);
-        if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
+            rc = HIER_STEP(s, "receive of the result from the node leader at the root",
+                           PMPI_Recv(recvbuf, (int)bytes, MPI_BYTE, 0, TAG_REDUCE_RESULT,
+                                     s->node, MPI_STATUS_IGNORE),
+                           PMPI_Irecv(recvbuf, (int)bytes, MPI_BYTE, 0, TAG_REDUCE_RESULT,
+                                      s->node, HIER_REQ));
     }
-    free(scratch);
+    if (rc != NUMACOLL_ERR_TIMEOUT) free(scratch); /* else a pending step's (hier_step.c) */
     return rc;
 }
 

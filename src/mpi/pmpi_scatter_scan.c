@@ -258,6 +258,7 @@ static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_
         memcpy(own, input, bytes);
         input = own;
     }
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
     int rc = node_scan(s, input, a->recvbuf, n, ct, co, base, kop, exclusive);
     if (rc == NUMACOLL_OK && last && s->nnodes > 1) {
         /* the node's total: our inclusive prefix (exscan: our exclusive one op our input) */
@@ -268,22 +269,29 @@ static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_
             memcpy(total, exclusive ? input : a->recvbuf, bytes);
         }
     }
-    int mrc = MPI_SUCCESS;
-    if (rc == NUMACOLL_OK && s->nnodes > 1 && s->node_size > 1 && (leader || last))
-        mrc = last ? PMPI_Send(total, (int)bytes, MPI_BYTE, 0, TAG_SCAN_TOTAL, s->node)
-                   : PMPI_Recv(total, (int)bytes, MPI_BYTE, s->node_size - 1, TAG_SCAN_TOTAL,
-                               s->node, MPI_STATUS_IGNORE);
+    /* the MPI's steps, timed where every member runs with NUMACOLL_TIMEOUT (hier_step.c) */
+    const int nb = (int)bytes, lastr = s->node_size - 1;
+    if (rc == NUMACOLL_OK && s->nnodes > 1 && s->node_size > 1 && last)
+        rc = HIER_STEP(s, "send of the node's total to its leader",
+                       PMPI_Send(total, nb, MPI_BYTE, 0, TAG_SCAN_TOTAL, s->node),
+                       PMPI_Isend(total, nb, MPI_BYTE, 0, TAG_SCAN_TOTAL, s->node, HIER_REQ));
+    else if (rc == NUMACOLL_OK && s->nnodes > 1 && s->node_size > 1 && leader)
+        rc = HIER_STEP(s, "receive of the node's total at its leader",
+                       PMPI_Recv(total, nb, MPI_BYTE, lastr, TAG_SCAN_TOTAL, s->node,
+                                 MPI_STATUS_IGNORE),
+                       PMPI_Irecv(total, nb, MPI_BYTE, lastr, TAG_SCAN_TOTAL, s->node, HIER_REQ));
     /* the leaders (ranked by node index) combine the totals in node order */
-    if (rc == NUMACOLL_OK && mrc == MPI_SUCCESS && s->nnodes > 1 && leader)
-        mrc = PMPI_Exscan(total, front, (int)n, base, kop, s->leaders);
-    if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
+    if (rc == NUMACOLL_OK && s->nnodes > 1 && leader)
+        rc = HIER_STEP(s, "MPI_Exscan between the node leaders",
+                       PMPI_Exscan(total, front, (int)n, base, kop, s->leaders),
+                       PMPI_Iexscan(total, front, (int)n, base, kop, s->leaders, HIER_REQ));
     if (rc == NUMACOLL_OK && s->my_node > 0) {
         rc = node_bcast_bytes(s, front, bytes, 0);
         /* the nodes' prefix in front of the node's: recvbuf = front op recvbuf */
         if (rc == NUMACOLL_OK && exclusive && leader) memcpy(a->recvbuf, front, bytes);
         else if (rc == NUMACOLL_OK) rc = nc_reduce_local(ct, co, front, a->recvbuf, n);
     }
-    free(scratch);
+    if (rc != NUMACOLL_ERR_TIMEOUT) free(scratch); /* else a pending step's (hier_step.c) */
     return rc;
 }
 
