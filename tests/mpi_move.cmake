@@ -53,6 +53,24 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "firstbad: MPI_Reduce .root -5.: every member returned"
               --expect "member.s. that did not arrive: 2"
               --expect "firstbad: PASS" -- ${P} firstbad)
+  # hierarchical (np 5, pseudo-nodes {0,1,2} {3,4}): the last rank's erroneous argument at
+  # the first call of each collective with a hierarchical path (bcast, reduce, allgather(v),
+  # gather, scatter, reduce_scatter): it joins its node team's set-ups, the others return
+  # (its node's members by NUMACOLL_TIMEOUT naming it, the other leaders by the timed MPI
+  # step between the leaders); Open MPI also after a correct call (MPICH: 10 s a run)
+  set(modes first)
+  if(NOT f STREQUAL "mpich")
+    list(APPEND modes later)
+  endif()
+  foreach(m ${modes})
+    nc_mpi_test(mpi_${f}_move_hierbad_${m} ${f} 5 --timeout 60 --env NUMACOLL_TIMEOUT=1
+                --env NUMACOLL_FAKE_NODES=2
+                --expect "hierbad: MPI_Reduce .${m} call.: every member returned"
+                --expect "hierbad: MPI_Allgatherv .${m} call.: every member returned"
+                --expect "hierbad: MPI_Reduce_scatter .${m} call.: every member returned"
+                --expect "between the node leaders .hierarchical mode"
+                --expect "hierbad: PASS" -- ${P} hierbad ${m})
+  endforeach()
 endforeach()
 
 # numacoll-bench --mpi allgather|gather|scatterv at np = 2, 1 B .. 2 KiB: every row at every

@@ -214,7 +214,9 @@ int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MP
 
 /* A broadcast of @p count > INT_MAX elements of @p tsz > 0 bytes (MPI_Bcast_c): the
  * communicator step as MPI_Bcast's general path, then the large path, or the native call
- * where numacoll does not broadcast. */
+ * where numacoll does not broadcast. A root out of range (the MPI's error) first joins the
+ * team's broadcast set-up, as bcast_general's does, so that the others wait in numacoll's
+ * broadcast (NUMACOLL_TIMEOUT names this member), never in a set-up it skips. */
 int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,
                              MPI_Comm comm)
 {
@@ -222,8 +224,13 @@ int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz
     ensure_init();
     nc_comm_t *s = comm_get(comm, bcast_units(count, tsz), 0);
     uint64_t bytes;
-    if (!g_bcast || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER || root < 0 ||
-        root >= s->size || (s->mode == MODE_FLAT && (!s->team || s->bcast_native)) ||
+    if (!g_bcast || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER)
+        return native_bcast_count(buf, count, dt, root, comm);
+    if (root < 0 || root >= s->size) {
+        bcast_join_setup(s);
+        return native_bcast_count(buf, count, dt, root, comm); /* the MPI's error */
+    }
+    if ((s->mode == MODE_FLAT && (!s->team || s->bcast_native)) ||
         __builtin_mul_overflow((uint64_t)count, (uint64_t)tsz, &bytes))
         return native_bcast_count(buf, count, dt, root, comm);
     return bcast_large(s, buf, count, dt, tsz, root, comm);

@@ -31,6 +31,7 @@
  * this rank had a vector type on a side it uses. The seed comes from NC_MOVE_SEED, else
  * rank 0's clock, and is printed; NC_MOVE_TRACE=1 prints each call before it is made.
  */
+#include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -443,16 +444,34 @@ static void test_kill(const char *coll, const char *when)
  * recvcounts: MPICH 4.0's own MPI_Scan, MPI_Reduce_scatter_block and MPI_Allreduce crash on
  * a negative count), MPI_Reduce and MPI_Bcast (a root out of range: MPI_ERR_ROOT), each on
  * a communicator of its own. */
+static int bcast_c_huge(void *buf, int root, MPI_Comm c)
+{
+#if MPI_VERSION >= 4
+    return MPI_Bcast_c(buf, (MPI_Count)INT_MAX + 1, MPI_BYTE, root, c);
+#else
+    (void)buf, (void)root, (void)c;
+    return MPI_ERR_OTHER;
+#endif
+}
+
 static void test_firstbad(void)
 {
     const int bad = g_size - 1;
     int in[64] = {0}, out[64] = {0};
     static const char *const names[] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Reduce_scatter",
-                                        "MPI_Reduce",    "MPI_Bcast",    "MPI_Reduce (root -5)"};
+                                        "MPI_Reduce",    "MPI_Bcast",    "MPI_Reduce (root -5)",
+                                        "MPI_Bcast_c (count > INT_MAX)"};
+    /* MPI-4's MPI_Bcast_c: the bad member's count over INT_MAX (its large entry; the MPI
+     * reports the root before it touches the buffer, so one of 64 ints does) */
+#if MPI_VERSION >= 4
+    const int kinds = 7;
+#else
+    const int kinds = 6;
+#endif
     int counts[64];
     for (int r = 0; r < g_size && r < 64; r++)
         counts[r] = g_rank == bad && r == 0 ? -1 : 1;
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < kinds; k++) {
         const char *name = names[k];
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
@@ -460,7 +479,9 @@ static void test_firstbad(void)
         const int n = g_rank == bad ? -1 : 1;
         /* out of range above, and (k = 5) below: a negative root on an intracommunicator */
         const int root = g_rank != bad ? 0 : k == 5 ? -5 : g_size;
-        int rc = k == 4   ? MPI_Bcast(in, 1, MPI_INT, root, c)
+        int rc = k == 6 && g_rank == bad
+                     ? bcast_c_huge(in, root, c)
+                 : k == 4 || k == 6 ? MPI_Bcast(in, 1, MPI_INT, root, c)
                  : k >= 3 ? MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, c)
                  : k == 2 ? MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c)
                  : k == 1 ? MPI_Alltoall(in, n, MPI_INT, out, 1, MPI_INT, c)
@@ -476,7 +497,7 @@ static void test_firstbad(void)
         } else {
             /* a reduce's non-root may be done before the bad member is missed, and every
              * member of a broadcast whose root is not the bad member */
-            CHECK(rc != MPI_SUCCESS || ((k == 3 || k == 5) && g_rank != 0) || k == 4,
+            CHECK(rc != MPI_SUCCESS || ((k == 3 || k == 5) && g_rank != 0) || k == 4 || k == 6,
                   "rank %d: %s succeeded without the bad member", g_rank, name);
             PMPI_Send(&cls, 1, MPI_INT, bad, 77, MPI_COMM_WORLD);
         }
