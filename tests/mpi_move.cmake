@@ -56,8 +56,9 @@ foreach(f ${NC_MPI_FLAVORS})
   # hierarchical (np 5, pseudo-nodes {0,1,2} {3,4}): the last rank's erroneous argument at
   # the first call of each collective with a hierarchical path (bcast, reduce, allgather(v),
   # gather, scatter, reduce_scatter): it joins its node team's set-ups, the others return
-  # (its node's members by NUMACOLL_TIMEOUT naming it, the other leaders by the timed MPI
-  # step between the leaders); Open MPI also after a correct call (MPICH: 10 s a run)
+  # (its node's members by NUMACOLL_TIMEOUT naming it by node team member and communicator
+  # rank, the other leaders by the timed MPI step between the leaders); Open MPI also after
+  # a correct call (MPICH: 10 s a run)
   set(modes first)
   if(NOT f STREQUAL "mpich")
     list(APPEND modes later)
@@ -68,6 +69,7 @@ foreach(f ${NC_MPI_FLAVORS})
                 --expect "hierbad: MPI_Reduce .${m} call.: every member returned"
                 --expect "hierbad: MPI_Allgatherv .${m} call.: every member returned"
                 --expect "hierbad: MPI_Reduce_scatter .${m} call.: every member returned"
+                --expect "did not arrive: 1.* members: 0 = rank 3, 1 = rank 4"
                 --expect "between the node leaders .hierarchical mode"
                 --expect "hierbad: PASS" -- ${P} hierbad ${m})
   endforeach()

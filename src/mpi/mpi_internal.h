@@ -285,6 +285,10 @@ void warn_setup(const nc_comm_t *s, const char *what, int rc);
  * never interleave; a missing final newline is added */
 void mpi_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int raise_error(MPI_Comm comm, const char *op, int rc);
+/* raise_error for a call on communicator state @p s: in hierarchical mode the message also
+ * maps this node team's member numbers (which the core's messages name) to communicator
+ * ranks */
+int raise_error_on(nc_comm_t *s, MPI_Comm comm, const char *op, int rc);
 
 /* ---- communicator state (comm.c) ------------------------------------------------------ */
 

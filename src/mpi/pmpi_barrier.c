@@ -41,7 +41,7 @@ int barrier_impl(MPI_Comm comm)
     }
     if (rc != NUMACOLL_OK) {
         s->broken = 1;
-        return raise_error(comm, "MPI_Barrier", rc);
+        return raise_error_on(s, comm, "MPI_Barrier", rc);
     }
     BUMP(s->st_barrier_numacoll);
     return MPI_SUCCESS;

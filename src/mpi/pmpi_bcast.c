@@ -198,7 +198,7 @@ int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
         PMPI_Comm_call_errhandler(comm, err);
         return err;
     }
-    return raise_error(comm, "MPI_Bcast", rc);
+    return raise_error_on(s, comm, "MPI_Bcast", rc);
 }
 
 /* The deferral's units of a broadcast of @p count elements of @p tsz bytes: 1 + bytes /

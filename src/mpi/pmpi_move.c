@@ -325,7 +325,7 @@ static int result(nc_comm_t *s, const mv_call_t *c, int rc)
         return MPI_ERR_ARG;
     }
     s->broken = 1;
-    return raise_error(c->comm, name, rc);
+    return raise_error_on(s, c->comm, name, rc);
 }
 
 typedef int (*mv_fn)(nc_comm_t *s, mv_call_t *c);

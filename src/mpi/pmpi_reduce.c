@@ -112,7 +112,7 @@ static int result(nc_comm_t *s, MPI_Comm comm, const char *name, int rc)
         return MPI_ERR_ARG;
     }
     s->broken = 1;
-    return raise_error(comm, name, rc);
+    return raise_error_on(s, comm, name, rc);
 }
 
 /* the node step of a reduce to the node's rank 0 (hierarchical mode): numacoll's, or the

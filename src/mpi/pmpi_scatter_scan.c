@@ -394,7 +394,7 @@ static int ss_entry(const ss_args_t *a)
         return MPI_ERR_ARG;
     }
     s->broken = 1; /* a dead member, a timeout */
-    return raise_error(a->comm, name, rc);
+    return raise_error_on(s, a->comm, name, rc);
 }
 
 void stats_scatter_scan(char *buf, size_t n)
