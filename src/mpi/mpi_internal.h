@@ -322,7 +322,10 @@ uint64_t bcast_units(MPI_Count count, MPI_Count tsz);
  * it on the root's node and after the leaders' broadcast on the others), so that
  * the others wait in numacoll's broadcast (NUMACOLL_TIMEOUT names it), never in a set-up
  * collective it does not join. */
-void bcast_join_setup(nc_comm_t *s);
+/* @p root, @p bytes (-1: erroneous, unknown) and @p mark: this member's broadcast as
+ * NUMACOLL_BCAST_CHECK compares it in hierarchical mode (bcast_bytes' arguments), which it
+ * joins there before the set-up. */
+void bcast_join_setup(nc_comm_t *s, int root, long bytes, int mark);
 
 /* hier_step.c: one MPI step of the hierarchical mode (leaders' collective, a hop on a node)
  * as a numacoll status: the blocking @p call, or, on a communicator whose members all run

@@ -24,12 +24,6 @@ void bcast_ready(nc_comm_t *s)
         (void)bcast_setup_failed(s);
 }
 
-void bcast_join_setup(nc_comm_t *s)
-{
-    if (!g_active || !g_bcast || !s) return;
-    if (s->mode == MODE_FLAT) bcast_ready(s);
-    if (s->mode == MODE_HIER) hier_setups(s, HIER_SETUP_BCAST);
-}
 
 /* Broadcast on the node part: the team's core broadcast (arguments already validated by
  * the callers, so straight into the core's default call; @p mark: a marked one, the large
@@ -95,7 +89,7 @@ static int hier_check(nc_comm_t *s, size_t bytes, int root, int mark)
         long v;
         int rank;
     } in[6], out[6];
-    long val[3] = {root, (long)bytes, mark != 0};
+    long val[3] = {root, (long)bytes, mark != 0}; /* bytes (size_t)-1: unknown, erroneous */
     for (int i = 0; i < 3; i++) {
         in[2 * i].v = val[i], in[2 * i + 1].v = -val[i];
         in[2 * i].rank = in[2 * i + 1].rank = s->rank;
@@ -136,6 +130,26 @@ static int leaders_bcast(nc_comm_t *s, void *p, size_t bytes, int rnode)
     return HIER_STEP(s, "MPI_Bcast between the node leaders",
                      PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders),
                      PMPI_Ibcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders, HIER_REQ));
+}
+
+void bcast_join_setup(nc_comm_t *s, int root, long bytes, int mark)
+{
+    if (!g_active || !g_bcast || !s) return;
+    if (s->mode == MODE_FLAT) bcast_ready(s);
+    if (s->mode != MODE_HIER) return;
+    /* NUMACOLL_BCAST_CHECK: the others' first step is hier_check's reduction over the
+     * communicator; this member joins it with its own root and size (which differ from
+     * theirs), so that every member fails it with a message naming this one, and nobody
+     * sets anything up (the same result on every member) */
+    if (g_bcast_check) {
+        int rc = hier_check(s, (size_t)bytes, root, mark);
+        s->check_err = 0; /* this member reports the MPI's error, not the check's */
+        if (rc != NUMACOLL_OK) {
+            mpi_say("numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());
+            return;
+        }
+    }
+    hier_setups(s, HIER_SETUP_BCAST);
 }
 
 /* Broadcast @p bytes contiguous bytes at @p p (byte counts already validated); @p mark:
