@@ -318,20 +318,28 @@ uint64_t bcast_units(MPI_Count count, MPI_Count tsz);
 /* A member whose broadcast has erroneous arguments (the MPI reports them) first joins what
  * the others wait in at a communicator's first broadcasts: the caller has joined its set-up
  * (comm_get, @p s its state or NULL), this joins its team's broadcast set-up (flat: the
- * communicator's team; hierarchical: this member's node team, whose node step starts with
- * it on the root's node and after the leaders' broadcast on the others), so that
- * the others wait in numacoll's broadcast (NUMACOLL_TIMEOUT names it), never in a set-up
- * collective it does not join. */
-/* @p root, @p bytes (-1: erroneous, unknown) and @p mark: this member's broadcast as
- * NUMACOLL_BCAST_CHECK compares it in hierarchical mode (bcast_bytes' arguments), which it
- * joins there before the set-up. */
+ * communicator's team; hierarchical: this member's node team, hier_setups), so that the
+ * others wait in numacoll's broadcast (NUMACOLL_TIMEOUT names it), never in a set-up
+ * collective it does not join. In hierarchical mode with NUMACOLL_BCAST_CHECK it first joins
+ * the check with @p root, @p bytes (-1: unknown) and @p mark, its broadcast as bcast_bytes
+ * would pass it: the check fails on every member, naming it, and nobody sets up anything. */
 void bcast_join_setup(nc_comm_t *s, int root, long bytes, int mark);
 
 /* hier_step.c: one MPI step of the hierarchical mode (leaders' collective, a hop on a node)
- * as a numacoll status: the blocking @p call, or, on a communicator whose members all run
- * with NUMACOLL_TIMEOUT, its nonblocking form @p icall (its request argument HIER_REQ)
- * waited for at most that long, failing with NUMACOLL_ERR_TIMEOUT naming @p what. */
+ * as a numacoll status: HIER_STEP runs the blocking @p call, or, on a communicator whose
+ * members all run with NUMACOLL_TIMEOUT (s->step_timeout_ns), its nonblocking form
+ * @p icall (its request argument HIER_REQ), which hier_step_wait completes within that
+ * time or fails with NUMACOLL_ERR_TIMEOUT naming @p what. hier_step_status: an MPI status
+ * as numacoll's. */
 int hier_step_status(int mrc, const char *what);
+int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what);
+#define HIER_REQ (&hier_req_)
+#define HIER_STEP(s, what, call, icall)                                                      \
+    __extension__({                                                                          \
+        MPI_Request hier_req_ = MPI_REQUEST_NULL;                                            \
+        (s)->step_timeout_ns ? hier_step_wait((s), (icall), HIER_REQ, (what))                 \
+                             : hier_step_status((call), (what));                             \
+    })
 /* The node team's set-ups a hierarchical path needs (HIER_SETUP_*), done at its start, in
  * one order (broadcast, reductions, data movement), by every member of the node, one with
  * erroneous arguments too (before the MPI reports them): so a member that gives up at a
@@ -343,14 +351,6 @@ void hier_setups(nc_comm_t *s, int which);
 void bcast_ready(nc_comm_t *s);
 /* the team's data-movement set-up (pmpi_move.c): 1 when the team can run the family */
 int move_ready(nc_comm_t *s);
-int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what);
-#define HIER_REQ (&hier_req_)
-#define HIER_STEP(s, what, call, icall)                                                      \
-    __extension__({                                                                          \
-        MPI_Request hier_req_ = MPI_REQUEST_NULL;                                            \
-        (s)->step_timeout_ns ? hier_step_wait((s), (icall), HIER_REQ, (what))                 \
-                             : hier_step_status((call), (what));                             \
-    })
 int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
 #if MPI_VERSION >= 4
 int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,

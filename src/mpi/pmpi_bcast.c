@@ -24,7 +24,6 @@ void bcast_ready(nc_comm_t *s)
         (void)bcast_setup_failed(s);
 }
 
-
 /* Broadcast on the node part: the team's core broadcast (arguments already validated by
  * the callers, so straight into the core's default call; @p mark: a marked one, the large
  * path's header), or PMPI_Bcast in bytes when the node has no team or the core cannot

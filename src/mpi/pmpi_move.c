@@ -462,8 +462,8 @@ int mv_entry(mv_call_t *c)
      * others in the settings is found in the agreement (the communicator then passes
      * through on every member). A member whose arguments alone are wrong also joins its
      * team's data-movement set-up before the MPI reports them (flat: the communicator's
-     * team; hierarchical: its node team, whose node step starts with it, when the call has a
-     * hierarchical path and its size, as far as this member can tell, fits it), so that the
+     * team; hierarchical: its node team's set-ups of the path, hier_setups, when the call has
+     * a hierarchical path and its size, as far as this member can tell, fits it), so that the
      * others wait in numacoll's call (NUMACOLL_TIMEOUT ends that wait, naming it), never in
      * a set-up or a deferral agreement it does not join */
     s = comm_get(c->comm, to_mpi ? 1 : units_of(c), 0);

@@ -160,17 +160,19 @@ static int leaders_reduce(nc_comm_t *s, void *acc, size_t n, size_t bytes, MPI_D
                           : native(MPI_IN_PLACE, acc, cnt, base, op, lroot, s->leaders);
         return hier_step_status(mrc, "reduction between the node leaders");
     }
+    MPI_Request rq = MPI_REQUEST_NULL;
     if (root < 0)
-        return HIER_STEP(s, "MPI_Allreduce between the node leaders", MPI_SUCCESS,
-                         PMPI_Iallreduce(MPI_IN_PLACE, acc, (int)n, base, op, s->leaders, HIER_REQ));
+        return hier_step_wait(
+                s, PMPI_Iallreduce(MPI_IN_PLACE, acc, (int)n, base, op, s->leaders, &rq), &rq,
+                "MPI_Allreduce between the node leaders");
     if (lroot != s->my_node)
-        return HIER_STEP(s, "MPI_Reduce between the node leaders", MPI_SUCCESS,
-                         PMPI_Ireduce(acc, NULL, (int)n, base, op, lroot, s->leaders, HIER_REQ));
+        return hier_step_wait(s, PMPI_Ireduce(acc, NULL, (int)n, base, op, lroot, s->leaders, &rq),
+                              &rq, "MPI_Reduce between the node leaders");
     void *copy = malloc(bytes ? bytes : 1);
     if (!copy) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", bytes);
     memcpy(copy, acc, bytes);
-    int rc = HIER_STEP(s, "MPI_Reduce between the node leaders", MPI_SUCCESS,
-                       PMPI_Ireduce(copy, acc, (int)n, base, op, lroot, s->leaders, HIER_REQ));
+    int rc = hier_step_wait(s, PMPI_Ireduce(copy, acc, (int)n, base, op, lroot, s->leaders, &rq),
+                            &rq, "MPI_Reduce between the node leaders");
     if (rc != NUMACOLL_ERR_TIMEOUT) free(copy); /* else the pending step's */
     return rc;
 }
