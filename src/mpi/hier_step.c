@@ -45,12 +45,14 @@ int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what
     }
     return nc_error(NUMACOLL_ERR_TIMEOUT,
                     "the MPI library's %s (hierarchical mode, rank %d of %d, node %d of %d) "
-                    "timed out: NUMACOLL_TIMEOUT=%.9g s expired after %.6f s of waiting; a "
-                    "member of %s did not take part (the members of its node name it)",
+                    "timed out: NUMACOLL_TIMEOUT=%.9g s expired after %.6f s of waiting; %s "
+                    "failed an earlier step of the call or did not make it (the messages of "
+                    "its node's members name the rank they missed)",
                     what, s->rank, s->size, s->my_node, s->nnodes,
-                    (double)s->step_timeout_ns / 1e9,
-                    (double)(nc_now_ns() - w.start_ns) / 1e9,
-                    s->node_rank == 0 ? "another node, or its leader," : "this node");
+                    (double)s->step_timeout_ns / 1e9, (double)(nc_now_ns() - w.start_ns) / 1e9,
+                    s->node_rank == 0 ? "a rank this leader exchanges with (a leader of another "
+                                        "node, or a root on this node)"
+                                      : "this node's leader");
 }
 
 void hier_setups(nc_comm_t *s, int which)

@@ -14,6 +14,11 @@
  *       a member whose count differs from its own receive side (allgather), and a sender
  *       whose count differs from what the root of a gatherv expects of it: the call fails
  *       (an MPI error, no hang) and the next calls work
+ *   mpi_move_test hierbad first|later [root]
+ *       hierarchical mode (NUMACOLL_FAKE_NODES=2): the last rank passes an erroneous argument
+ *       to each collective with a hierarchical path, at a fresh communicator's first call or
+ *       after a correct one (the others' root: 0 or the one given, not the last rank); every
+ *       rank must return, the last one with the MPI's error
  *   mpi_move_test kill allgather|gather|scatter before|in
  *       the last rank dies (SIGKILL) before or inside a loop of MPI_Allgather, MPI_Gather or
  *       MPI_Scatter calls (root 0), blocks of 64 B and of 16 MiB (gather, allgather: 96 KiB,
@@ -513,8 +518,9 @@ static void test_firstbad(void)
  * (@p later 0) or after a correct one (@p later 1). It must get the MPI's error; every
  * other member must return (complete, or fail under NUMACOLL_TIMEOUT), never wait in a
  * node set-up step it does not join or in the MPI's step between the node leaders after its
- * node's leader gave up. The members then meet by point-to-point messages. */
-static void test_hierbad(int later)
+ * node's leader gave up. The members then meet by point-to-point messages. @p root: the
+ * others' root (rooted collectives). */
+static void test_hierbad(int later, int root0)
 {
     /* no MPI_Allreduce or MPI_Scan: MPICH 4.0's own crash on a negative count (MPI_Reduce's
      * root out of range takes the same way in) */
@@ -536,7 +542,7 @@ static void test_hierbad(int later)
         int rc = MPI_SUCCESS;
         for (int step = later ? 0 : 1; step < 2; step++) {
             const int wrong = step == 1 && g_rank == bad;
-            const int n = wrong ? -1 : 1, root = wrong ? g_size : 0;
+            const int n = wrong ? -1 : 1, root = wrong ? g_size : root0;
             counts[0] = wrong ? -1 : 1;
             switch (k) {
             case K_BCAST: rc = MPI_Bcast(in, 1, MPI_INT, root, c); break;
@@ -545,8 +551,8 @@ static void test_hierbad(int later)
             case K_ALLGATHERV:
                 rc = MPI_Allgatherv(in, n, MPI_INT, out, counts + 32, displs, MPI_INT, c);
                 break;
-            case K_GATHER: rc = MPI_Gather(in, n, MPI_INT, out, 1, MPI_INT, 0, c); break;
-            case K_SCATTER: rc = MPI_Scatter(in, 1, MPI_INT, out, n, MPI_INT, 0, c); break;
+            case K_GATHER: rc = MPI_Gather(in, n, MPI_INT, out, 1, MPI_INT, root0, c); break;
+            case K_SCATTER: rc = MPI_Scatter(in, 1, MPI_INT, out, n, MPI_INT, root0, c); break;
             default: rc = MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c); break;
             }
             CHECK(step == 1 || rc == MPI_SUCCESS, "rank %d: %s: the correct call failed (%d)",
@@ -608,7 +614,7 @@ int main(int argc, char **argv)
         test_firstbad();
     else if (!strcmp(mode, "hierbad") && argc > 2 &&
              (!strcmp(argv[2], "first") || !strcmp(argv[2], "later")))
-        test_hierbad(!strcmp(argv[2], "later"));
+        test_hierbad(!strcmp(argv[2], "later"), argc > 3 ? atoi(argv[3]) : 0);
     else if (!strcmp(mode, "kill") && argc > 3 &&
              (!strcmp(argv[2], "allgather") || !strcmp(argv[2], "gather") ||
               !strcmp(argv[2], "scatter")) &&
@@ -617,7 +623,8 @@ int main(int argc, char **argv)
     else {
         if (g_rank == 0)
             fprintf(stderr, "unknown mode or level '%s %s'; allowed: matrix tiny|small|full, "
-                            "mismatch, firstbad, kill allgather|gather|scatter before|in\n",
+                            "mismatch, firstbad, hierbad first|later [root], "
+                            "kill allgather|gather|scatter before|in\n",
                     mode, argc > 2 ? argv[2] : "");
         g_fail++;
     }
