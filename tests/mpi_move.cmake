@@ -55,7 +55,7 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "firstbad: PASS" -- ${P} firstbad)
   # hierarchical (np 5, pseudo-nodes {0,1,2} {3,4}): the last rank's erroneous argument at
   # the first call of each collective with a hierarchical path (bcast, reduce, allgather(v),
-  # gather, scatter, reduce_scatter): it joins its node team's set-ups, the others return
+  # gather, scatter, reduce_scatter; Open MPI also allreduce and scan): it joins its node team's set-ups, the others return
   # (its node's members by NUMACOLL_TIMEOUT naming it by node team member and communicator
   # rank, the other leaders by the timed MPI step between the leaders); Open MPI also after
   # a correct call (MPICH: 10 s a run)
@@ -71,8 +71,12 @@ foreach(f ${NC_MPI_FLAVORS})
     list(GET run 0 m)
     list(GET run 1 check)
     set(expect_check)
+    if(NOT f STREQUAL "mpich") # MPICH 4.0's own crash on these with a negative count
+      list(APPEND expect_check --expect "hierbad: MPI_Allreduce .${m} call.: every member"
+           --expect "hierbad: MPI_Scan .${m} call.: every member returned")
+    endif()
     if(check)
-      set(expect_check --expect "members passed different roots: rank 4 passed root 5")
+      list(APPEND expect_check --expect "members passed different roots: rank 4 passed root 5")
     endif()
     nc_mpi_test(mpi_${f}_move_hierbad_${m} ${f} 5 --timeout 60 --env NUMACOLL_TIMEOUT=1
                 --env NUMACOLL_FAKE_NODES=2 --env NUMACOLL_BCAST_CHECK=${check} ${expect_check}
