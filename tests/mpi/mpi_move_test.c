@@ -518,7 +518,9 @@ static void test_firstbad(void)
  * (@p later 0) or after a correct one (@p later 1). It must get the MPI's error; every
  * other member must return (complete, or fail under NUMACOLL_TIMEOUT), never wait in a
  * node set-up step it does not join or in the MPI's step between the node leaders after its
- * node's leader gave up. The members then meet by point-to-point messages. @p root: the
+ * node's leader gave up; one whose result needs the bad rank's input (every member of an
+ * allgather(v), allreduce or reduce-scatter, the root of a reduce or gather) must fail, not
+ * return something. The members then meet by point-to-point messages. @p root0: the
  * others' root (rooted collectives). */
 static void test_hierbad(int later, int root0)
 {
@@ -577,6 +579,12 @@ static void test_hierbad(int later, int root0)
             for (int r = 0; r < bad; r++)
                 PMPI_Recv(&cls, 1, MPI_INT, r, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
+            const int needs_bad = k == K_ALLGATHER || k == K_ALLGATHERV || k == K_ALLREDUCE ||
+                                  k == K_REDUCE_SCATTER ||
+                                  ((k == K_REDUCE || k == K_GATHER) && g_rank == root0);
+            CHECK(!needs_bad || rc != MPI_SUCCESS,
+                  "rank %d: %s (%s call) succeeded without the bad rank's input", g_rank,
+                  names[k], what);
             PMPI_Send(&cls, 1, MPI_INT, bad, 78, MPI_COMM_WORLD);
         }
         if (g_rank == 0) printf("hierbad: %s (%s call): every member returned\n", names[k], what);
