@@ -34,6 +34,8 @@ int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what
     if (started != MPI_SUCCESS) return hier_step_status(started, what);
     nc_wait_t w;
     nc_wait_init_standalone(&w, what, s->step_timeout_ns);
+    /* the node team's spin policy (none before yielding when it is oversubscribed) */
+    if (s->team) w.spin_limit = s->team->spin_limit;
     /* the flag is the MPI's request: PMPI_Test drives the MPI's progress and completes it;
      * once it reports the request done, the step's buffers hold its result (the MPI's
      * guarantee for a completed request) */
