@@ -84,7 +84,7 @@ foreach(f ${NC_MPI_FLAVORS})
                 --expect "hierbad: MPI_Allgatherv .${m} call.: every member returned"
                 --expect "hierbad: MPI_Reduce_scatter .${m} call.: every member returned"
                 --expect "did not arrive: 1.* members: 0 = rank 3, 1 = rank 4"
-                --expect "between the node leaders .hierarchical mode"
+                --expect "between the node leaders .hierarchical mode, rank 0 of 5, node 0 of 2. timed out: .* waiting for the other node's leader, rank 3, which failed"
                 --expect "hierbad: PASS" -- ${P} hierbad ${m})
   endforeach()
 endforeach()

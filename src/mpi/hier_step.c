@@ -29,7 +29,22 @@ int hier_step_status(int mrc, const char *what)
                               what, mrc);
 }
 
-int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what)
+/* whom a timed-out step waited for, into @p out: the communicator rank of node rank @p peer
+ * of this node, or (peer -1) the other nodes' leaders */
+static void waited_for(const nc_comm_t *s, int peer, char *out, size_t n)
+{
+    size_t o = 0;
+    int found = 0;
+    for (int r = 0; r < s->size && o + 16 < n; r++) {
+        int hit = peer >= 0 ? s->node_of[r] == s->my_node && s->rank_in_node[r] == peer
+                            : s->node_of[r] != s->my_node && s->rank_in_node[r] == 0;
+        if (!hit) continue;
+        o += (size_t)snprintf(out + o, n - o, "%s%d", found++ ? ", " : "", r);
+    }
+    if (o + 16 >= n) snprintf(out + o, n - o, ", ...");
+}
+
+int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what, int peer)
 {
     if (started != MPI_SUCCESS) return hier_step_status(started, what);
     nc_wait_t w;
@@ -45,16 +60,19 @@ int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what
         if (done) return NUMACOLL_OK;
         if (nc_wait_step(&w) != NUMACOLL_OK) break;
     }
+    char ranks[160] = "";
+    waited_for(s, peer, ranks, sizeof ranks);
+    const int one = peer >= 0 || s->nnodes == 2;
     return nc_error(NUMACOLL_ERR_TIMEOUT,
                     "the MPI library's %s (hierarchical mode, rank %d of %d, node %d of %d) "
-                    "timed out: NUMACOLL_TIMEOUT=%.9g s expired after %.6f s of waiting; %s "
-                    "failed an earlier step of the call or did not make it (the messages of "
-                    "its node's members name the rank they missed)",
+                    "timed out: NUMACOLL_TIMEOUT=%.9g s expired after %.6f s of waiting for "
+                    "%s %s, %s an earlier step of the call or did not make it (the "
+                    "messages of its node's members name the rank they missed)",
                     what, s->rank, s->size, s->my_node, s->nnodes,
                     (double)s->step_timeout_ns / 1e9, (double)(nc_now_ns() - w.start_ns) / 1e9,
-                    s->node_rank == 0 ? "a rank this leader exchanges with (a leader of another "
-                                        "node, or a root on this node)"
-                                      : "this node's leader");
+                    peer >= 0 ? "rank" : one ? "the other node's leader, rank"
+                                              : "the other nodes' leaders, ranks",
+                    ranks, one ? "which failed" : "one or more of which failed");
 }
 
 void hier_setups(nc_comm_t *s, int which)

@@ -329,17 +329,20 @@ void bcast_join_setup(nc_comm_t *s, int root, long bytes, int mark);
  * as a numacoll status: HIER_STEP runs the blocking @p call, or, on a communicator whose
  * members all run with NUMACOLL_TIMEOUT (s->step_timeout_ns), its nonblocking form
  * @p icall (its request argument HIER_REQ), which hier_step_wait completes within that
- * time or fails with NUMACOLL_ERR_TIMEOUT naming @p what. hier_step_status: an MPI status
- * as numacoll's. */
+ * time or fails with NUMACOLL_ERR_TIMEOUT naming @p what and whom it waited for: @p peer,
+ * the node rank of the partner of a hop on this node (HIER_HOP), or -1: the other nodes'
+ * leaders (HIER_STEP, the leaders' collective). hier_step_status: an MPI status as
+ * numacoll's. */
 int hier_step_status(int mrc, const char *what);
-int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what);
+int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what, int peer);
 #define HIER_REQ (&hier_req_)
-#define HIER_STEP(s, what, call, icall)                                                      \
+#define HIER_HOP(s, what, peer, call, icall)                                                 \
     __extension__({                                                                          \
         MPI_Request hier_req_ = MPI_REQUEST_NULL;                                            \
-        (s)->step_timeout_ns ? hier_step_wait((s), (icall), HIER_REQ, (what))                 \
+        (s)->step_timeout_ns ? hier_step_wait((s), (icall), HIER_REQ, (what), (peer))         \
                              : hier_step_status((call), (what));                             \
     })
+#define HIER_STEP(s, what, call, icall) HIER_HOP(s, what, -1, call, icall)
 /* The node team's set-ups a hierarchical path needs (HIER_SETUP_*), done at its start, in
  * one order (broadcast, reductions, data movement), by every member of the node, one with
  * erroneous arguments too (before the MPI reports them): so a member that gives up at a

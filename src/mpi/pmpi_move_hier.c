@@ -136,10 +136,10 @@ static int root_hop(nc_comm_t *s, int root, char *buf, size_t bytes, int to_root
     const int sends = s->node_rank == 0 ? to_root : !to_root, peer = s->node_rank == 0 ? rin : 0;
     if (s->node_rank != 0 && s->rank != root) return NUMACOLL_OK;
     if (sends)
-        return HIER_STEP(s, "send between the node leader and the root",
+        return HIER_HOP(s, "send between the node leader and the root", peer,
                          PMPI_Send(buf, n, MPI_BYTE, peer, TAG_MOVE, s->node),
                          PMPI_Isend(buf, n, MPI_BYTE, peer, TAG_MOVE, s->node, HIER_REQ));
-    return HIER_STEP(s, "receive between the node leader and the root",
+    return HIER_HOP(s, "receive between the node leader and the root", peer,
                      PMPI_Recv(buf, n, MPI_BYTE, peer, TAG_MOVE, s->node, MPI_STATUS_IGNORE),
                      PMPI_Irecv(buf, n, MPI_BYTE, peer, TAG_MOVE, s->node, HIER_REQ));
 }

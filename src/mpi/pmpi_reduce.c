@@ -164,15 +164,15 @@ static int leaders_reduce(nc_comm_t *s, void *acc, size_t n, size_t bytes, MPI_D
     if (root < 0)
         return hier_step_wait(
                 s, PMPI_Iallreduce(MPI_IN_PLACE, acc, (int)n, base, op, s->leaders, &rq), &rq,
-                "MPI_Allreduce between the node leaders");
+                "MPI_Allreduce between the node leaders", -1);
     if (lroot != s->my_node)
         return hier_step_wait(s, PMPI_Ireduce(acc, NULL, (int)n, base, op, lroot, s->leaders, &rq),
-                              &rq, "MPI_Reduce between the node leaders");
+                              &rq, "MPI_Reduce between the node leaders", -1);
     void *copy = malloc(bytes ? bytes : 1);
     if (!copy) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", bytes);
     memcpy(copy, acc, bytes);
     int rc = hier_step_wait(s, PMPI_Ireduce(copy, acc, (int)n, base, op, lroot, s->leaders, &rq),
-                            &rq, "MPI_Reduce between the node leaders");
+                            &rq, "MPI_Reduce between the node leaders", -1);
     if (rc != NUMACOLL_ERR_TIMEOUT) free(copy); /* else the pending step's */
     return rc;
 }
@@ -206,12 +206,12 @@ int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numaco
         /* the root is on our node but not its leader: the leader sends it the result */
         int dest = s->rank_in_node[root];
         if (leader)
-            rc = HIER_STEP(s, "send of the result from the node leader to the root",
+            rc = HIER_HOP(s, "send of the result from the node leader to the root", dest,
                            PMPI_Send(acc, (int)bytes, MPI_BYTE, dest, TAG_REDUCE_RESULT, s->node),
                            PMPI_Isend(acc, (int)bytes, MPI_BYTE, dest, TAG_REDUCE_RESULT,
                                       s->node, HIER_REQ));
         else if (s->rank == root)
-            rc = HIER_STEP(s, "receive of the result from the node leader at the root",
+            rc = HIER_HOP(s, "receive of the result from the node leader at the root", 0,
                            PMPI_Recv(recvbuf, (int)bytes, MPI_BYTE, 0, TAG_REDUCE_RESULT,
                                      s->node, MPI_STATUS_IGNORE),
                            PMPI_Irecv(recvbuf, (int)bytes, MPI_BYTE, 0, TAG_REDUCE_RESULT,

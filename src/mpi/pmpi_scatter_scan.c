@@ -272,11 +272,11 @@ static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_
     /* the MPI's steps, timed where every member runs with NUMACOLL_TIMEOUT (hier_step.c) */
     const int nb = (int)bytes, lastr = s->node_size - 1;
     if (rc == NUMACOLL_OK && s->nnodes > 1 && s->node_size > 1 && last)
-        rc = HIER_STEP(s, "send of the node's total to its leader",
+        rc = HIER_HOP(s, "send of the node's total to its leader", 0,
                        PMPI_Send(total, nb, MPI_BYTE, 0, TAG_SCAN_TOTAL, s->node),
                        PMPI_Isend(total, nb, MPI_BYTE, 0, TAG_SCAN_TOTAL, s->node, HIER_REQ));
     else if (rc == NUMACOLL_OK && s->nnodes > 1 && s->node_size > 1 && leader)
-        rc = HIER_STEP(s, "receive of the node's total at its leader",
+        rc = HIER_HOP(s, "receive of the node's total at its leader", lastr,
                        PMPI_Recv(total, nb, MPI_BYTE, lastr, TAG_SCAN_TOTAL, s->node,
                                  MPI_STATUS_IGNORE),
                        PMPI_Irecv(total, nb, MPI_BYTE, lastr, TAG_SCAN_TOTAL, s->node, HIER_REQ));
