@@ -18,10 +18,10 @@ static const nc_cfg_def_t rows[] = {
      .type = NC_CFG_TYPE_DOUBLE,
      .defval = "0",
      .allowed = "0|1e-9..1000000",
-     .doc = "seconds a process may wait inside one collective before it fails with an error "
-            "naming the members that did not arrive; 0 = wait forever; otherwise at least 1e-9 "
-            "(1 ns: waits are counted in whole nanoseconds, and a smaller value would be 0, "
-            "i.e. forever)"},
+     .doc = "seconds a process may wait inside one collective (MPI: on hierarchical "
+            "communicators set on every rank, the MPI's steps between nodes too) before it "
+            "fails with an error naming what it waited for; 0 = wait forever; otherwise at "
+            "least 1e-9 (waits count whole nanoseconds)"},
     {.id = NC_CFG_CACHELINE,
      .type = NC_CFG_TYPE_ENUM,
      .defval = "auto",

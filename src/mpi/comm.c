@@ -128,6 +128,7 @@ typedef struct agree_rec {
     int32_t reduce_on; /* NUMACOLL_MPI_REDUCE */
     int32_t check;    /* NUMACOLL_BCAST_CHECK (hierarchical mode: a collective per broadcast) */
     int32_t gather_on; /* NUMACOLL_MPI_GATHER */
+    int32_t timed;     /* NUMACOLL_TIMEOUT set (hierarchical mode: the MPI steps' form) */
 } agree_rec_t;
 
 /* The idle team every member of the agreement @p all (@p size records) proposed: the first
@@ -191,7 +192,8 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                       .bcast_on = g_bcast,
                       .reduce_on = g_reduce,
                       .check = g_bcast_check,
-                      .gather_on = g_gather};
+                      .gather_on = g_gather,
+                      .timed = nc_cfg_double(NC_CFG_TIMEOUT) > 0};
     for (int i = 0; i < ncand; i++) {
         numacoll_team_id(cand[i], me.cand_id[i]);
         if (cand[i]->bcast) me.cand_bcast |= 1u << i;
@@ -206,7 +208,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     reuse_choice(all, s->size, s->rank, &mine, &bcast_all);
     int distinct = 1, fake = all[0].fake, forced = 0;
     int unknown_node = 0, inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0, differ_reduce = 0;
-    int differ_gather = 0, first_active = -1;
+    int differ_gather = 0, first_active = -1, all_timed = 1;
     uint64_t most = 0;
     for (int r = 0; r < s->size; r++) {
         inactive += !all[r].active;
@@ -217,6 +219,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         differ_reduce |= all[r].reduce_on != all[0].reduce_on;
         differ_check |= all[r].check != all[0].check;
         differ_gather |= all[r].gather_on != all[0].gather_on;
+        all_timed &= all[r].timed != 0;
         if (all[r].force) forced = 1;
         if (all[r].units > most) most = all[r].units;
         int seen = 0;
@@ -308,6 +311,9 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         s->node_rank = s->rank;
         s->nnodes = 1;
     } else {
+        /* every member the same form of the MPI steps (hier_step.c): nonblocking and
+         * timed only where every member runs with NUMACOLL_TIMEOUT */
+        if (all_timed) s->step_timeout_ns = (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9);
         MPI_Comm shm = MPI_COMM_NULL;
         if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL, &shm) !=
             MPI_SUCCESS)

@@ -135,6 +135,8 @@ typedef struct nc_comm {
     MPI_Comm oob_comm; /* communicator the team's allgather runs on */
     uint64_t sig;      /* flat: members signature for the idle-team cache */
     int broken;        /* a numacoll call failed here: never reuse the team */
+    uint64_t step_timeout_ns; /* hier: every member runs with NUMACOLL_TIMEOUT (agreed), this
+                                 one's, for the MPI's steps (hier_step.c); else 0 */
     int reduce_native; /* the core cannot reduce on this team: reductions stay native */
     int check_err;     /* MPI error class of the last failed whole-communicator check */
     /* MODE_DEFER: barrier/bcast calls so far and their units (see defer_step); identical
@@ -283,6 +285,10 @@ void warn_setup(const nc_comm_t *s, const char *what, int rc);
  * never interleave; a missing final newline is added */
 void mpi_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int raise_error(MPI_Comm comm, const char *op, int rc);
+/* raise_error for a call on communicator state @p s: in hierarchical mode the message also
+ * maps this node team's member numbers (which the core's messages name) to communicator
+ * ranks */
+int raise_error_on(nc_comm_t *s, MPI_Comm comm, const char *op, int rc);
 
 /* ---- communicator state (comm.c) ------------------------------------------------------ */
 
@@ -311,10 +317,43 @@ int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root);
 uint64_t bcast_units(MPI_Count count, MPI_Count tsz);
 /* A member whose broadcast has erroneous arguments (the MPI reports them) first joins what
  * the others wait in at a communicator's first broadcasts: the caller has joined its set-up
- * (comm_get, @p s its state or NULL), this joins a flat team's broadcast set-up, so that
- * the others wait in numacoll's broadcast (NUMACOLL_TIMEOUT names it), never in a set-up
- * collective it does not join. */
-void bcast_join_setup(nc_comm_t *s);
+ * (comm_get, @p s its state or NULL), this joins its team's broadcast set-up (flat: the
+ * communicator's team; hierarchical: this member's node team, hier_setups), so that the
+ * others wait in numacoll's broadcast (NUMACOLL_TIMEOUT names it), never in a set-up
+ * collective it does not join. In hierarchical mode with NUMACOLL_BCAST_CHECK it first joins
+ * the check with @p root, @p bytes (-1: unknown) and @p mark, its broadcast as bcast_bytes
+ * would pass it: the check fails on every member, naming it, and nobody sets up anything. */
+void bcast_join_setup(nc_comm_t *s, int root, long bytes, int mark);
+
+/* hier_step.c: one MPI step of the hierarchical mode (leaders' collective, a hop on a node)
+ * as a numacoll status: HIER_STEP runs the blocking @p call, or, on a communicator whose
+ * members all run with NUMACOLL_TIMEOUT (s->step_timeout_ns), its nonblocking form
+ * @p icall (its request argument HIER_REQ), which hier_step_wait completes within that
+ * time or fails with NUMACOLL_ERR_TIMEOUT naming @p what and whom it waited for: @p peer,
+ * the node rank of the partner of a hop on this node (HIER_HOP), or -1: the other nodes'
+ * leaders (HIER_STEP, the leaders' collective). hier_step_status: an MPI status as
+ * numacoll's. */
+int hier_step_status(int mrc, const char *what);
+int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what, int peer);
+#define HIER_REQ (&hier_req_)
+#define HIER_HOP(s, what, peer, call, icall)                                                 \
+    __extension__({                                                                          \
+        MPI_Request hier_req_ = MPI_REQUEST_NULL;                                            \
+        (s)->step_timeout_ns ? hier_step_wait((s), (icall), HIER_REQ, (what), (peer))         \
+                             : hier_step_status((call), (what));                             \
+    })
+#define HIER_STEP(s, what, call, icall) HIER_HOP(s, what, -1, call, icall)
+/* The node team's set-ups a hierarchical path needs (HIER_SETUP_*), done at its start, in
+ * one order (broadcast, reductions, data movement), by every member of the node, one with
+ * erroneous arguments too (before the MPI reports them): so a member that gives up at a
+ * later step (a timeout) never leaves the others of its node in a set-up collective. Each
+ * set-up is agreed (a failure switches that part to the MPI on every member alike). */
+enum { HIER_SETUP_BCAST = 1, HIER_SETUP_REDUCE = 2, HIER_SETUP_MOVE = 4 };
+void hier_setups(nc_comm_t *s, int which);
+/* the node (flat: whole) team's broadcast set-up, if not done (pmpi_bcast.c) */
+void bcast_ready(nc_comm_t *s);
+/* the team's data-movement set-up (pmpi_move.c): 1 when the team can run the family */
+int move_ready(nc_comm_t *s);
 int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
 #if MPI_VERSION >= 4
 int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,
@@ -352,6 +391,17 @@ static inline int reduce_ready(nc_comm_t *s)
     s->reduce_native = 1;
     warn_setup(s, "the shared-memory reductions' set-up", rc);
     return 0;
+}
+
+/* A member whose arguments are erroneous (the MPI reports them) first joins the team's
+ * reduction set-up, as the others do at the same call before they wait for it in numacoll's
+ * reduction (NUMACOLL_TIMEOUT names it there): flat, the communicator's team; hierarchical,
+ * its node team's set-ups of the reductions' paths (hier_setups). */
+static inline void reduce_join_setup(nc_comm_t *s)
+{
+    if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+    if (g_active && g_reduce && s && s->mode == MODE_HIER)
+        hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
 }
 
 /* A reduction the core could not run for want of memory for larger chunks (every member

@@ -35,12 +35,13 @@ int barrier_impl(MPI_Comm comm)
          * before every node's members have entered the first one */
         rc = node_barrier(s);
         if (rc == NUMACOLL_OK && s->leaders != MPI_COMM_NULL && s->nnodes > 1)
-            rc = PMPI_Barrier(s->leaders) == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
+            rc = HIER_STEP(s, "MPI_Barrier between the node leaders", PMPI_Barrier(s->leaders),
+                           PMPI_Ibarrier(s->leaders, HIER_REQ));
         if (rc == NUMACOLL_OK) rc = node_barrier(s);
     }
     if (rc != NUMACOLL_OK) {
         s->broken = 1;
-        return raise_error(comm, "MPI_Barrier", rc);
+        return raise_error_on(s, comm, "MPI_Barrier", rc);
     }
     BUMP(s->st_barrier_numacoll);
     return MPI_SUCCESS;

@@ -18,10 +18,9 @@ static __attribute__((noinline)) int bcast_setup_failed(nc_comm_t *s)
     return 1;
 }
 
-void bcast_join_setup(nc_comm_t *s)
+void bcast_ready(nc_comm_t *s)
 {
-    if (g_active && g_bcast && s && s->mode == MODE_FLAT && s->team && !s->bcast_native &&
-        s->team->bcast == NULL && s->team->size > 1)
+    if (s->team && !s->bcast_native && s->team->bcast == NULL && s->team->size > 1)
         (void)bcast_setup_failed(s);
 }
 
@@ -89,7 +88,7 @@ static int hier_check(nc_comm_t *s, size_t bytes, int root, int mark)
         long v;
         int rank;
     } in[6], out[6];
-    long val[3] = {root, (long)bytes, mark != 0};
+    long val[3] = {root, (long)bytes, mark != 0}; /* bytes (size_t)-1: unknown, erroneous */
     for (int i = 0; i < 3; i++) {
         in[2 * i].v = val[i], in[2 * i + 1].v = -val[i];
         in[2 * i].rank = in[2 * i + 1].rank = s->rank;
@@ -124,6 +123,34 @@ static int hier_check(nc_comm_t *s, size_t bytes, int root, int mark)
     return NUMACOLL_OK;
 }
 
+/* the leaders' broadcast from the leader of node @p rnode (hier_step.c) */
+static int leaders_bcast(nc_comm_t *s, void *p, size_t bytes, int rnode)
+{
+    return HIER_STEP(s, "MPI_Bcast between the node leaders",
+                     PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders),
+                     PMPI_Ibcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders, HIER_REQ));
+}
+
+void bcast_join_setup(nc_comm_t *s, int root, long bytes, int mark)
+{
+    if (!g_active || !g_bcast || !s) return;
+    if (s->mode == MODE_FLAT) bcast_ready(s);
+    if (s->mode != MODE_HIER) return;
+    /* NUMACOLL_BCAST_CHECK: the others' first step is hier_check's reduction over the
+     * communicator; this member joins it with its own root and size (which differ from
+     * theirs), so that every member fails it with a message naming this one, and nobody
+     * sets anything up (the same result on every member) */
+    if (g_bcast_check) {
+        int rc = hier_check(s, (size_t)bytes, root, mark);
+        s->check_err = 0; /* this member reports the MPI's error, not the check's */
+        if (rc != NUMACOLL_OK) {
+            mpi_say("numacoll-mpi: MPI_Bcast: %s\n", numacoll_last_error());
+            return;
+        }
+    }
+    hier_setups(s, HIER_SETUP_BCAST);
+}
+
 /* Broadcast @p bytes contiguous bytes at @p p (byte counts already validated); @p mark:
  * the node part marked (node_bcast). */
 int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
@@ -133,19 +160,15 @@ int bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root, int mark)
         int rc = hier_check(s, bytes, root, mark);
         if (rc != NUMACOLL_OK) return rc;
     }
+    hier_setups(s, HIER_SETUP_BCAST);
     int rnode = s->node_of[root];
     int rc = NUMACOLL_OK;
     if (s->my_node == rnode) {
         rc = node_bcast(s, p, bytes, team_root(s, root), mark);
         if (rc == NUMACOLL_OK && s->leaders != MPI_COMM_NULL && s->nnodes > 1)
-            rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
-                     ? NUMACOLL_OK
-                     : NUMACOLL_ERR_OOB;
+            rc = leaders_bcast(s, p, bytes, rnode);
     } else {
-        if (s->leaders != MPI_COMM_NULL)
-            rc = PMPI_Bcast(p, (int)bytes, MPI_BYTE, rnode, s->leaders) == MPI_SUCCESS
-                     ? NUMACOLL_OK
-                     : NUMACOLL_ERR_OOB;
+        if (s->leaders != MPI_COMM_NULL) rc = leaders_bcast(s, p, bytes, rnode);
         if (rc == NUMACOLL_OK) rc = node_bcast(s, p, bytes, team_root(s, root), mark);
     }
     return rc;
@@ -188,7 +211,7 @@ int bcast_result(nc_comm_t *s, MPI_Comm comm, int rc, int root)
         PMPI_Comm_call_errhandler(comm, err);
         return err;
     }
-    return raise_error(comm, "MPI_Bcast", rc);
+    return raise_error_on(s, comm, "MPI_Bcast", rc);
 }
 
 /* The deferral's units of a broadcast of @p count elements of @p tsz bytes: 1 + bytes /

@@ -214,7 +214,9 @@ int native_bcast_count(void *buf, MPI_Count count, MPI_Datatype dt, int root, MP
 
 /* A broadcast of @p count > INT_MAX elements of @p tsz > 0 bytes (MPI_Bcast_c): the
  * communicator step as MPI_Bcast's general path, then the large path, or the native call
- * where numacoll does not broadcast. */
+ * where numacoll does not broadcast. A root out of range (the MPI's error) first joins the
+ * team's broadcast set-up, as bcast_general's does, so that the others wait in numacoll's
+ * broadcast (NUMACOLL_TIMEOUT names this member), never in a set-up it skips. */
 int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz, int root,
                              MPI_Comm comm)
 {
@@ -222,8 +224,13 @@ int bcast_large_entry(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count tsz
     ensure_init();
     nc_comm_t *s = comm_get(comm, bcast_units(count, tsz), 0);
     uint64_t bytes;
-    if (!g_bcast || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER || root < 0 ||
-        root >= s->size || (s->mode == MODE_FLAT && (!s->team || s->bcast_native)) ||
+    if (!g_bcast || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER)
+        return native_bcast_count(buf, count, dt, root, comm);
+    if (root < 0 || root >= s->size) {
+        bcast_join_setup(s, root, 8, 1); /* as the large path's marked 8-byte header */
+        return native_bcast_count(buf, count, dt, root, comm); /* the MPI's error */
+    }
+    if ((s->mode == MODE_FLAT && (!s->team || s->bcast_native)) ||
         __builtin_mul_overflow((uint64_t)count, (uint64_t)tsz, &bytes))
         return native_bcast_count(buf, count, dt, root, comm);
     return bcast_large(s, buf, count, dt, tsz, root, comm);
@@ -236,7 +243,7 @@ int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm
     ensure_init();
     if (comm == MPI_COMM_NULL) return PMPI_Bcast(buf, count, dt, root, comm);
     if (count < 0 || dt == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE) {
-        bcast_join_setup(comm_get(comm, 1, 0));
+        bcast_join_setup(comm_get(comm, 1, 0), root, -1, 0);
         return PMPI_Bcast(buf, count, dt, root, comm); /* native semantics and errors */
     }
     MPI_Count tsz = -1;
@@ -248,7 +255,9 @@ int bcast_general(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm
     if (!g_bcast || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER)
         return PMPI_Bcast(buf, count, dt, root, comm);
     if (root < 0 || root >= s->size) {
-        bcast_join_setup(s);
+        /* its size as bcast_bytes would see it (the large path: its marked header) */
+        long b = tsz_ok ? (long)count * (long)tsz : -1;
+        bcast_join_setup(s, root, b > INT_MAX ? 8 : b, b > INT_MAX);
         return PMPI_Bcast(buf, count, dt, root, comm); /* the MPI's error */
     }
     if (s->mode == MODE_FLAT && (!s->team || s->bcast_native))

@@ -297,7 +297,7 @@ static uint64_t units_of(const mv_call_t *c)
  * the team, with a status agreed by every member: nc_move_setup): 1 when the team can run
  * them, else 0 on every member, for good: flat, the communicator's calls go native;
  * hierarchical, this node's steps do (mv_node_*), the rest stays as it is. */
-static int move_ready(nc_comm_t *s)
+int move_ready(nc_comm_t *s)
 {
     if (s->move_native || !s->team) return 0;
     if (NC_LIKELY(s->team->move != NULL)) return 1;
@@ -325,7 +325,7 @@ static int result(nc_comm_t *s, const mv_call_t *c, int rc)
         return MPI_ERR_ARG;
     }
     s->broken = 1;
-    return raise_error(c->comm, name, rc);
+    return raise_error_on(s, c->comm, name, rc);
 }
 
 typedef int (*mv_fn)(nc_comm_t *s, mv_call_t *c);
@@ -335,16 +335,19 @@ static const mv_fn g_flat[MV_KINDS] = {allgather_flat, allgatherv_flat, gather_f
 static const mv_fn g_hier[MV_KINDS] = {allgatherv_hier, allgatherv_hier, gather_hier,
                                        NULL,            scatter_hier,    NULL};
 
-/* the total of the call in bytes, from arguments significant on every member (the four
- * collectives with a hierarchical path); 0 when it exceeds INT_MAX or cannot be told */
-static int hier_fits(const mv_call_t *c, int size, int rank)
+/* whether the call's total in bytes, from arguments significant on every member (the four
+ * collectives with a hierarchical path), fits the leaders' step: 1 yes, 0 it exceeds
+ * INT_MAX, -1 it cannot be told from this member's arguments (an erroneous count or
+ * datatype) */
+static int hier_size(const mv_call_t *c, int size, int rank)
 {
     mv_side_t sd;
     size_t b = 0, total = 0;
     if (c->kind == MV_ALLGATHERV) {
-        if (!mv_side_init(&sd, c->recvbuf, c->rtype)) return 0;
+        if (!mv_side_init(&sd, c->recvbuf, c->rtype)) return -1;
         for (int r = 0; r < size; r++) {
-            if (!mv_bytes(mv_vcount(c, r), sd.tsz, &b) || b > INT_MAX) return 0;
+            if (!mv_bytes(mv_vcount(c, r), sd.tsz, &b)) return mv_vcount(c, r) < 0 ? -1 : 0;
+            if (b > INT_MAX) return 0;
             total += b;
         }
         return total <= INT_MAX;
@@ -352,10 +355,18 @@ static int hier_fits(const mv_call_t *c, int size, int rank)
     /* a uniform block: from the receive side where it is significant (every allgather
      * member, a gather's root, a scatter's non-roots), else from the send side */
     const int recv_side = c->kind == MV_ALLGATHER || (c->kind == MV_GATHER) == (rank == c->root);
-    int ok = recv_side ? mv_side_init(&sd, c->recvbuf, c->rtype) && mv_bytes(c->rcount, sd.tsz, &b)
-                       : mv_side_init(&sd, c->sendbuf, c->stype) && mv_bytes(c->scount, sd.tsz, &b);
-    if (!ok) return 0;
-    return !__builtin_mul_overflow(b, (size_t)size, &total) && total <= INT_MAX;
+    const void *buf = recv_side ? c->recvbuf : c->sendbuf;
+    const MPI_Count n = recv_side ? c->rcount : c->scount;
+    if (buf == MPI_IN_PLACE || !mv_side_init(&sd, buf, recv_side ? c->rtype : c->stype) || n < 0)
+        return -1;
+    return mv_bytes(n, sd.tsz, &b) && !__builtin_mul_overflow(b, (size_t)size, &total) &&
+           total <= INT_MAX;
+}
+
+/* the hierarchical path takes the call (a member whose arguments are valid) */
+static inline int hier_fits(const mv_call_t *c, int size, int rank)
+{
+    return hier_size(c, size, rank) == 1;
 }
 
 /* the bytes of @p count elements of predefined type @p dt into *@p out; 0 when the type is
@@ -449,10 +460,12 @@ int mv_entry(mv_call_t *c)
      * (NUMACOLL_DISABLE, an invalid setting) too: every member joins the communicator's
      * set-up and counts the same calls toward the deferral, and one that differs from the
      * others in the settings is found in the agreement (the communicator then passes
-     * through on every member). A member whose arguments alone are wrong also joins a flat
-     * team's data-movement set-up before the MPI reports them, so that the others wait in
-     * numacoll's call (NUMACOLL_TIMEOUT ends that wait, naming it), never in a set-up or a
-     * deferral agreement it does not join (hierarchical mode: it skips the node steps) */
+     * through on every member). A member whose arguments alone are wrong also joins its
+     * team's data-movement set-up before the MPI reports them (flat: the communicator's
+     * team; hierarchical: its node team's set-ups of the path, hier_setups, when the call has
+     * a hierarchical path and its size, as far as this member can tell, fits it), so that the
+     * others wait in numacoll's call (NUMACOLL_TIMEOUT ends that wait, naming it), never in
+     * a set-up or a deferral agreement it does not join */
     s = comm_get(c->comm, to_mpi ? 1 : units_of(c), 0);
     if (!g_active || !g_gather || !s || s->mode == MODE_PASS || s->mode == MODE_DEFER)
         return mv_native(c);
@@ -461,6 +474,8 @@ int mv_entry(mv_call_t *c)
         if (!move_ready(s) || to_mpi) return mv_native(c);
         rc = g_flat[c->kind](s, c);
     } else {
+        if (to_mpi && g_hier[c->kind] && hier_size(c, size, rank) != 0)
+            hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_MOVE);
         if (to_mpi || !g_hier[c->kind] || !hier_fits(c, size, rank)) return mv_native(c);
         rc = g_hier[c->kind](s, c);
     }

@@ -38,13 +38,11 @@ static int node_order(const nc_comm_t *s, int **order, int **first)
     return NUMACOLL_OK;
 }
 
-/* an MPI status of a step between nodes as numacoll's */
-static inline int mpi_step(int mrc)
+/* A step of the MPI library that timed out (hier_step.c) stays pending and may still
+ * write its buffer: keep (leak) it then, else free it */
+static inline void free_unless_pending(void *p, int rc)
 {
-    return mrc == MPI_SUCCESS ? NUMACOLL_OK
-                              : nc_error(NUMACOLL_ERR_OOB, "the MPI library's step between "
-                                                           "nodes failed (MPI error %d)",
-                                         mrc);
+    if (rc != NUMACOLL_ERR_TIMEOUT) free(p);
 }
 
 /* MPI_Allgather (uniform blocks of rcount) and MPI_Allgatherv */
@@ -63,6 +61,7 @@ int allgatherv_hier(nc_comm_t *s, mv_call_t *c)
     const int in_place = c->sendbuf == MPI_IN_PLACE;
     mv_side_t R;
     int *order = NULL, *first = NULL;
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_MOVE);
     if (!mv_side_init(&R, c->recvbuf, c->rtype))
         return nc_error(NUMACOLL_ERR_ARG, "the receive type cannot be queried");
     int rc = node_order(s, &order, &first);
@@ -109,18 +108,21 @@ int allgatherv_hier(nc_comm_t *s, mv_call_t *c)
             size_t a = off[order[first[k]]], z = k + 1 < K ? off[order[first[k + 1]]] : total;
             cnt[k] = (int)(z - a), dsp[k] = (int)a;
         }
-        rc = mpi_step(PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, whole, cnt, dsp, MPI_BYTE,
-                                      s->leaders));
+        rc = HIER_STEP(s, "MPI_Allgatherv between the node leaders",
+                       PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, whole, cnt, dsp, MPI_BYTE,
+                                       s->leaders),
+                       PMPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, whole, cnt, dsp, MPI_BYTE,
+                                        s->leaders, HIER_REQ));
     }
     if (rc == NUMACOLL_OK) rc = node_bcast_bytes(s, whole, total, 0);
     for (int r = 0; rc == NUMACOLL_OK && r < P; r++)
         if (!(r == me && in_place))
             mv_unpack(c, &R, blk_displ(c, r), blk_count(c, r), whole + off[r], bytes[r]);
-    free(whole);
+    free_unless_pending(whole, rc);
     free(sstage);
     free(bytes);
     free(nb);
-    free(cnt);
+    free_unless_pending(cnt, rc);
     free(first);
     return rc;
 }
@@ -130,16 +132,16 @@ static int root_hop(nc_comm_t *s, int root, char *buf, size_t bytes, int to_root
 {
     int rin = s->rank_in_node[root];
     if (s->node_of[root] != s->my_node || rin == 0) return NUMACOLL_OK;
-    int mrc = MPI_SUCCESS;
-    if (s->node_rank == 0 && to_root)
-        mrc = PMPI_Send(buf, (int)bytes, MPI_BYTE, rin, TAG_MOVE, s->node);
-    else if (s->node_rank == 0)
-        mrc = PMPI_Recv(buf, (int)bytes, MPI_BYTE, rin, TAG_MOVE, s->node, MPI_STATUS_IGNORE);
-    else if (s->rank == root && to_root)
-        mrc = PMPI_Recv(buf, (int)bytes, MPI_BYTE, 0, TAG_MOVE, s->node, MPI_STATUS_IGNORE);
-    else if (s->rank == root)
-        mrc = PMPI_Send(buf, (int)bytes, MPI_BYTE, 0, TAG_MOVE, s->node);
-    return mpi_step(mrc);
+    const int n = (int)bytes;
+    const int sends = s->node_rank == 0 ? to_root : !to_root, peer = s->node_rank == 0 ? rin : 0;
+    if (s->node_rank != 0 && s->rank != root) return NUMACOLL_OK;
+    if (sends)
+        return HIER_HOP(s, "send between the node leader and the root", peer,
+                         PMPI_Send(buf, n, MPI_BYTE, peer, TAG_MOVE, s->node),
+                         PMPI_Isend(buf, n, MPI_BYTE, peer, TAG_MOVE, s->node, HIER_REQ));
+    return HIER_HOP(s, "receive between the node leader and the root", peer,
+                     PMPI_Recv(buf, n, MPI_BYTE, peer, TAG_MOVE, s->node, MPI_STATUS_IGNORE),
+                     PMPI_Irecv(buf, n, MPI_BYTE, peer, TAG_MOVE, s->node, HIER_REQ));
 }
 
 /* the uniform block of gather and scatter (hier_fits has checked it) */
@@ -181,6 +183,7 @@ int gather_hier(nc_comm_t *s, mv_call_t *c)
     size_t b = block_bytes(c, me);
     char *whole = NULL, *seg = NULL, *sstage = NULL;
     size_t *nb = NULL;
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_MOVE);
     int rc = node_order(s, &order, &first);
     if (rc != NUMACOLL_OK) return rc;
     mv_side_t R;
@@ -205,18 +208,22 @@ int gather_hier(nc_comm_t *s, mv_call_t *c)
     if (rc == NUMACOLL_OK) rc = mv_node_gatherv(s, sendp, b, seg, nb, nb + s->node_size);
     if (rc == NUMACOLL_OK && leader && K > 1) {
         node_parts(s, first, b, cnt, cnt + K);
-        rc = mpi_step(PMPI_Gatherv(root_node ? MPI_IN_PLACE : seg, (int)((size_t)s->node_size * b),
-                                   MPI_BYTE, whole, cnt, cnt + K, MPI_BYTE, s->node_of[root],
-                                   s->leaders));
+        const void *send = root_node ? MPI_IN_PLACE : seg;
+        const int n = (int)((size_t)s->node_size * b);
+        rc = HIER_STEP(s, "MPI_Gatherv between the node leaders",
+                       PMPI_Gatherv(send, n, MPI_BYTE, whole, cnt, cnt + K, MPI_BYTE,
+                                    s->node_of[root], s->leaders),
+                       PMPI_Igatherv(send, n, MPI_BYTE, whole, cnt, cnt + K, MPI_BYTE,
+                                     s->node_of[root], s->leaders, HIER_REQ));
     }
     if (rc == NUMACOLL_OK && root_node) rc = root_hop(s, root, whole, (size_t)P * b, 1);
     if (rc == NUMACOLL_OK && is_root)
         for (int j = 0; j < P; j++)
             mv_unpack(c, &R, (MPI_Aint)order[j] * c->rcount, c->rcount, whole + (size_t)j * b, b);
-    free(whole);
+    free_unless_pending(whole, rc);
     free(sstage);
     free(nb);
-    free(cnt);
+    free_unless_pending(cnt, rc);
     free(first);
     return rc;
 }
@@ -231,6 +238,7 @@ int scatter_hier(nc_comm_t *s, mv_call_t *c)
     char *whole = NULL, *seg = NULL;
     size_t *nb = NULL;
     mv_recv_t r = {.stage = NULL};
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_MOVE);
     int rc = node_order(s, &order, &first);
     if (rc != NUMACOLL_OK) return rc;
     whole = leader_buffer(s, root, first, b, &seg);
@@ -247,10 +255,13 @@ int scatter_hier(nc_comm_t *s, mv_call_t *c)
     if (rc == NUMACOLL_OK && root_node) rc = root_hop(s, root, whole, (size_t)P * b, 0);
     if (rc == NUMACOLL_OK && leader && K > 1) {
         node_parts(s, first, b, cnt, cnt + K);
-        rc = mpi_step(PMPI_Scatterv(whole, cnt, cnt + K, MPI_BYTE,
-                                    root_node ? MPI_IN_PLACE : seg,
-                                    (int)((size_t)s->node_size * b), MPI_BYTE, s->node_of[root],
-                                    s->leaders));
+        void *recv = root_node ? MPI_IN_PLACE : seg;
+        const int n = (int)((size_t)s->node_size * b);
+        rc = HIER_STEP(s, "MPI_Scatterv between the node leaders",
+                       PMPI_Scatterv(whole, cnt, cnt + K, MPI_BYTE, recv, n, MPI_BYTE,
+                                     s->node_of[root], s->leaders),
+                       PMPI_Iscatterv(whole, cnt, cnt + K, MPI_BYTE, recv, n, MPI_BYTE,
+                                      s->node_of[root], s->leaders, HIER_REQ));
     }
     /* this member's block: a root in place that is not its node's leader takes it into a
      * scratch buffer (in place means something to the node step's root only) */
@@ -266,9 +277,9 @@ int scatter_hier(nc_comm_t *s, mv_call_t *c)
     if (rc == NUMACOLL_OK) rc = mv_node_scatterv(s, seg, nb, nb + s->node_size, recvp, b);
     mv_recv_end(c, &r, rc);
     free(scratch);
-    free(whole);
+    free_unless_pending(whole, rc);
     free(nb);
-    free(cnt);
+    free_unless_pending(cnt, rc);
     free(first);
     return rc;
 }

@@ -112,7 +112,7 @@ static int result(nc_comm_t *s, MPI_Comm comm, const char *name, int rc)
         return MPI_ERR_ARG;
     }
     s->broken = 1;
-    return raise_error(comm, name, rc);
+    return raise_error_on(s, comm, name, rc);
 }
 
 /* the node step of a reduce to the node's rank 0 (hierarchical mode): numacoll's, or the
@@ -141,6 +141,42 @@ static int node_reduce(nc_comm_t *s, const void *input, void *out, size_t n,
                : NUMACOLL_ERR_OOB;
 }
 
+/* The leaders' step of reduce_hier (@p acc: this node's result, in place), timed where
+ * the communicator's members all run with NUMACOLL_TIMEOUT (hier_step.c). The timed form
+ * gives the root's leader's input as a copy, never MPI_IN_PLACE (MPICH 4.0's in-place
+ * reduce at a root other than 0: see in_place_copy); a copy whose step timed out stays
+ * with the pending step (leaked). Counts over INT_MAX take the blocking form (MPI-3 has
+ * no large-count nonblocking reductions). */
+static int leaders_reduce(nc_comm_t *s, void *acc, size_t n, size_t bytes, MPI_Datatype base,
+                          MPI_Op op, int root)
+{
+    const MPI_Count cnt = (MPI_Count)n;
+    const int lroot = root < 0 ? -1 : s->node_of[root]; /* leaders are ranked by node */
+    if (!s->step_timeout_ns || n > INT_MAX) {
+        /* native() passes MPICH a copy at an in-place root */
+        int mrc = root < 0 ? native(MPI_IN_PLACE, acc, cnt, base, op, -1, s->leaders)
+                  : lroot != s->my_node
+                          ? native(acc, NULL, cnt, base, op, lroot, s->leaders)
+                          : native(MPI_IN_PLACE, acc, cnt, base, op, lroot, s->leaders);
+        return hier_step_status(mrc, "reduction between the node leaders");
+    }
+    MPI_Request rq = MPI_REQUEST_NULL;
+    if (root < 0)
+        return hier_step_wait(
+                s, PMPI_Iallreduce(MPI_IN_PLACE, acc, (int)n, base, op, s->leaders, &rq), &rq,
+                "MPI_Allreduce between the node leaders", -1);
+    if (lroot != s->my_node)
+        return hier_step_wait(s, PMPI_Ireduce(acc, NULL, (int)n, base, op, lroot, s->leaders, &rq),
+                              &rq, "MPI_Reduce between the node leaders", -1);
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", bytes);
+    memcpy(copy, acc, bytes);
+    int rc = hier_step_wait(s, PMPI_Ireduce(copy, acc, (int)n, base, op, lroot, s->leaders, &rq),
+                            &rq, "MPI_Reduce between the node leaders", -1);
+    if (rc != NUMACOLL_ERR_TIMEOUT) free(copy); /* else the pending step's */
+    return rc;
+}
+
 /* The MPI library's steps take @p n elements of the predefined type @p base, not the
  * caller's count and datatype: Open MPI 4.1 rejects predefined ops on a derived type. */
 int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numacoll_dtype_t ct,
@@ -160,47 +196,44 @@ int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numaco
      * (reduce_types.c): numacoll's arithmetic, and the nodes' results in node order */
     MPI_Op kernel_op = reduce_kernel_op(co);
     if (kernel_op != MPI_OP_NULL) op = kernel_op;
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
     int rc = node_reduce(s, input, acc, n, ct, co, base, op);
-    if (rc == NUMACOLL_OK && leader && s->nnodes > 1) {
-        int mrc = MPI_SUCCESS;
-        const MPI_Count cnt = (MPI_Count)n;
-        if (root < 0) {
-            mrc = native(MPI_IN_PLACE, acc, cnt, base, op, -1, s->leaders);
-        } else if (s->node_of[root] != s->my_node) {
-            mrc = native(acc, NULL, cnt, base, op, s->node_of[root], s->leaders);
-        } else {
-            /* leaders are ranked by node index (comm.c); native() passes MPICH a copy */
-            mrc = native(MPI_IN_PLACE, acc, cnt, base, op, s->my_node, s->leaders);
-        }
-        if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
-    }
+    if (rc == NUMACOLL_OK && leader && s->nnodes > 1)
+        rc = leaders_reduce(s, acc, n, bytes, base, op, root);
     if (root < 0) {
         if (rc == NUMACOLL_OK) rc = node_bcast_bytes(s, recvbuf, bytes, 0);
     } else if (rc == NUMACOLL_OK && s->node_of[root] == s->my_node && s->rank_in_node[root] != 0) {
         /* the root is on our node but not its leader: the leader sends it the result */
-        int dest = s->rank_in_node[root], mrc = MPI_SUCCESS;
+        int dest = s->rank_in_node[root];
         if (leader)
-            mrc = PMPI_Send(acc, (int)bytes, MPI_BYTE, dest, TAG_REDUCE_RESULT, s->node);
+            rc = HIER_HOP(s, "send of the result from the node leader to the root", dest,
+                           PMPI_Send(acc, (int)bytes, MPI_BYTE, dest, TAG_REDUCE_RESULT, s->node),
+                           PMPI_Isend(acc, (int)bytes, MPI_BYTE, dest, TAG_REDUCE_RESULT,
+                                      s->node, HIER_REQ));
         else if (s->rank == root)
-            mrc = PMPI_Recv(recvbuf, (int)bytes, MPI_BYTE, 0, TAG_REDUCE_RESULT, s->node,
-                            MPI_STATUS_IGNORE);
-        if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
+            rc = HIER_HOP(s, "receive of the result from the node leader at the root", 0,
+                           PMPI_Recv(recvbuf, (int)bytes, MPI_BYTE, 0, TAG_REDUCE_RESULT,
+                                     s->node, MPI_STATUS_IGNORE),
+                           PMPI_Irecv(recvbuf, (int)bytes, MPI_BYTE, 0, TAG_REDUCE_RESULT,
+                                      s->node, HIER_REQ));
     }
-    free(scratch);
+    if (rc != NUMACOLL_ERR_TIMEOUT) free(scratch); /* else a pending step's (hier_step.c) */
     return rc;
 }
 
 /* Erroneous arguments this member sees alone (a negative count, a root out of range): the
  * MPI reports them, after this member has joined what the others wait in at a
- * communicator's first calls (its set-up and the deferral's count, a flat team's reduction
- * set-up), so that they wait in numacoll's call, where NUMACOLL_TIMEOUT names it, never in a
- * set-up collective it does not join (as the gather family's mv_entry). @p s: the
- * communicator's state when known. */
+ * communicator's first calls (its set-up and the deferral's count, the team's reduction
+ * set-up: flat, the communicator's; hierarchical, the node team's), so that they wait in
+ * numacoll's call, where NUMACOLL_TIMEOUT names it, never in a set-up collective it does
+ * not join (as the gather family's mv_entry). The caller has checked that the others take
+ * numacoll's way (reduce_map: a datatype and op numacoll reduces, alike on every member;
+ * else nobody joins anything). @p s: the communicator's state when known. */
 static int erroneous_native(nc_comm_t *s, const void *sendbuf, void *recvbuf, MPI_Count count,
                             MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
 {
     if (!s) s = comm_get(comm, 1, 0);
-    if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+    reduce_join_setup(s);
     return counted_native(s, sendbuf, recvbuf, count, dt, op, root, comm);
 }
 
@@ -215,12 +248,14 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     MPI_Datatype base = MPI_DATATYPE_NULL;
     if (comm == MPI_COMM_NULL)
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
-    if (count < 0 || root < -1) /* MPI_ROOT, MPI_PROC_NULL (intercommunicators) too */
-        return erroneous_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
+    /* the datatype and op first: where numacoll does not reduce them, every member goes to
+     * the MPI without a communicator step, so one with erroneous arguments must too */
     if (!reduce_map(dt, op, &ct, &co, &mult, &base)) {
         say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
     }
+    if (count < 0 || root < -1) /* MPI_ROOT, MPI_PROC_NULL (intercommunicators) too */
+        return erroneous_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
     size_t esize = numacoll_dtype_size(ct), n;
     if (__builtin_mul_overflow((size_t)count, (size_t)mult, &n) || n > SIZE_MAX / esize)
         return counted_native(NULL, sendbuf, recvbuf, count, dt, op, root, comm);
@@ -279,9 +314,15 @@ static int reduce_negative_root(const void *sendbuf, void *recvbuf, MPI_Count co
 {
     ensure_init();
     int inter = 1;
-    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) {
+    numacoll_dtype_t ct;
+    numacoll_op_t co;
+    MPI_Count mult = 1;
+    MPI_Datatype base = MPI_DATATYPE_NULL;
+    /* the others take numacoll's way only with a datatype and op it reduces (reduce_entry) */
+    if (comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
+        reduce_map(dt, op, &ct, &co, &mult, &base)) {
         nc_comm_t *s = comm_get(comm, 1, 0);
-        if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+        reduce_join_setup(s);
         if (s) BUMP(s->st_reduce_calls);
         else COUNT(reduce_calls);
     } else {

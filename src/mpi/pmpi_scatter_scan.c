@@ -258,6 +258,7 @@ static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_
         memcpy(own, input, bytes);
         input = own;
     }
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
     int rc = node_scan(s, input, a->recvbuf, n, ct, co, base, kop, exclusive);
     if (rc == NUMACOLL_OK && last && s->nnodes > 1) {
         /* the node's total: our inclusive prefix (exscan: our exclusive one op our input) */
@@ -268,34 +269,45 @@ static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_
             memcpy(total, exclusive ? input : a->recvbuf, bytes);
         }
     }
-    int mrc = MPI_SUCCESS;
-    if (rc == NUMACOLL_OK && s->nnodes > 1 && s->node_size > 1 && (leader || last))
-        mrc = last ? PMPI_Send(total, (int)bytes, MPI_BYTE, 0, TAG_SCAN_TOTAL, s->node)
-                   : PMPI_Recv(total, (int)bytes, MPI_BYTE, s->node_size - 1, TAG_SCAN_TOTAL,
-                               s->node, MPI_STATUS_IGNORE);
+    /* the MPI's steps, timed where every member runs with NUMACOLL_TIMEOUT (hier_step.c) */
+    const int nb = (int)bytes, lastr = s->node_size - 1;
+    if (rc == NUMACOLL_OK && s->nnodes > 1 && s->node_size > 1 && last)
+        rc = HIER_HOP(s, "send of the node's total to its leader", 0,
+                       PMPI_Send(total, nb, MPI_BYTE, 0, TAG_SCAN_TOTAL, s->node),
+                       PMPI_Isend(total, nb, MPI_BYTE, 0, TAG_SCAN_TOTAL, s->node, HIER_REQ));
+    else if (rc == NUMACOLL_OK && s->nnodes > 1 && s->node_size > 1 && leader)
+        rc = HIER_HOP(s, "receive of the node's total at its leader", lastr,
+                       PMPI_Recv(total, nb, MPI_BYTE, lastr, TAG_SCAN_TOTAL, s->node,
+                                 MPI_STATUS_IGNORE),
+                       PMPI_Irecv(total, nb, MPI_BYTE, lastr, TAG_SCAN_TOTAL, s->node, HIER_REQ));
     /* the leaders (ranked by node index) combine the totals in node order */
-    if (rc == NUMACOLL_OK && mrc == MPI_SUCCESS && s->nnodes > 1 && leader)
-        mrc = PMPI_Exscan(total, front, (int)n, base, kop, s->leaders);
-    if (mrc != MPI_SUCCESS) rc = NUMACOLL_ERR_OOB;
+    if (rc == NUMACOLL_OK && s->nnodes > 1 && leader)
+        rc = HIER_STEP(s, "MPI_Exscan between the node leaders",
+                       PMPI_Exscan(total, front, (int)n, base, kop, s->leaders),
+                       PMPI_Iexscan(total, front, (int)n, base, kop, s->leaders, HIER_REQ));
     if (rc == NUMACOLL_OK && s->my_node > 0) {
         rc = node_bcast_bytes(s, front, bytes, 0);
         /* the nodes' prefix in front of the node's: recvbuf = front op recvbuf */
         if (rc == NUMACOLL_OK && exclusive && leader) memcpy(a->recvbuf, front, bytes);
         else if (rc == NUMACOLL_OK) rc = nc_reduce_local(ct, co, front, a->recvbuf, n);
     }
-    free(scratch);
+    if (rc != NUMACOLL_ERR_TIMEOUT) free(scratch); /* else a pending step's (hier_step.c) */
     return rc;
 }
 
 /* Erroneous counts this member sees alone (a negative count or recvcounts entry): the MPI
  * reports them, after this member has joined what the others wait in at a communicator's
- * first calls (its set-up, the deferral's count, a flat team's reduction set-up; as
- * mv_entry does), so that they wait in numacoll's call, where NUMACOLL_TIMEOUT names it,
- * never in a set-up collective it does not join (hierarchical mode: the node steps). */
+ * first calls (its set-up, the deferral's count, the team's reduction set-up: flat, the
+ * communicator's; hierarchical, the node team's, where the node step starts; as mv_entry
+ * does), so that they wait in numacoll's call, where NUMACOLL_TIMEOUT names it, never in a
+ * set-up collective it does not join. A hierarchical scan over nodes that interleave in
+ * rank order goes to the MPI on every member: nothing to join. The caller has checked the
+ * datatype and op (reduce_map: else every member goes to the MPI at once). */
 static int native_erroneous(const ss_args_t *a, nc_comm_t *flat)
 {
     nc_comm_t *s = flat ? flat : comm_get(a->comm, 1, 0);
-    if (g_active && g_reduce && s && s->mode == MODE_FLAT && s->team) (void)reduce_ready(s);
+    if (!(s && s->mode == MODE_HIER && a->kind >= SS_SCAN && !nodes_in_rank_order(s)))
+        reduce_join_setup(s);
     return native(a);
 }
 
@@ -320,12 +332,12 @@ static int ss_entry(const ss_args_t *a)
     if (!flat && (a->comm == MPI_COMM_NULL ||
                   PMPI_Comm_size(a->comm, &size) != MPI_SUCCESS || size < 1))
         return native(a);
-    if (a->count < 0) return native_erroneous(a, flat);
     if ((a->kind == SS_RS && !(a->c_form ? (void *)a->ccounts : (void *)a->icounts)) ||
         !reduce_map(a->dt, a->op, &ct, &co, &mult, &base)) {
         say_native(name, "a user-defined op, or a datatype or op numacoll does not reduce");
         return native(a);
     }
+    if (a->count < 0) return native_erroneous(a, flat);
     const size_t esize = numacoll_dtype_size(ct);
     size_t stack_counts[64], *counts = stack_counts, total = 0, n = 0;
     int scan = a->kind >= SS_SCAN;
@@ -382,7 +394,7 @@ static int ss_entry(const ss_args_t *a)
         return MPI_ERR_ARG;
     }
     s->broken = 1; /* a dead member, a timeout */
-    return raise_error(a->comm, name, rc);
+    return raise_error_on(s, a->comm, name, rc);
 }
 
 void stats_scatter_scan(char *buf, size_t n)

@@ -507,6 +507,24 @@ int raise_error(MPI_Comm comm, const char *op, int rc)
     return MPI_ERR_OTHER;
 }
 
+int raise_error_on(nc_comm_t *s, MPI_Comm comm, const char *op, int rc)
+{
+    if (!s || s->mode != MODE_HIER || !s->team || !s->node_of || !s->rank_in_node)
+        return raise_error(comm, op, rc);
+    char map[256];
+    size_t o = 0;
+    map[0] = '\0';
+    for (int r = 0; r < s->size && o + 24 < sizeof map; r++)
+        if (s->node_of[r] == s->my_node)
+            o += (size_t)snprintf(map + o, sizeof map - o, "%s%d = rank %d", o ? ", " : "",
+                                  s->rank_in_node[r], r);
+    mpi_say("numacoll-mpi: %s failed: %s (%s; team '%s' members: %s%s)\n", op,
+            numacoll_status_name(rc), numacoll_last_error(), s->team->name, map,
+            o + 24 < sizeof map ? "" : ", ...");
+    PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+    return MPI_ERR_OTHER;
+}
+
 #if MPI_VERSION >= 4
 /* A process that uses only sessions never reaches the MPI_Finalize hook on MPI_COMM_SELF:
  * NUMACOLL_MPI_STATS prints at its MPI_Session_finalize instead. (Communicator states are

@@ -14,6 +14,11 @@
  *       a member whose count differs from its own receive side (allgather), and a sender
  *       whose count differs from what the root of a gatherv expects of it: the call fails
  *       (an MPI error, no hang) and the next calls work
+ *   mpi_move_test hierbad first|later [root]
+ *       hierarchical mode (NUMACOLL_FAKE_NODES=2): the last rank passes an erroneous argument
+ *       to each collective with a hierarchical path, at a fresh communicator's first call or
+ *       after a correct one (the others' root: 0 or the one given, not the last rank); every
+ *       rank must return, the last one with the MPI's error
  *   mpi_move_test kill allgather|gather|scatter before|in
  *       the last rank dies (SIGKILL) before or inside a loop of MPI_Allgather, MPI_Gather or
  *       MPI_Scatter calls (root 0), blocks of 64 B and of 16 MiB (gather, allgather: 96 KiB,
@@ -31,6 +36,7 @@
  * this rank had a vector type on a side it uses. The seed comes from NC_MOVE_SEED, else
  * rank 0's clock, and is printed; NC_MOVE_TRACE=1 prints each call before it is made.
  */
+#include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -443,16 +449,34 @@ static void test_kill(const char *coll, const char *when)
  * recvcounts: MPICH 4.0's own MPI_Scan, MPI_Reduce_scatter_block and MPI_Allreduce crash on
  * a negative count), MPI_Reduce and MPI_Bcast (a root out of range: MPI_ERR_ROOT), each on
  * a communicator of its own. */
+static int bcast_c_huge(void *buf, int root, MPI_Comm c)
+{
+#if MPI_VERSION >= 4
+    return MPI_Bcast_c(buf, (MPI_Count)INT_MAX + 1, MPI_BYTE, root, c);
+#else
+    (void)buf, (void)root, (void)c;
+    return MPI_ERR_OTHER;
+#endif
+}
+
 static void test_firstbad(void)
 {
     const int bad = g_size - 1;
     int in[64] = {0}, out[64] = {0};
     static const char *const names[] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Reduce_scatter",
-                                        "MPI_Reduce",    "MPI_Bcast",    "MPI_Reduce (root -5)"};
+                                        "MPI_Reduce",    "MPI_Bcast",    "MPI_Reduce (root -5)",
+                                        "MPI_Bcast_c (count > INT_MAX)"};
+    /* MPI-4's MPI_Bcast_c: the bad member's count over INT_MAX (its large entry; the MPI
+     * reports the root before it touches the buffer, so one of 64 ints does) */
+#if MPI_VERSION >= 4
+    const int kinds = 7;
+#else
+    const int kinds = 6;
+#endif
     int counts[64];
     for (int r = 0; r < g_size && r < 64; r++)
         counts[r] = g_rank == bad && r == 0 ? -1 : 1;
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < kinds; k++) {
         const char *name = names[k];
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
@@ -460,7 +484,9 @@ static void test_firstbad(void)
         const int n = g_rank == bad ? -1 : 1;
         /* out of range above, and (k = 5) below: a negative root on an intracommunicator */
         const int root = g_rank != bad ? 0 : k == 5 ? -5 : g_size;
-        int rc = k == 4   ? MPI_Bcast(in, 1, MPI_INT, root, c)
+        int rc = k == 6 && g_rank == bad
+                     ? bcast_c_huge(in, root, c)
+                 : k == 4 || k == 6 ? MPI_Bcast(in, 1, MPI_INT, root, c)
                  : k >= 3 ? MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, c)
                  : k == 2 ? MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c)
                  : k == 1 ? MPI_Alltoall(in, n, MPI_INT, out, 1, MPI_INT, c)
@@ -476,11 +502,92 @@ static void test_firstbad(void)
         } else {
             /* a reduce's non-root may be done before the bad member is missed, and every
              * member of a broadcast whose root is not the bad member */
-            CHECK(rc != MPI_SUCCESS || ((k == 3 || k == 5) && g_rank != 0) || k == 4,
+            CHECK(rc != MPI_SUCCESS || ((k == 3 || k == 5) && g_rank != 0) || k == 4 || k == 6,
                   "rank %d: %s succeeded without the bad member", g_rank, name);
             PMPI_Send(&cls, 1, MPI_INT, bad, 77, MPI_COMM_WORLD);
         }
         if (g_rank == 0) printf("firstbad: %s: every member returned\n", name);
+        fflush(stdout);
+    }
+}
+
+/* Hierarchical mode (NUMACOLL_FAKE_NODES=2 at np 5: pseudo-nodes {0, 1, 2} and {3, 4}): the
+ * last rank, not its node's leader, passes an erroneous argument it can see alone (a
+ * negative count or recvcounts entry, a root out of range) to each collective that has a
+ * hierarchical path, on a communicator of its own: at the communicator's first call
+ * (@p later 0) or after a correct one (@p later 1). It must get the MPI's error; every
+ * other member must return (complete, or fail under NUMACOLL_TIMEOUT), never wait in a
+ * node set-up step it does not join or in the MPI's step between the node leaders after its
+ * node's leader gave up; one whose result needs the bad rank's input (every member of an
+ * allgather(v), allreduce or reduce-scatter, the root of a reduce or gather) must fail, not
+ * return something. The members then meet by point-to-point messages. @p root0: the
+ * others' root (rooted collectives). */
+static void test_hierbad(int later, int root0)
+{
+    enum { K_BCAST, K_REDUCE, K_ALLGATHER, K_ALLGATHERV, K_GATHER, K_SCATTER,
+           K_REDUCE_SCATTER, K_ALLREDUCE, K_SCAN, K_KINDS };
+    static const char *const names[K_KINDS] = {
+            "MPI_Bcast",          "MPI_Reduce",    "MPI_Allgather", "MPI_Allgatherv", "MPI_Gather",
+            "MPI_Scatter", "MPI_Reduce_scatter", "MPI_Allreduce", "MPI_Scan"};
+    /* MPI_Allreduce and MPI_Scan with Open MPI only: MPICH 4.0's own crash on a negative
+     * count (MPI_Reduce's root out of range takes the same way in) */
+#if defined(OPEN_MPI)
+    const int kinds = K_KINDS;
+#else
+    const int kinds = K_ALLREDUCE;
+#endif
+    const int bad = g_size - 1;
+    int in[64], out[64], counts[64], displs[64];
+    for (int r = 0; r < 64; r++)
+        in[r] = r, counts[r] = 1, displs[r] = r;
+    CHECK(g_mode == 2, "the communicator is not hierarchical (mode %d)", g_mode);
+    const char *what = later ? "later" : "first";
+    for (int k = 0; k < kinds; k++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+        int rc = MPI_SUCCESS;
+        for (int step = later ? 0 : 1; step < 2; step++) {
+            const int wrong = step == 1 && g_rank == bad;
+            const int n = wrong ? -1 : 1, root = wrong ? g_size : root0;
+            counts[0] = wrong ? -1 : 1;
+            switch (k) {
+            case K_BCAST: rc = MPI_Bcast(in, 1, MPI_INT, root, c); break;
+            case K_REDUCE: rc = MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, c); break;
+            case K_ALLGATHER: rc = MPI_Allgather(in, n, MPI_INT, out, 1, MPI_INT, c); break;
+            case K_ALLGATHERV:
+                rc = MPI_Allgatherv(in, n, MPI_INT, out, counts + 32, displs, MPI_INT, c);
+                break;
+            case K_GATHER: rc = MPI_Gather(in, n, MPI_INT, out, 1, MPI_INT, root0, c); break;
+            case K_SCATTER: rc = MPI_Scatter(in, 1, MPI_INT, out, n, MPI_INT, root0, c); break;
+            case K_REDUCE_SCATTER:
+                rc = MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c);
+                break;
+            case K_ALLREDUCE: rc = MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, c); break;
+            default: rc = MPI_Scan(in, out, n, MPI_INT, MPI_SUM, c); break;
+            }
+            CHECK(step == 1 || rc == MPI_SUCCESS, "rank %d: %s: the correct call failed (%d)",
+                  g_rank, names[k], rc);
+        }
+        int cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        if (g_rank == bad) {
+            const int want = k == K_BCAST || k == K_REDUCE ? MPI_ERR_ROOT : MPI_ERR_COUNT;
+            CHECK(cls == want || (k == K_REDUCE_SCATTER && cls == MPI_ERR_ARG),
+                  "rank %d: %s (%s call) with an erroneous argument gave class %d", g_rank,
+                  names[k], what, cls);
+            for (int r = 0; r < bad; r++)
+                PMPI_Recv(&cls, 1, MPI_INT, r, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            const int needs_bad = k == K_ALLGATHER || k == K_ALLGATHERV || k == K_ALLREDUCE ||
+                                  k == K_REDUCE_SCATTER ||
+                                  ((k == K_REDUCE || k == K_GATHER) && g_rank == root0);
+            CHECK(!needs_bad || rc != MPI_SUCCESS,
+                  "rank %d: %s (%s call) succeeded without the bad rank's input", g_rank,
+                  names[k], what);
+            PMPI_Send(&cls, 1, MPI_INT, bad, 78, MPI_COMM_WORLD);
+        }
+        if (g_rank == 0) printf("hierbad: %s (%s call): every member returned\n", names[k], what);
         fflush(stdout);
     }
 }
@@ -522,6 +629,9 @@ int main(int argc, char **argv)
         test_mismatch();
     else if (!strcmp(mode, "firstbad"))
         test_firstbad();
+    else if (!strcmp(mode, "hierbad") && argc > 2 &&
+             (!strcmp(argv[2], "first") || !strcmp(argv[2], "later")))
+        test_hierbad(!strcmp(argv[2], "later"), argc > 3 ? atoi(argv[3]) : 0);
     else if (!strcmp(mode, "kill") && argc > 3 &&
              (!strcmp(argv[2], "allgather") || !strcmp(argv[2], "gather") ||
               !strcmp(argv[2], "scatter")) &&
@@ -530,7 +640,8 @@ int main(int argc, char **argv)
     else {
         if (g_rank == 0)
             fprintf(stderr, "unknown mode or level '%s %s'; allowed: matrix tiny|small|full, "
-                            "mismatch, firstbad, kill allgather|gather|scatter before|in\n",
+                            "mismatch, firstbad, hierbad first|later [root], "
+                            "kill allgather|gather|scatter before|in\n",
                     mode, argc > 2 ? argv[2] : "");
         g_fail++;
     }
