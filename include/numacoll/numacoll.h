@@ -342,7 +342,10 @@ int numacoll_alltoallv(numacoll_team_t *team, const void *sendbuf, const size_t 
  * elements; reduce_scatter: member m gets recvcounts[m] elements, starting at the sum of
  * recvcounts[0..m-1]; recvcounts may differ from member to member and hold zeros. Every
  * member must pass the same counts, type and op (else NUMACOLL_ERR_ARG on every member,
- * naming a member whose arguments differ). sendbuf = NUMACOLL_IN_PLACE: the input is taken
+ * naming a member whose arguments differ). A member whose own arguments are invalid (NULL
+ * buffers or recvcounts, an unknown type or op, counts past the address space) returns its
+ * own error, and the others NUMACOLL_ERR_ARG naming it; the team's next calls work.
+ * sendbuf = NUMACOLL_IN_PLACE: the input is taken
  * from recvbuf (which then holds the whole input vector) and the member's result is written
  * to the start of recvbuf. scan: member m gets x_0 op ... op x_m; exscan: member m > 0 gets
  * x_0 op ... op x_{m-1}, member 0's recvbuf is not touched (it may be NULL there unless in

@@ -102,10 +102,17 @@ static int check_signatures(rd_call_t *call, const rd_chunk_t *chunk)
 {
     const nc_reduce_team_t *r = call->state;
     int first_odd = -1;
+    if (call->sig == RD_SIG_BADARG) return NUMACOLL_ERR_ARG; /* our own message stays */
     for (int m = 0; m < call->nprocs; m++) {
         /* relaxed: ordered by rd_wait_posted's acquire of m's stamp, and m rewrites the
          * signature only for chunk + slots, after our done says chunk */
         uint64_t theirs = atomic_load_explicit(rd_sig(r, m, chunk->slot), memory_order_relaxed);
+        if (theirs == RD_SIG_BADARG)
+            return nc_error(NUMACOLL_ERR_ARG,
+                            "%s: rank %d could not take part: invalid arguments or no memory "
+                            "there (its own error says which); this call did not happen on "
+                            "any member",
+                            call->who, m);
         if (theirs == RD_SIG_NOMEM) {
             if (m == call->me) return NUMACOLL_ERR_UNSUPPORTED; /* message already set */
             return nc_error(NUMACOLL_ERR_UNSUPPORTED,

@@ -115,6 +115,10 @@ typedef struct nc_reduce_team {
 /* A first chunk's signature from a member that could not get the pages of its slots
  * (rd_state_ready failed): even, so never a call's signature (call_signature sets bit 0) */
 #define RD_SIG_NOMEM 2u
+/* ... from a member that cannot run the call on its own (invalid arguments, no memory for
+ * its scratch; scatter_scan.c: it returns its own error, the others fail the call naming
+ * it): even too */
+#define RD_SIG_BADARG 4u
 
 static inline char *rd_area(const nc_reduce_team_t *r, int m)
 {
