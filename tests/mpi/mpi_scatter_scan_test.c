@@ -18,7 +18,9 @@
  *                                  these four, MPI_Allreduce and MPI_Reduce, 3 and 2000
  *                                  elements, in place and not: right values, and the
  *                                  bytes of recvbuf outside the type map (the structs'
- *                                  padding, where a program may keep a field) untouched
+ *                                  padding, where a program may keep a field) untouched;
+ *                                  exscan's rank 0 with a recvbuf of one element before
+ *                                  a page without access (not significant there)
  *
  * Every rank computes every member's input itself. On a flat communicator
  * (numacoll_mpi_comm_mode 1) each call must raise its numacoll counter by one; the run
@@ -28,6 +30,8 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "mpi_test_util.h"
 
@@ -271,6 +275,23 @@ static void padding(void)
                     }
                     free(din), free(dout), free(sin), free(sout);
                 }
+    /* exscan's rank 0 has no result: its recvbuf is not significant, here one element
+     * before a page without access (nothing may read or write it) */
+    long page = sysconf(_SC_PAGESIZE);
+    char *two = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(two != MAP_FAILED, "mmap");
+    if (two != MAP_FAILED) {
+        mprotect(two + page, (size_t)page, PROT_NONE);
+        di_tagged *in = calloc(2000, sizeof *in), *out = calloc(2000, sizeof *out);
+        di_tagged *edge = (di_tagged *)(two + page) - 1;
+        int rc = MPI_Exscan(in, me == 0 ? (void *)edge : out, 2000, MPI_DOUBLE_INT, MPI_MAXLOC,
+                            MPI_COMM_WORLD);
+        CHECK(rc == MPI_SUCCESS, "exscan with rank 0's short recvbuf: rc %d", rc);
+        calls++;
+        free(in), free(out);
+        munmap(two, 2 * (size_t)page);
+    }
     int fails = total_failures(MPI_COMM_WORLD);
     if (g_rank == 0) printf("padding: %d calls, %s\n", calls, fails ? "FAIL" : "PASS");
 }
