@@ -237,7 +237,9 @@ const char *numacoll_op_name(numacoll_op_t op);
  * the result in @p recvbuf. @p sendbuf may be NUMACOLL_IN_PLACE (or equal @p recvbuf).
  * All members must pass the same count, dtype and op; a member whose arguments differ
  * from another's makes every member return NUMACOLL_ERR_ARG naming both (recvbuf then
- * undefined), and the team's next reductions work.
+ * undefined), and the team's next reductions work. A member whose own arguments are
+ * invalid (NULL buffers, an unknown type or op, a root out of range, ...) returns its own
+ * error, the others NUMACOLL_ERR_ARG naming it; the team's next reductions work too.
  *
  * Reproducible: the order of the fold is fixed by the algorithm (see
  * numacoll_reduce_algorithms; the automatic choice depends only on the message size, the
