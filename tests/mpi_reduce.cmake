@@ -75,6 +75,13 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_scatter_scan_mismatch ${f} 3 --timeout 60
               --count "^numacoll-mpi: MPI_(Scan|Reduce_scatter): rank 2 passed other arguments than rank [01] " 4
               --expect "mismatch: PASS" -- ${NC_MPI_TDIR}/${t} mismatch)
+  # the padding of MPI_DOUBLE_INT / MPI_SHORT_INT in recvbuf stays untouched, flat (np 3:
+  # small and large paths) and on pseudo-nodes, in every reduction
+  nc_mpi_test(mpi_${f}_reduce_padding ${f} 3 --timeout 60 --env NUMACOLL_MPI_STATS=1
+              --expect "MPI_Allreduce [1-9][0-9]* \\(numacoll [1-9]"
+              --expect "padding: [0-9]+ calls, PASS" -- ${NC_MPI_TDIR}/${t} padding)
+  nc_mpi_test(mpi_${f}_reduce_padding_fake2 ${f} 3 --timeout 60 --env NUMACOLL_FAKE_NODES=2
+              --expect "padding: [0-9]+ calls, PASS" -- ${NC_MPI_TDIR}/${t} padding)
   nc_mpi_test(mpi_${f}_scatter_scan_fake2 ${f} 3 --timeout 60 --env NUMACOLL_FAKE_NODES=2
               --env NUMACOLL_MPI_STATS=1
               --expect "scatter_scan: ([0-9]+) calls checked, \\1 of them numacoll's .hierarchical"

@@ -108,6 +108,11 @@ done
 out=$("$clean" --frob 2>&1); rc=$?
 { [ $rc = 2 ] && grep -q "unknown option '--frob'; allowed: --dry-run" <<<"$out"; } ||
     bad "--frob: exit $rc: $out"
+# a directory that cannot be read: exit 1 naming it, as --help says
+out=$("$clean" --dir "$dir/none" 2>&1); rc=$?
+{ [ $rc = 1 ] && grep -q "cannot read $dir/none" <<<"$out"; } || bad "--dir none: exit $rc: $out"
+grep -q "1 if DIR cannot be read or a removal failed" <<<"$("$clean" --help | tr "\n" " ")" ||
+    bad "--help does not give exit status 1 for an unreadable DIR"
 # the real /dev/shm, read only
 "$clean" --dry-run >/dev/null || bad "--dry-run on /dev/shm exited $?"
 [ $fail = 0 ] && echo "numacoll_clean: PASS"

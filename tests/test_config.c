@@ -117,6 +117,11 @@ static void test_rejections(void **state)
     unsetenv("NUMACOLL_TIMEOUT");
     expect_rejected("NUMACOLL_VERBOSE", "7", "0..3");
     expect_rejected("NUMACOLL_VERBOSE", "1x", "integer");
+    /* no leading blank or '+' (strtol/strtod would skip them; sizes, bools, enums refuse) */
+    expect_rejected("NUMACOLL_VERBOSE", " 1", "integer");
+    expect_rejected("NUMACOLL_MOVE_SLOTS", "+4", "integer");
+    expect_rejected("NUMACOLL_TIMEOUT", " 5", "allowed");
+    expect_rejected("NUMACOLL_MOVE_CMA_COST", "+1.5", "allowed");
     expect_rejected("NUMACOLL_BARRIER", "no-such-barrier", "sense-reversing");
     expect_rejected("NUMACOLL_OVERSUBSCRIBED", "maybe", "auto, yes, no");
     expect_rejected("NUMACOLL_NUMA_BIND", "2", "allowed");

@@ -644,6 +644,90 @@ static void test_mismatch(void **state)
     set_env(NULL, NULL);
 }
 
+/* ---- one member with invalid arguments ---------------------------------------------- */
+
+/* Each kind of invalid argument on one member at a time: it gets its own error, the others
+ * NUMACOLL_ERR_ARG naming it (but a reduce's non-root of one flat chunk, which may return
+ * NUMACOLL_OK), and a checked allreduce follows on every member (nobody pairs the failed
+ * call with another member's next one). The first call of the team is one of them. */
+static int invalid_worker(nc_forkctx_t *c)
+{
+    static unsigned char in[3000 * 8], out[3000 * 8];
+    const int me = c->rank;
+    int bad = 0, step = 0;
+    for (int k = 0; k < 7; k++)
+        for (int odd = 0; odd < c->size; odd++, step++) {
+            const int mine = me == odd;
+            int rc, root = -1;
+            const char *own;
+            switch (k) {
+            case 0: /* small: flat, or rbcast on more members than CPUs */
+                rc = numacoll_allreduce(c->team, in, mine ? NULL : out, 8, NUMACOLL_DOUBLE,
+                                        NUMACOLL_OP_SUM);
+                own = "recvbuf is NULL";
+                break;
+            case 1: /* rsag (or rbcast) */
+                rc = numacoll_allreduce(c->team, in, mine ? NULL : out, 3000, NUMACOLL_DOUBLE,
+                                        NUMACOLL_OP_SUM);
+                own = "recvbuf is NULL";
+                break;
+            case 2:
+                rc = numacoll_allreduce(c->team, in, out, 8,
+                                        mine ? (numacoll_dtype_t)77 : NUMACOLL_DOUBLE,
+                                        NUMACOLL_OP_SUM);
+                own = "datatype 77";
+                break;
+            case 3:
+                rc = numacoll_reduce_with(c->team, in, out, 100, NUMACOLL_INT32, NUMACOLL_OP_MAX,
+                                          -1, mine ? "no-such-algorithm" : NULL);
+                own = "no-such-algorithm";
+                break;
+            case 4:
+                root = 2 % c->size;
+                rc = numacoll_reduce(c->team, mine ? NULL : in, out, 50, NUMACOLL_INT64,
+                                     NUMACOLL_OP_SUM, root);
+                own = "sendbuf is NULL";
+                break;
+            case 5: /* a reduce whose root this member gets wrong */
+                root = 0;
+                rc = numacoll_reduce(c->team, in, out, 50, NUMACOLL_INT64, NUMACOLL_OP_SUM,
+                                     mine ? -1 : 0);
+                own = "root=-1";
+                break;
+            default: /* in place on a non-root, 3000 elements */
+                root = (odd + 1) % c->size;
+                rc = numacoll_reduce(c->team, mine ? NUMACOLL_IN_PLACE : in, out, 3000,
+                                     NUMACOLL_DOUBLE, NUMACOLL_OP_SUM, root);
+                own = "NUMACOLL_IN_PLACE on rank";
+                break;
+            }
+            char what[64], blame[64];
+            snprintf(what, sizeof what, "invalid argument %d on rank %d", k, odd);
+            snprintf(blame, sizeof blame, "rank %d could not take part", odd);
+            const int leaves = root >= 0 && me != root && !mine; /* may leave after posting */
+            if (c->size > 1 && !(leaves && rc == NUMACOLL_OK))
+                bad += mine ? check_error(c, what, rc, rc == NUMACOLL_OK ? -1 : rc, own, NULL)
+                            : check_error(c, what, rc, NUMACOLL_ERR_ARG, blame, NULL);
+            bad += team_works(c, step);
+        }
+    return bad ? 20 : 0;
+}
+
+static void test_one_member_invalid(void **state)
+{
+    (void)state;
+    set_env(NULL, NULL);
+    run_members(3, invalid_worker, NULL);
+    /* every algorithm of an allreduce: rbcast's broadcasts too */
+    setenv("NUMACOLL_ALLREDUCE", "rbcast", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    run_members(3, invalid_worker, NULL);
+    setenv("NUMACOLL_ALLREDUCE", "rsag", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    run_members(2, invalid_worker, NULL);
+    set_env(NULL, NULL);
+}
+
 /* Rank 1 sets another NUMACOLL_REDUCE_FRAGMENT: the team's first reduction fails on every
  * member with NUMACOLL_ERR_CONFIG naming the setting, and again at the next try; once rank
  * 1 spells the same size otherwise (4096 for 4K), the reductions work. */
@@ -693,6 +777,7 @@ int main(void)
         cmocka_unit_test(test_slots_and_lines),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_mismatch),
+        cmocka_unit_test(test_one_member_invalid),
         cmocka_unit_test(test_fragment_mismatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -338,6 +338,65 @@ static void test_bad_args(void **state)
     assert_int_equal(nc_forkrun(2, 0, bad_args_child, NULL, 0, 60, &res), 0);
 }
 
+/* One member alone passes invalid arguments (the team's first reduction among them): it
+ * gets its own error, the others NUMACOLL_ERR_ARG naming it, and the next call works on
+ * every member (nobody pairs the failed call with another's next one). */
+static int one_bad_check(nc_forkctx_t *c, int rc, const char *own, int step)
+{
+    const int me = c->rank;
+    double in[64], out[64];
+    if (me == 1 ? !strstr(numacoll_last_error(), own)
+                : !strstr(numacoll_last_error(), "rank 1 could not take part")) {
+        fprintf(stderr, "rank %d, step %d: %s: %s\n", me, step, numacoll_status_name(rc),
+                numacoll_last_error());
+        return 1;
+    }
+    for (int k = 0; k < 64; k++)
+        in[k] = me * 10 + k;
+    rc = numacoll_scan(c->team, in, out, 64, NUMACOLL_DOUBLE, NUMACOLL_OP_SUM);
+    double want = 0; /* out[5]: the sum over r <= me of r * 10 + 5 */
+    for (int r = 0; r <= me; r++)
+        want += r * 10 + 5;
+    if (rc || out[5] != want) {
+        fprintf(stderr, "rank %d, scan after step %d: %s (%s), out[5] %g want %g\n", me, step,
+                numacoll_status_name(rc), rc ? numacoll_last_error() : "", out[5], want);
+        return 1;
+    }
+    return 0;
+}
+
+static int one_bad_child(nc_forkctx_t *c)
+{
+    numacoll_team_t *t = c->team;
+    const int bad = c->rank == 1;
+    double in[64] = {0}, out[64];
+    size_t counts[3] = {4, 0, 5};
+    int rc = numacoll_scan(t, in, bad ? NULL : out, 8, NUMACOLL_DOUBLE, NUMACOLL_OP_SUM);
+    if (rc != NUMACOLL_ERR_ARG || one_bad_check(c, rc, "recvbuf is NULL", 1)) return 1;
+    rc = numacoll_exscan(t, in, out, 8, NUMACOLL_DOUBLE,
+                         bad ? NUMACOLL_OP_BXOR : NUMACOLL_OP_SUM);
+    if (rc != NUMACOLL_ERR_ARG || one_bad_check(c, rc, "not defined on double", 2)) return 2;
+    rc = numacoll_reduce_scatter(t, in, out, bad ? NULL : counts, NUMACOLL_DOUBLE,
+                                 NUMACOLL_OP_SUM);
+    if (rc != NUMACOLL_ERR_ARG || one_bad_check(c, rc, "recvcounts is NULL", 3)) return 3;
+    rc = numacoll_reduce_scatter_block(t, bad ? NULL : in, out, 4, NUMACOLL_DOUBLE,
+                                       NUMACOLL_OP_SUM);
+    if (rc != NUMACOLL_ERR_ARG || one_bad_check(c, rc, "sendbuf is NULL", 4)) return 4;
+    rc = numacoll_scan(t, in, out, bad ? SIZE_MAX / 4 : 8, NUMACOLL_DOUBLE, NUMACOLL_OP_SUM);
+    if (rc != (bad ? NUMACOLL_ERR_TOOBIG : NUMACOLL_ERR_ARG) ||
+        one_bad_check(c, rc, "exceed the address space", 5))
+        return 5;
+    return 0;
+}
+
+static void test_one_member_bad_args(void **state)
+{
+    (void)state;
+    clear_env();
+    nc_forkresult_t res;
+    assert_int_equal(nc_forkrun(3, 0, one_bad_child, NULL, 0, 60, &res), 0);
+}
+
 static int killed_child(nc_forkctx_t *c)
 {
     const int victim = 2, large = *(int *)c->arg;
@@ -416,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_one_member_bad_args),
         cmocka_unit_test(test_killed_member),
         cmocka_unit_test(test_small_calls_stay_eager),
     };

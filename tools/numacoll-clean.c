@@ -63,8 +63,8 @@ static void usage(FILE *f)
             "  --dir DIR   look in DIR instead of /dev/shm (a container's shm mount, tests)\n"
             "  --help      print this help and exit\n"
             "  --version   print the version and exit\n"
-            "Exit status: 0 when every stale segment was removed (or none was found), 1 if a\n"
-            "removal failed, 2 on a usage error.\n");
+            "Exit status: 0 when every stale segment was removed (or none was found), 1 if DIR\n"
+            "cannot be read or a removal failed, 2 on a usage error.\n");
 }
 
 /* numacoll-<pid>-<16 hex>: the creator's pid, or 0 if @p name has another form. */

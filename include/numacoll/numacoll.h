@@ -237,7 +237,9 @@ const char *numacoll_op_name(numacoll_op_t op);
  * the result in @p recvbuf. @p sendbuf may be NUMACOLL_IN_PLACE (or equal @p recvbuf).
  * All members must pass the same count, dtype and op; a member whose arguments differ
  * from another's makes every member return NUMACOLL_ERR_ARG naming both (recvbuf then
- * undefined), and the team's next reductions work.
+ * undefined), and the team's next reductions work. A member whose own arguments are
+ * invalid (NULL buffers, an unknown type or op, a root out of range, ...) returns its own
+ * error, the others NUMACOLL_ERR_ARG naming it; the team's next reductions work too.
  *
  * Reproducible: the order of the fold is fixed by the algorithm (see
  * numacoll_reduce_algorithms; the automatic choice depends only on the message size, the
@@ -342,7 +344,10 @@ int numacoll_alltoallv(numacoll_team_t *team, const void *sendbuf, const size_t 
  * elements; reduce_scatter: member m gets recvcounts[m] elements, starting at the sum of
  * recvcounts[0..m-1]; recvcounts may differ from member to member and hold zeros. Every
  * member must pass the same counts, type and op (else NUMACOLL_ERR_ARG on every member,
- * naming a member whose arguments differ). sendbuf = NUMACOLL_IN_PLACE: the input is taken
+ * naming a member whose arguments differ). A member whose own arguments are invalid (NULL
+ * buffers or recvcounts, an unknown type or op, counts past the address space) returns its
+ * own error, and the others NUMACOLL_ERR_ARG naming it; the team's next calls work.
+ * sendbuf = NUMACOLL_IN_PLACE: the input is taken
  * from recvbuf (which then holds the whole input vector) and the member's result is written
  * to the start of recvbuf. scan: member m gets x_0 op ... op x_m; exscan: member m > 0 gets
  * x_0 op ... op x_{m-1}, member 0's recvbuf is not touched (it may be NULL there unless in

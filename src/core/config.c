@@ -186,7 +186,9 @@ static int parse_value(const nc_cfg_def_t *d, const char *v, cfg_val_t *val, cha
         errno = 0;
         long x = strtol(v, &end, 10);
         double lo, hi;
-        if (errno || end == v || *end || (parse_range(allowed, &lo, &hi) && (x < lo || x > hi))) {
+        /* strtol also skips leading blanks and takes a '+', which no other type accepts */
+        if (errno || end == v || *end || isspace((unsigned char)v[0]) || v[0] == '+' ||
+            (parse_range(allowed, &lo, &hi) && (x < lo || x > hi))) {
             snprintf(err, errlen, "%s='%s' is not valid; allowed: an integer in %s", name, v,
                      allowed);
             return NUMACOLL_ERR_CONFIG;
@@ -220,7 +222,8 @@ static int parse_value(const nc_cfg_def_t *d, const char *v, cfg_val_t *val, cha
         int zero_ok = strncmp(allowed, "0|", 2) == 0;
         const char *range = allowed + (zero_ok ? 2 : 0);
         /* decimal only: strtod also reads hexadecimal ("0x10"), which no help text offers */
-        int parsed = !errno && end != v && !*end && isfinite(x) && !strpbrk(v, "xX");
+        int parsed = !errno && end != v && !*end && isfinite(x) && !strpbrk(v, "xX") &&
+                     !isspace((unsigned char)v[0]) && v[0] != '+'; /* as for the integers */
         if (parsed && zero_ok && x != 0 && parse_range(range, &lo, &hi) && x > 0 && x < lo) {
             snprintf(err, errlen,
                      "%s='%s' is not valid: it would round to 0, which turns %s off; allowed: "

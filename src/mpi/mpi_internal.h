@@ -364,6 +364,21 @@ int large_drain(nc_comm_t *s, uint64_t total, int root);
 int node_bcast_bytes(nc_comm_t *s, void *p, size_t bytes, int root);
 int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll_op_t *core_op,
                MPI_Count *mult, MPI_Datatype *base);
+/* The bytes of a receive buffer that a pair type's type map leaves out (the padding of
+ * MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT), which MPI never writes,
+ * while the core's kernels and copies move whole elements: pad_keep sets them aside for
+ * @p n elements of core type @p ct (MPI type @p base) at @p buf, pad_restore puts them back
+ * after the call. Every other type has none (nothing kept, no cost). Without memory for
+ * them nothing is kept (the call goes on alike on every member; those bytes are then
+ * written). */
+typedef struct pad_keep {
+    unsigned char *saved; /* hole bytes, element after element; NULL: nothing kept */
+    unsigned char *buf;
+    size_t n, esize, off[2], len[2];
+    unsigned char local[256];
+} pad_keep_t;
+void pad_keep(pad_keep_t *k, numacoll_dtype_t ct, MPI_Datatype base, void *buf, size_t n);
+void pad_restore(pad_keep_t *k);
 /* the MPI op that runs numacoll's kernel of @p op (non-commutative), MPI_OP_NULL if the MPI
  * refused to create it */
 MPI_Op reduce_kernel_op(numacoll_op_t op);

@@ -277,6 +277,8 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     /* erroneous: the MPI's error, after the set-up (as erroneous_native) */
     if (sendbuf == MPI_IN_PLACE && !gets_result)
         return native(sendbuf, recvbuf, count, dt, op, root, comm); /* counted above */
+    pad_keep_t pads; /* the holes of a pair type's result elements, kept as they are */
+    pad_keep(&pads, ct, base, gets_result ? recvbuf : NULL, n);
     if (s->mode == MODE_FLAT) {
         nc_team_op_enter(s->team, root < 0 ? "allreduce" : "reduce");
         rc = nc_reduce_run(s->team, sendbuf == MPI_IN_PLACE ? NUMACOLL_IN_PLACE : sendbuf,
@@ -285,11 +287,13 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
         if (rc == NUMACOLL_ERR_UNSUPPORTED) { /* every member alike, nothing moved */
             nc_team_op_leave(s->team);
             reduce_gave_up(s);
+            pad_restore(&pads);
             return native(sendbuf, recvbuf, count, dt, op, root, comm);
         }
     } else {
         rc = reduce_hier(s, input, recvbuf, n, ct, co, base, op, root);
     }
+    pad_restore(&pads);
     /* numacoll's when it ran the node part (hierarchical: a node of one member has none) */
     if (rc == NUMACOLL_OK &&
         (s->mode == MODE_FLAT || s->node_size == 1 || (s->team && !s->reduce_native))) {

@@ -360,6 +360,11 @@ static int ss_entry(const ss_args_t *a)
                         : comm_get(a->comm, bcast_units((MPI_Count)total, (MPI_Count)esize), 0);
     if (!g_active || !g_reduce) s = NULL;
     int rc = NUMACOLL_ERR_UNSUPPORTED;
+    /* the holes of a pair type's result elements, kept as they are (exscan's rank 0 has no
+     * result: its recvbuf is not significant, it may be NULL or short) */
+    pad_keep_t pads;
+    pad_keep(&pads, ct, base, s && !(a->kind == SS_EXSCAN && s->rank == 0) ? a->recvbuf : NULL,
+             scan ? n : s ? counts[s->rank] : 0);
     if (s && s->mode == MODE_HIER && !scan) {
         rc = hier_reduce_scatter(s, a, counts, total, ct, co, base);
     } else if (s && s->mode == MODE_HIER && total * esize <= INT_MAX && nodes_in_rank_order(s)) {
@@ -378,6 +383,7 @@ static int ss_entry(const ss_args_t *a)
         if (rc == NUMACOLL_OK || rc == NUMACOLL_ERR_UNSUPPORTED) nc_team_op_leave(s->team);
         if (rc == NUMACOLL_ERR_UNSUPPORTED) reduce_gave_up(s);
     }
+    pad_restore(&pads);
     if (counts != stack_counts) free(counts);
     if (rc == NUMACOLL_ERR_UNSUPPORTED) return native(a); /* every member alike */
     if (rc == NUMACOLL_OK) {

@@ -181,6 +181,61 @@ int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll
     return 1;
 }
 
+/* ---- padding of the pair types (mpi_internal.h: pad_keep) ----
+ * An element of such a type is the C struct { value; int; } of the core (ops.c), of the
+ * MPI type's extent (add() checks it); MPI's type map holds the value's bytes from offset
+ * 0 (MPI_Type_size minus the int's) and the int at its C offset. The rest are holes: at
+ * most one between the two fields (MPI_SHORT_INT) and one after the int. */
+typedef struct { short v; int i; } c_short_int;
+typedef struct { double v; int i; } c_double_int;
+typedef struct { long v; int i; } c_long_int;
+typedef struct { long double v; int i; } c_long_double_int;
+
+void pad_keep(pad_keep_t *k, numacoll_dtype_t ct, MPI_Datatype base, void *buf, size_t n)
+{
+    size_t int_off;
+    k->saved = NULL;
+    switch (ct) {
+    case NUMACOLL_SHORT_INT: int_off = offsetof(c_short_int, i); break;
+    case NUMACOLL_DOUBLE_INT: int_off = offsetof(c_double_int, i); break;
+    case NUMACOLL_LONG_INT: int_off = offsetof(c_long_int, i); break;
+    case NUMACOLL_LONG_DOUBLE_INT: int_off = offsetof(c_long_double_int, i); break;
+    default: return; /* no holes */
+    }
+    int size = 0;
+    const size_t esize = numacoll_dtype_size(ct);
+    if (!buf || n == 0 || PMPI_Type_size(base, &size) != MPI_SUCCESS ||
+        (size_t)size >= esize || (size_t)size < sizeof(int) ||
+        (size_t)size - sizeof(int) > int_off)
+        return;
+    k->off[0] = (size_t)size - sizeof(int), k->len[0] = int_off - k->off[0];
+    k->off[1] = int_off + sizeof(int), k->len[1] = esize - k->off[1];
+    const size_t per = k->len[0] + k->len[1];
+    if (per == 0 || n > SIZE_MAX / per) return;
+    k->saved = n * per <= sizeof k->local ? k->local : malloc(n * per);
+    if (!k->saved) return;
+    k->buf = buf, k->n = n, k->esize = esize;
+    unsigned char *to = k->saved;
+    for (size_t e = 0; e < n; e++)
+        for (int h = 0; h < 2; h++) {
+            memcpy(to, k->buf + e * esize + k->off[h], k->len[h]);
+            to += k->len[h];
+        }
+}
+
+void pad_restore(pad_keep_t *k)
+{
+    if (!k->saved) return;
+    const unsigned char *from = k->saved;
+    for (size_t e = 0; e < k->n; e++)
+        for (int h = 0; h < 2; h++) {
+            memcpy(k->buf + e * k->esize + k->off[h], from, k->len[h]);
+            from += k->len[h];
+        }
+    if (k->saved != k->local) free(k->saved);
+    k->saved = NULL;
+}
+
 /* ---- MPI ops that run numacoll's kernels (the hierarchical mode's step between nodes) ----
  * The leaders' reduction goes through the MPI library, but with these ops instead of the
  * predefined ones: the arithmetic is then numacoll's on every node count (the predefined

@@ -14,6 +14,13 @@
  *   mpi_scatter_scan_test mismatch rank 2 passes another count to MPI_Scan, then other
  *                                  recvcounts to MPI_Reduce_scatter: every rank gets
  *                                  MPI_ERR_ARG (flat communicator), the next calls work
+ *   mpi_scatter_scan_test padding  MPI_DOUBLE_INT MAXLOC and MPI_SHORT_INT MINLOC through
+ *                                  these four, MPI_Allreduce and MPI_Reduce, 3 and 2000
+ *                                  elements, in place and not: right values, and the
+ *                                  bytes of recvbuf outside the type map (the structs'
+ *                                  padding, where a program may keep a field) untouched;
+ *                                  exscan's rank 0 with a recvbuf of one element before
+ *                                  a page without access (not significant there)
  *
  * Every rank computes every member's input itself. On a flat communicator
  * (numacoll_mpi_comm_mode 1) each call must raise its numacoll counter by one; the run
@@ -23,6 +30,8 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "mpi_test_util.h"
 
@@ -196,6 +205,97 @@ static void mismatch(void)
     if (g_rank == 0) printf("mismatch: %s\n", fails ? "FAIL" : "PASS");
 }
 
+/* the padding mode (see the top): a field in each pair type's padding */
+typedef struct { double v; int i; int tag; } di_tagged;
+typedef struct { short v; short tag; int i; } si_tagged;
+enum { PAD_ALLREDUCE = EXSCAN + 1, PAD_REDUCE };
+
+static int pad_call(int kind, const void *send, void *recv, int n, const int *icounts,
+                    MPI_Datatype dt, MPI_Op op)
+{
+    if (kind == PAD_ALLREDUCE) return MPI_Allreduce(send, recv, n, dt, op, MPI_COMM_WORLD);
+    if (kind == PAD_REDUCE) return MPI_Reduce(send, recv, n, dt, op, 1, MPI_COMM_WORLD);
+    return call(kind, 0, send, recv, (size_t)n, icounts, dt, op);
+}
+
+static void padding(void)
+{
+    static const int sizes[] = {3, 2000};
+    const int me = g_rank, P = g_size;
+    int calls = 0;
+    for (int kind = RSB; kind <= PAD_REDUCE; kind++)
+        for (int s = 0; s < 2; s++)
+            for (int in_place = 0; in_place <= 1; in_place++)
+                for (int is_short = 0; is_short <= 1; is_short++) {
+                    const int n = sizes[s], all = kind <= RS ? n * P : n;
+                    const int gets = kind != PAD_REDUCE || me == 1;
+                    const int ip = in_place && gets; /* MPI_Reduce's: the root's alone */
+                    int icounts[64];
+                    for (int m = 0; m < P; m++)
+                        icounts[m] = n;
+                    /* member r's element e: value (r * 7 + e) % 5, index r; the tag in the
+                     * padding says whose buffer it is (inputs 77, recvbuf 1000 + e) */
+                    di_tagged *din = malloc(sizeof *din * (size_t)all);
+                    di_tagged *dout = malloc(sizeof *dout * (size_t)all);
+                    si_tagged *sin = malloc(sizeof *sin * (size_t)all);
+                    si_tagged *sout = malloc(sizeof *sout * (size_t)all);
+                    for (int e = 0; e < all; e++) {
+                        din[e] = (di_tagged){(me * 7 + e) % 5, me, 77};
+                        sin[e] = (si_tagged){(short)((me * 7 + e) % 5), 77, me};
+                        dout[e] = ip ? din[e] : (di_tagged){-1, -1, 0};
+                        sout[e] = ip ? sin[e] : (si_tagged){-1, 0, -1};
+                        dout[e].tag = 1000 + e, sout[e].tag = (short)(1000 + e);
+                    }
+                    int rc = is_short ? pad_call(kind, ip ? MPI_IN_PLACE : sin, sout, n,
+                                                 icounts, MPI_SHORT_INT, MPI_MINLOC)
+                                      : pad_call(kind, ip ? MPI_IN_PLACE : din, dout, n,
+                                                 icounts, MPI_DOUBLE_INT, MPI_MAXLOC);
+                    calls++;
+                    CHECK(rc == MPI_SUCCESS, "padding kind %d: rc %d", kind, rc);
+                    /* the members folded: 0..me (scan), 0..me-1 (exscan), all (others) */
+                    const int last = kind == EXSCAN ? me - 1 : kind == SCAN ? me : P - 1;
+                    const int first = kind <= RS ? me * n : 0; /* our slice of the vector */
+                    for (int k = 0; k < (gets && last >= 0 ? n : 0); k++) {
+                        const int e = first + k;
+                        int best = 0, bestv = e % 5; /* MAXLOC / MINLOC, lowest index on ties */
+                        for (int r = 1; r <= last; r++) {
+                            int v = (r * 7 + e) % 5;
+                            if (is_short ? v < bestv : v > bestv) best = r, bestv = v;
+                        }
+                        int v = is_short ? sout[k].v : (int)dout[k].v;
+                        int i = is_short ? sout[k].i : dout[k].i;
+                        int tag = is_short ? sout[k].tag : dout[k].tag;
+                        if (v != bestv || i != best || tag != 1000 + k) {
+                            CHECK(0, "padding kind %d n %d in place %d %s: element %d: "
+                                     "(%d, %d) tag %d, want (%d, %d) tag %d", kind, n, ip,
+                                  is_short ? "MPI_SHORT_INT" : "MPI_DOUBLE_INT", k, v, i, tag,
+                                  bestv, best, 1000 + k);
+                            break;
+                        }
+                    }
+                    free(din), free(dout), free(sin), free(sout);
+                }
+    /* exscan's rank 0 has no result: its recvbuf is not significant, here one element
+     * before a page without access (nothing may read or write it) */
+    long page = sysconf(_SC_PAGESIZE);
+    char *two = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(two != MAP_FAILED, "mmap");
+    if (two != MAP_FAILED) {
+        mprotect(two + page, (size_t)page, PROT_NONE);
+        di_tagged *in = calloc(2000, sizeof *in), *out = calloc(2000, sizeof *out);
+        di_tagged *edge = (di_tagged *)(two + page) - 1;
+        int rc = MPI_Exscan(in, me == 0 ? (void *)edge : out, 2000, MPI_DOUBLE_INT, MPI_MAXLOC,
+                            MPI_COMM_WORLD);
+        CHECK(rc == MPI_SUCCESS, "exscan with rank 0's short recvbuf: rc %d", rc);
+        calls++;
+        free(in), free(out);
+        munmap(two, 2 * (size_t)page);
+    }
+    int fails = total_failures(MPI_COMM_WORLD);
+    if (g_rank == 0) printf("padding: %d calls, %s\n", calls, fails ? "FAIL" : "PASS");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -205,6 +305,11 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD); /* sets the communicator up */
     int (*mode_fn)(MPI_Comm) = (int (*)(MPI_Comm))dlsym(RTLD_DEFAULT, "numacoll_mpi_comm_mode");
     g_mode = mode_fn ? mode_fn(MPI_COMM_WORLD) : 0;
+    if (argc > 1 && !strcmp(argv[1], "padding")) {
+        padding();
+        MPI_Finalize();
+        return g_fail ? 1 : 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "mismatch")) {
         mismatch();
         MPI_Finalize();

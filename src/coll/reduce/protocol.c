@@ -101,11 +101,16 @@ static int wait_reuse(rd_call_t *call, uint64_t chunk)
 static int check_signatures(rd_call_t *call, const rd_chunk_t *chunk)
 {
     const nc_reduce_team_t *r = call->state;
-    int first_odd = -1;
+    int first_odd = -1, badarg = -1;
     for (int m = 0; m < call->nprocs; m++) {
         /* relaxed: ordered by rd_wait_posted's acquire of m's stamp, and m rewrites the
          * signature only for chunk + slots, after our done says chunk */
         uint64_t theirs = atomic_load_explicit(rd_sig(r, m, chunk->slot), memory_order_relaxed);
+        if (call->keep_sigs) r->sigs[m] = theirs;
+        if (theirs == RD_SIG_BADARG) {
+            if (badarg < 0) badarg = m;
+            continue;
+        }
         if (theirs == RD_SIG_NOMEM) {
             if (m == call->me) return NUMACOLL_ERR_UNSUPPORTED; /* message already set */
             return nc_error(NUMACOLL_ERR_UNSUPPORTED,
@@ -114,9 +119,14 @@ static int check_signatures(rd_call_t *call, const rd_chunk_t *chunk)
                             "any member",
                             call->who, m, r->eager);
         }
-        if (call->keep_sigs) r->sigs[m] = theirs;
         if (theirs != call->sig && first_odd < 0) first_odd = m;
     }
+    if (call->sig == RD_SIG_BADARG) return NUMACOLL_ERR_ARG; /* our own message stays */
+    if (badarg >= 0)
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "%s: rank %d could not take part: invalid arguments or no memory there "
+                        "(its own error says which); this call did not happen on any member",
+                        call->who, badarg);
     if (first_odd < 0) return NUMACOLL_OK;
     return nc_error(NUMACOLL_ERR_ARG,
                     "%s: rank %d passed other arguments than rank %d (count, datatype, op%s or "

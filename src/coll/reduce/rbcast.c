@@ -55,6 +55,26 @@ static int from_member0_in_pieces(numacoll_team_t *t, char *buf, size_t bytes, c
     return NUMACOLL_OK;
 }
 
+int rd_rbcast_fail_alike(numacoll_team_t *t, const char *who)
+{
+    /* the reduce to member 0 (its check keeps the signatures there), member 0's verdict
+     * (a header alone: this member does not know the others' size; a receiver keeps the
+     * root's first bytes, and member 0's shorter header fails the receivers' broadcast
+     * with NUMACOLL_ERR_ARG, which the others accept), then member 0's table of the
+     * signatures, as rd_allreduce_rbcast does after a mismatch */
+    const int me0 = t->rank == 0;
+    int rc = rd_badarg_chunk(t, 0, RD_ALG_FLAT, me0, who);
+    if (rc != NUMACOLL_OK && rc != NUMACOLL_ERR_ARG) return rc;
+    int64_t verdict = NUMACOLL_ERR_ARG;
+    _Alignas(64) char buf[RB_HEADER];
+    memset(buf, 0, sizeof buf);
+    memcpy(buf, &verdict, sizeof verdict);
+    rc = from_member0(t, buf, RB_HEADER, who);
+    if (rc != NUMACOLL_OK && rc != NUMACOLL_ERR_ARG) return rc;
+    rc = from_member0(t, t->reduce->sigs, (size_t)t->size * sizeof *t->reduce->sigs, who);
+    return rc == NUMACOLL_OK ? NUMACOLL_ERR_ARG : rc;
+}
+
 int rd_allreduce_rbcast(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                         numacoll_dtype_t dtype, numacoll_op_t op, const char *who)
 {

@@ -115,6 +115,10 @@ typedef struct nc_reduce_team {
 /* A first chunk's signature from a member that could not get the pages of its slots
  * (rd_state_ready failed): even, so never a call's signature (call_signature sets bit 0) */
 #define RD_SIG_NOMEM 2u
+/* ... from a member that cannot run the call on its own (invalid arguments, no memory for
+ * its scratch; scatter_scan.c: it returns its own error, the others fail the call naming
+ * it): even too */
+#define RD_SIG_BADARG 4u
 
 static inline char *rd_area(const nc_reduce_team_t *r, int m)
 {
@@ -236,6 +240,19 @@ int rd_step_scan_chain(rd_call_t *call, const rd_chunk_t *chunk);
 int rd_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                   numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who,
                   int keep_sigs);
+/* registry.c: the part a member whose own arguments are invalid still takes in a call of
+ * the others (its error @p rc, message set): the first chunk, an empty one posting
+ * RD_SIG_BADARG, as the reduce to @p root (-1: an allreduce) with algorithm @p alg (-1:
+ * the automatic choice; an allreduce's rbcast adds member 0's two broadcasts); every
+ * member then fails the call and all keep counting chunks and broadcasts alike. @p root
+ * out of range: a reduce whose root this member does not know. Returns @p rc with this
+ * member's message, or the team's failure (a dead member, a timeout). */
+int rd_fail_alike(numacoll_team_t *t, int rc, int root, int alg, const char *who);
+/* the empty first chunk of rd_fail_alike (and of rbcast.c's reduce to member 0), with
+ * @p keep_sigs as rd_reduce_run's */
+int rd_badarg_chunk(numacoll_team_t *t, int root, int alg, int keep_sigs, const char *who);
+/* rbcast.c: rd_fail_alike's part in an allreduce that the others run as rbcast */
+int rd_rbcast_fail_alike(numacoll_team_t *t, const char *who);
 /* registry.c: NUMACOLL_ERR_ARG naming the first member (rank order) whose signature in
  * @p sigs differs from member @p me's */
 int rd_mismatch_error(const char *who, const uint64_t *sigs, int nprocs, int me, int root);

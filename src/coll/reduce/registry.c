@@ -111,6 +111,11 @@ int rd_mismatch_error(const char *who, const uint64_t *sigs, int nprocs, int me,
     int m = 0;
     while (m < nprocs && sigs[m] == sigs[me])
         m++;
+    if (m < nprocs && sigs[m] == RD_SIG_BADARG)
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "%s: rank %d could not take part: invalid arguments or no memory there "
+                        "(its own error says which); this call did not happen on any member",
+                        who, m);
     return nc_error(NUMACOLL_ERR_ARG,
                     "%s: rank %d passed other arguments than rank %d (count, datatype, op%s or "
                     "algorithm differ); every member must pass the same",
@@ -141,6 +146,38 @@ void rd_call_pages(rd_call_t *call, size_t slot_bytes)
         call->sig = RD_SIG_NOMEM;
 }
 
+int rd_badarg_chunk(numacoll_team_t *t, int root, int alg, int keep_sigs, const char *who)
+{
+    rd_call_t call;
+    call.team = t, call.count = 0, call.esize = 1, call.root = root, call.who = who;
+    call.keep_sigs = keep_sigs, call.input = NULL, call.output = NULL, call.kernel = NULL;
+    call.me = t->rank, call.nprocs = t->size, call.sig = RD_SIG_BADARG;
+    call.stream = 0, call.timed = 0, call.kind = 0, call.cls = 0, call.t0 = 0;
+    call.slot_bytes = 0, call.slice_off = NULL, call.exclusive = 0, call.post_own = 0;
+    int rc = rd_state_get(t, &call.state);
+    if (rc) return rc;
+    /* 0 elements: no post, no step; the algorithm decides only whether a non-root of a
+     * reduce leaves right after posting (flat), as the others' non-roots do */
+    return rd_run_chunks(&call, alg);
+}
+
+int rd_fail_alike(numacoll_team_t *t, int rc, int root, int alg, const char *who)
+{
+    char own[1024];
+    snprintf(own, sizeof own, "%s", numacoll_last_error());
+    const int reduce = root >= 0 || root < -1; /* out of range: a reduce's */
+    if (root >= t->size || root < -1) root = -1; /* unknown: wait like a root */
+    nc_reduce_team_t *r;
+    int prc = rd_state_get(t, &r);
+    if (prc == NUMACOLL_OK) {
+        if (alg < 0 || alg >= rd_algorithm_count) alg = auto_choice(r, t->size, 0, root);
+        if (alg == RD_ALG_RBCAST && !reduce) prc = rd_rbcast_fail_alike(t, who);
+        else prc = rd_badarg_chunk(t, root, alg == RD_ALG_RBCAST ? RD_ALG_FLAT : alg, 0, who);
+        if (prc != NUMACOLL_OK && prc != NUMACOLL_ERR_ARG) return prc;
+    }
+    return nc_error(rc, "%s", own);
+}
+
 int rd_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                   numacoll_dtype_t dtype, numacoll_op_t op, int root, int alg, const char *who,
                   int keep_sigs)
@@ -150,28 +187,40 @@ int rd_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t
     rd_call_t call;
     call.team = t, call.count = count, call.root = root, call.who = who;
     call.keep_sigs = keep_sigs;
+    /* this member's own errors: it still takes its part in the others' call */
     int rc = rd_kernel_get(who, dtype, op, &call.kernel);
-    if (rc) return rc;
+    if (rc) return rd_fail_alike(t, rc, root, alg, who);
     call.esize = numacoll_dtype_size(dtype);
     call.me = t->rank;
     call.nprocs = t->size;
     if (root >= t->size)
-        return nc_error(NUMACOLL_ERR_ARG, "%s: root=%d; allowed: 0..%d", who, root, t->size - 1);
+        return rd_fail_alike(t, nc_error(NUMACOLL_ERR_ARG, "%s: root=%d; allowed: 0..%d", who,
+                                         root, t->size - 1),
+                             root, alg, who);
     if (count > SIZE_MAX / call.esize)
-        return nc_error(NUMACOLL_ERR_TOOBIG, "%s: %zu elements of %s exceed the address space",
-                        who, count, numacoll_dtype_name(dtype));
+        return rd_fail_alike(t, nc_error(NUMACOLL_ERR_TOOBIG, "%s: %zu elements of %s exceed "
+                                         "the address space", who, count,
+                                         numacoll_dtype_name(dtype)),
+                             root, alg, who);
     int gets_result = root < 0 || root == t->rank;
     int in_place = sendbuf == NUMACOLL_IN_PLACE || (gets_result && sendbuf == recvbuf);
     if (sendbuf == NUMACOLL_IN_PLACE && !gets_result)
-        return nc_error(NUMACOLL_ERR_ARG, "%s: NUMACOLL_IN_PLACE on rank %d, which is not the "
-                        "root (%d); only the root may reduce in place", who, t->rank, root);
+        return rd_fail_alike(t, nc_error(NUMACOLL_ERR_ARG, "%s: NUMACOLL_IN_PLACE on rank %d, "
+                                         "which is not the root (%d); only the root may "
+                                         "reduce in place", who, t->rank, root),
+                             root, alg, who);
     if (count && gets_result && !recvbuf)
-        return nc_error(NUMACOLL_ERR_ARG, "%s: recvbuf is NULL for %zu elements", who, count);
+        return rd_fail_alike(t, nc_error(NUMACOLL_ERR_ARG, "%s: recvbuf is NULL for %zu "
+                                         "elements", who, count),
+                             root, alg, who);
     if (count && !in_place && !sendbuf)
-        return nc_error(NUMACOLL_ERR_ARG, "%s: sendbuf is NULL for %zu elements", who, count);
+        return rd_fail_alike(t, nc_error(NUMACOLL_ERR_ARG, "%s: sendbuf is NULL for %zu "
+                                         "elements", who, count),
+                             root, alg, who);
     if (alg >= rd_algorithm_count)
-        return nc_error(NUMACOLL_ERR_ARG, "%s: algorithm index %d; allowed: -1..%d", who, alg,
-                        rd_algorithm_count - 1);
+        return rd_fail_alike(t, nc_error(NUMACOLL_ERR_ARG, "%s: algorithm index %d; allowed: "
+                                         "-1..%d", who, alg, rd_algorithm_count - 1),
+                             root, -1, who);
     call.input = in_place ? recvbuf : sendbuf;
     call.output = gets_result ? recvbuf : NULL;
     rc = rd_state_get(t, &call.state);
@@ -196,12 +245,12 @@ int numacoll_reduce_with(numacoll_team_t *t, const void *sendbuf, void *recvbuf,
     const char *who = root < 0 ? "numacoll_allreduce" : "numacoll_reduce";
     if (!t) return nc_error(NUMACOLL_ERR_ARG, "%s: team is NULL", who);
     int alg = -1;
-    if (algorithm) {
-        int rc = nc_reduce_alg_lookup(algorithm, &alg);
-        if (rc) return nc_error_wrap(NUMACOLL_ERR_ARG, "%s: ", who);
-    }
     nc_team_op_enter(t, root < 0 ? "allreduce" : "reduce");
-    int rc = nc_reduce_run(t, sendbuf, recvbuf, count, dtype, op, root, alg, who);
+    int rc;
+    if (algorithm && nc_reduce_alg_lookup(algorithm, &alg) != NUMACOLL_OK)
+        rc = rd_fail_alike(t, nc_error_wrap(NUMACOLL_ERR_ARG, "%s: ", who), root, -1, who);
+    else
+        rc = nc_reduce_run(t, sendbuf, recvbuf, count, dtype, op, root, alg, who);
     if (rc == NUMACOLL_OK) nc_team_op_leave(t);
     return rc;
 }
@@ -215,8 +264,11 @@ int numacoll_allreduce(numacoll_team_t *t, const void *sendbuf, void *recvbuf, s
 int numacoll_reduce(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
                     numacoll_dtype_t dtype, numacoll_op_t op, int root)
 {
-    if (root < 0)
-        return nc_error(NUMACOLL_ERR_ARG, "numacoll_reduce: root=%d; allowed: 0..%d", root,
-                        t ? t->size - 1 : 0);
+    if (root < 0) {
+        int rc = nc_error(NUMACOLL_ERR_ARG, "numacoll_reduce: root=%d; allowed: 0..%d", root,
+                          t ? t->size - 1 : 0);
+        /* a reduce whose root this member does not know: its part in the others' call */
+        return t ? rd_fail_alike(t, rc, -2, -1, "numacoll_reduce") : rc;
+    }
     return numacoll_reduce_with(t, sendbuf, recvbuf, count, dtype, op, root, NULL);
 }

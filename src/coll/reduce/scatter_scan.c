@@ -67,6 +67,27 @@ static int ss_call_init(rd_call_t *call, numacoll_team_t *t, numacoll_dtype_t dt
     return NUMACOLL_OK;
 }
 
+/* A member whose own arguments are invalid (its error @p rc, the message set) still takes
+ * part in the call's first chunk, an empty one whose signature is RD_SIG_BADARG: every
+ * member then fails the call there (protocol.c: the others with a message naming this
+ * member) and all keep counting chunks alike, so the team's next calls work. @p call: set
+ * up by ss_call_init, whose kernel may be missing. Returns @p rc with this member's own
+ * message, or the team's failure (a dead member, a timeout) if the chunk found one. */
+static int ss_fail_alike(rd_call_t *call, int rc)
+{
+    char own[1024];
+    snprintf(own, sizeof own, "%s", numacoll_last_error());
+    numacoll_team_t *t = call->team;
+    call->me = t->rank, call->nprocs = t->size;
+    call->count = 0, call->esize = 1, call->chunk_elems = 0, call->slot_bytes = 0;
+    call->sig = RD_SIG_BADARG;
+    if (rd_state_get(t, &call->state) == NUMACOLL_OK) {
+        int prc = rd_run_chunks_of(call, &ss_algorithms[SS_SCAN_FLAT]);
+        if (prc != NUMACOLL_OK && prc != NUMACOLL_ERR_ARG) return prc;
+    }
+    return nc_error(rc, "%s", own);
+}
+
 /* run the call's chunks: pages for @p slot_bytes of each slot, the copy mode (plain, or
  * streamed where NUMACOLL_REDUCE_STREAM=on: the automatic choice times allreduces and
  * reduces only) */
@@ -84,15 +105,17 @@ int nc_reduce_scatter_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf
 {
     rd_call_t call;
     int rc = ss_call_init(&call, t, dtype, op, who);
-    if (rc) return rc;
+    if (rc) return ss_fail_alike(&call, rc);
     const int P = t->size, me = t->rank;
     const size_t es = call.esize;
     size_t stack_off[SS_STACK_P + 1], *off = stack_off;
     if (P > SS_STACK_P && !(off = malloc(((size_t)P + 1) * sizeof *off)))
-        return nc_error(NUMACOLL_ERR_NOMEM, "%s: out of memory for %d slice offsets", who, P);
+        return ss_fail_alike(&call, nc_error(NUMACOLL_ERR_NOMEM, "%s: out of memory for %d "
+                                             "slice offsets", who, P));
     /* the slices' offsets, the longest slice, and a hash of the shape */
     uint64_t shape = NC_FNV_BASIS;
     size_t longest = 0;
+    int invalid = 1; /* an error before the set-up below is this member's own */
     off[0] = 0;
     for (int m = 0; m < P; m++) {
         size_t n = recvcounts ? recvcounts[m] : block;
@@ -119,6 +142,7 @@ int nc_reduce_scatter_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf
                       "NUMACOLL_IN_PLACE to take the input from recvbuf)", who, total);
         goto out;
     }
+    invalid = 0; /* from here on every member decides alike */
     rc = rd_state_get(t, &call.state);
     if (rc) goto out;
     /* a piece of every member's slice per chunk, in 64-byte grains where they fit; no
@@ -141,7 +165,7 @@ int nc_reduce_scatter_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf
     rc = ss_run(&call, SS_RSCATTER, longest ? (size_t)P * q * es : 0);
 out:
     if (off != stack_off) free(off);
-    return rc;
+    return rc && invalid ? ss_fail_alike(&call, rc) : rc;
 }
 
 int nc_scan_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t count,
@@ -149,21 +173,24 @@ int nc_scan_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t c
 {
     rd_call_t call;
     int rc = ss_call_init(&call, t, dtype, op, who);
-    if (rc) return rc;
+    if (rc) return ss_fail_alike(&call, rc);
     const size_t es = call.esize;
     if (count > SIZE_MAX / es)
-        return nc_error(NUMACOLL_ERR_TOOBIG, "%s: %zu elements of %s exceed the address space",
-                        who, count, numacoll_dtype_name(dtype));
+        return ss_fail_alike(&call, nc_error(NUMACOLL_ERR_TOOBIG, "%s: %zu elements of %s "
+                                             "exceed the address space", who, count,
+                                             numacoll_dtype_name(dtype)));
     const size_t bytes = count * es;
     const int in_place = sendbuf == NUMACOLL_IN_PLACE, gets = !exclusive || t->rank > 0;
     call.input = in_place ? recvbuf : sendbuf;
     call.output = gets ? recvbuf : NULL;
     if (count && (gets || in_place) && !recvbuf)
-        return nc_error(NUMACOLL_ERR_ARG, "%s: recvbuf is NULL for %zu elements%s", who, count,
-                        in_place ? " (it holds the input: NUMACOLL_IN_PLACE)" : "");
+        return ss_fail_alike(&call, nc_error(NUMACOLL_ERR_ARG, "%s: recvbuf is NULL for %zu "
+                                             "elements%s", who, count, in_place ? " (it holds "
+                                             "the input: NUMACOLL_IN_PLACE)" : ""));
     if (count && !call.input)
-        return nc_error(NUMACOLL_ERR_ARG, "%s: sendbuf is NULL for %zu elements (pass "
-                        "NUMACOLL_IN_PLACE to take the input from recvbuf)", who, count);
+        return ss_fail_alike(&call, nc_error(NUMACOLL_ERR_ARG, "%s: sendbuf is NULL for %zu "
+                                             "elements (pass NUMACOLL_IN_PLACE to take the "
+                                             "input from recvbuf)", who, count));
     rc = rd_state_get(t, &call.state);
     if (rc) return rc;
     /* the same on every member: the size and the agreed NUMACOLL_REDUCE_FLAT_MAX */
@@ -194,11 +221,16 @@ int numacoll_reduce_scatter(numacoll_team_t *t, const void *sendbuf, void *recvb
 {
     const char *who = "numacoll_reduce_scatter";
     if (!t) return nc_error(NUMACOLL_ERR_ARG, "%s: team is NULL", who);
-    if (!recvcounts)
-        return nc_error(NUMACOLL_ERR_ARG, "%s: recvcounts is NULL; it must hold the team's "
-                        "%d counts", who, t->size);
     nc_team_op_enter(t, "reduce_scatter");
-    int rc = nc_reduce_scatter_run(t, sendbuf, recvbuf, recvcounts, 0, dtype, op, who);
+    int rc;
+    if (!recvcounts) {
+        rd_call_t call;
+        (void)ss_call_init(&call, t, dtype, op, who);
+        rc = ss_fail_alike(&call, nc_error(NUMACOLL_ERR_ARG, "%s: recvcounts is NULL; it must "
+                                           "hold the team's %d counts", who, t->size));
+    } else {
+        rc = nc_reduce_scatter_run(t, sendbuf, recvbuf, recvcounts, 0, dtype, op, who);
+    }
     if (rc == NUMACOLL_OK) nc_team_op_leave(t);
     return rc;
 }
