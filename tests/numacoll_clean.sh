@@ -46,7 +46,16 @@ mapped=numacoll-$dead-a0a1a2a3a4a5a6a7      # creator gone, mapped by a live pro
 other=numacoll-notasegment                  # another form: not touched
 for f in $stale $stalez $running $held $mapped $other; do mk "$f"; done
 sleep 60 <"$dir/$held" &
-pids+=($!)
+holder=$!
+pids+=($holder)
+# the child opens the file after the fork: wait until it holds it (a loaded machine may run
+# numacoll-clean first otherwise, which then rightly removes the file)
+for _ in $(seq 200); do
+    [ "$(readlink "/proc/$holder/fd/0" 2>/dev/null)" = "$dir/$held" ] && break
+    sleep 0.05
+done
+[ "$(readlink "/proc/$holder/fd/0" 2>/dev/null)" = "$dir/$held" ] ||
+    bad "setup: the holding process did not open $held"
 # mapped through libc's mmap and the descriptor closed (Python's mmap module would keep a
 # duplicate open): only /proc/<pid>/maps shows it
 python3 -c '
