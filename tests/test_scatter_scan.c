@@ -468,6 +468,73 @@ static void test_small_calls_stay_eager(void **state)
     assert_int_equal(nc_forkrun(4, 0, small_child, NULL, 0, 60, &res), 0);
 }
 
+/* NUMACOLL_REDUCE_STREAM=auto chooses the copy mode of reduce-scatters and scans apart from
+ * the allreduces': every member counts their calls per kind, and the decider (member 0 of a
+ * reduce-scatter, the last member of a scan) has timed both modes after the first four */
+static uint64_t kind_calls(const nc_reduce_team_t *r, int kind)
+{
+    uint64_t n = 0;
+    for (int c = 0; c < RD_STREAM_CLASSES; c++)
+        n += r->class_calls[kind][c];
+    return n;
+}
+static int both_modes_timed(const nc_reduce_team_t *r, int kind)
+{
+    for (int c = 0; c < RD_STREAM_CLASSES; c++)
+        if (r->times[kind][c].count[0] >= 2 && r->times[kind][c].count[1] >= 2) return 1;
+    return 0;
+}
+static int stream_auto_child(nc_forkctx_t *c)
+{
+    enum { N = 8192, CALLS = 6 }; /* 64 KiB: above NUMACOLL_REDUCE_STREAM_MIN */
+    const int P = c->team->size, me = c->rank;
+    double *in = malloc((size_t)P * N * sizeof *in), *out = malloc((size_t)N * sizeof *out);
+    if (!in || !out) return 1;
+    for (size_t k = 0; k < (size_t)P * N; k++)
+        in[k] = me + (double)(k % 7);
+    for (int i = 0; i < CALLS; i++) {
+        if (numacoll_reduce_scatter_block(c->team, in, out, N, NUMACOLL_DOUBLE, NUMACOLL_OP_SUM))
+            return 2;
+        for (size_t k = 0; k < N; k += 1021) /* sum over members of m + (me N + k) % 7 */
+            if (out[k] != P * (P - 1) / 2.0 + P * (double)(((size_t)me * N + k) % 7)) return 3;
+        if (numacoll_scan(c->team, in, out, N, NUMACOLL_DOUBLE, NUMACOLL_OP_SUM)) return 4;
+        for (size_t k = 0; k < N; k += 1021)
+            if (out[k] != me * (me + 1) / 2.0 + (me + 1) * (double)(k % 7)) return 5;
+    }
+    const nc_reduce_team_t *r = c->team->reduce;
+    const int counted = getenv("NC_TEST_EXPECT_COUNTED")[0] == '1';
+    if (kind_calls(r, RD_KIND_RSCATTER) != (counted ? CALLS : 0) ||
+        kind_calls(r, RD_KIND_SCAN) != (counted ? CALLS : 0) ||
+        kind_calls(r, RD_KIND_ALLREDUCE) != 0 || kind_calls(r, RD_KIND_REDUCE) != 0) {
+        fprintf(stderr, "rank %d: calls counted per kind %llu %llu %llu %llu\n", me,
+                (unsigned long long)kind_calls(r, RD_KIND_ALLREDUCE),
+                (unsigned long long)kind_calls(r, RD_KIND_REDUCE),
+                (unsigned long long)kind_calls(r, RD_KIND_RSCATTER),
+                (unsigned long long)kind_calls(r, RD_KIND_SCAN));
+        return 6;
+    }
+    if (counted && me == 0 && !both_modes_timed(r, RD_KIND_RSCATTER)) return 7;
+    if (counted && me == P - 1 && !both_modes_timed(r, RD_KIND_SCAN)) return 8;
+    free(in), free(out);
+    return 0;
+}
+
+static void test_stream_auto(void **state)
+{
+    (void)state;
+    nc_forkresult_t res;
+    clear_env(); /* NUMACOLL_REDUCE_STREAM=auto */
+    setenv("NC_TEST_EXPECT_COUNTED", "1", 1);
+    assert_int_equal(nc_forkrun(3, 0, stream_auto_child, NULL, 0, 60, &res), 0);
+    clear_env();
+    setenv("NUMACOLL_REDUCE_STREAM", "off", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+    setenv("NC_TEST_EXPECT_COUNTED", "0", 1);
+    assert_int_equal(nc_forkrun(3, 0, stream_auto_child, NULL, 0, 60, &res), 0);
+    clear_env();
+    unsetenv("NC_TEST_EXPECT_COUNTED");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -478,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_one_member_bad_args),
         cmocka_unit_test(test_killed_member),
         cmocka_unit_test(test_small_calls_stay_eager),
+        cmocka_unit_test(test_stream_auto),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

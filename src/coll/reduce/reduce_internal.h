@@ -22,9 +22,9 @@
  *   line 1: done    (a chunk number: m has finished reading everything of it)
  *   line 2: partial (chunk * 16 + level + 1: m's partial fold of a level is in its result
  *           slot; hier)
- *   modes:  (lines after them) 2 x RD_STREAM_CLASSES bytes: the copy mode m found best for
- *           allreduces (as member 0) and reduces (as their root) of each size class
- *           (stream.c)
+ *   modes:  (lines after them) RD_STREAM_KINDS x RD_STREAM_CLASSES bytes: the copy mode m
+ *           found best for allreduces, reduce-scatters and scans (as member 0) and reduces
+ *           (as their root) of each size class (stream.c)
  *   in slots:     slots x (16 + fragment) bytes, m's input of chunk c in slot c % slots:
  *                 a stamp (the chunk number, the flag that posts it), the call's signature,
  *                 then the data, so that a small chunk travels in the stamp's line
@@ -65,6 +65,9 @@ enum { RD_LINE_REDUCED = 0, RD_LINE_DONE = 1, RD_LINE_PARTIAL = 2, RD_CTL_LINES 
 /* NUMACOLL_REDUCE_STREAM (stream.c) */
 enum { RD_STREAM_OFF = 0, RD_STREAM_ON = 1, RD_STREAM_AUTO = 2 };
 enum { RD_STREAM_CLASSES = 16 }; /* size classes: powers of two from NUMACOLL_REDUCE_STREAM_MIN */
+/* the kinds of call whose copy modes are chosen apart (stream.c) */
+enum { RD_KIND_ALLREDUCE = 0, RD_KIND_REDUCE = 1, RD_KIND_RSCATTER = 2, RD_KIND_SCAN = 3,
+       RD_STREAM_KINDS = 4 };
 
 /* stream.c: a decider's last call times of one kind and size class, per mode (0 plain, 1
  * streamed), in nanoseconds per KiB */
@@ -95,10 +98,10 @@ typedef struct nc_reduce_team {
     int stream;           /* NUMACOLL_REDUCE_STREAM: RD_STREAM_OFF, _ON or _AUTO */
     size_t stream_min;    /* NUMACOLL_REDUCE_STREAM_MIN */
     size_t modes_off;     /* offset of the modes bytes in an area */
-    /* auto: calls so far per kind (0 allreduce, 1 reduce) and size class, the same on every
-     * member; and this member's call times as the decider */
-    uint64_t class_calls[2][RD_STREAM_CLASSES];
-    rd_mode_times_t times[2][RD_STREAM_CLASSES];
+    /* auto: calls so far per kind (RD_KIND_*) and size class, the same on every member; and
+     * this member's call times as the decider */
+    uint64_t class_calls[RD_STREAM_KINDS][RD_STREAM_CLASSES];
+    rd_mode_times_t times[RD_STREAM_KINDS][RD_STREAM_CLASSES];
     uint64_t next_chunk;  /* number of this process's next chunk (same on every member) */
     unsigned next_slot;   /* its slot: next_chunk % slots */
     uint64_t done_min;    /* lowest done seen at the last reuse check (a lower bound) */
@@ -289,8 +292,9 @@ int rd_run_chunks_of(rd_call_t *call, const rd_algorithm_t *algorithm);
  * signature becomes RD_SIG_NOMEM (every member then fails it: protocol.c) */
 void rd_call_pages(rd_call_t *call, size_t slot_bytes);
 
-/* stream.c: choose the call's copy mode (call->stream) before its first chunk */
-void rd_stream_begin(rd_call_t *call);
+/* stream.c: choose the copy mode (call->stream) of a call of @p kind (RD_KIND_*) before its
+ * first chunk */
+void rd_stream_begin(rd_call_t *call, int kind);
 /* stream.c: after a call that succeeded: the decider records its time */
 void rd_stream_end(rd_call_t *call);
 /* stream.c: copy @p n bytes that other members will read, in the call's copy mode */

@@ -232,7 +232,7 @@ int rd_reduce_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf, size_t
     }
     call.sig = call_signature(count, dtype, op, root, alg);
     rd_call_pages(&call, count * call.esize);
-    rd_stream_begin(&call);
+    rd_stream_begin(&call, root >= 0 ? RD_KIND_REDUCE : RD_KIND_ALLREDUCE);
     rc = rd_run_chunks(&call, alg);
     if (rc == NUMACOLL_OK) rd_stream_end(&call);
     return rc;

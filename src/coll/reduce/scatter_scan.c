@@ -88,15 +88,16 @@ static int ss_fail_alike(rd_call_t *call, int rc)
     return nc_error(rc, "%s", own);
 }
 
-/* run the call's chunks: pages for @p slot_bytes of each slot, the copy mode (plain, or
- * streamed where NUMACOLL_REDUCE_STREAM=on: the automatic choice times allreduces and
- * reduces only) */
+/* run the call's chunks: pages for @p slot_bytes of each slot, the copy mode (stream.c:
+ * NUMACOLL_REDUCE_STREAM, the automatic choice timing reduce-scatters and scans apart) */
 static int ss_run(rd_call_t *call, int alg, size_t slot_bytes)
 {
     rd_call_pages(call, slot_bytes);
-    call->stream = call->state->stream == RD_STREAM_ON && call->nprocs > 1;
+    rd_stream_begin(call, alg == SS_RSCATTER ? RD_KIND_RSCATTER : RD_KIND_SCAN);
     call->slot_bytes = slot_bytes;
-    return rd_run_chunks_of(call, &ss_algorithms[alg]);
+    int rc = rd_run_chunks_of(call, &ss_algorithms[alg]);
+    if (rc == NUMACOLL_OK) rd_stream_end(call);
+    return rc;
 }
 
 int nc_reduce_scatter_run(numacoll_team_t *t, const void *sendbuf, void *recvbuf,

@@ -170,7 +170,7 @@ int rd_state_get(numacoll_team_t *t, nc_reduce_team_t **state)
     r->stream = mine.stream;
     r->stream_min = mine.stream_min;
     r->modes_off = RD_CTL_LINES * r->line;
-    r->in_off = r->modes_off + nc_round_up(2 * RD_STREAM_CLASSES, r->line);
+    r->in_off = r->modes_off + nc_round_up(RD_STREAM_KINDS * RD_STREAM_CLASSES, r->line);
     r->in_stride = nc_round_up(RD_SLOT_HEADER + r->fragment, 64);
     /* page-aligned result slots: a slot's first NUMACOLL_REDUCE_EAGER bytes take as few
      * pages as they can */

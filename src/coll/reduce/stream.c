@@ -7,16 +7,17 @@
  * (streamed stores). On one machine the answer changes with where the host places the
  * cores (docs/tuning-notes.md), so NUMACOLL_REDUCE_STREAM=auto measures.
  *
- * auto, for a reduction of at least NUMACOLL_REDUCE_STREAM_MIN bytes, kind k (allreduce,
- * reduce) and size class c (the message's power of two above that minimum):
+ * auto, for a reduction of at least NUMACOLL_REDUCE_STREAM_MIN bytes (a reduce-scatter's:
+ * its longest slice), kind k (allreduce, reduce, reduce-scatter, scan) and size class c
+ * (the message's power of two above that minimum):
  *   - every member counts its calls of (k, c); all members make the same calls, so the
  *     count is the same on all of them and they pick the same mode for a call: the first
  *     four calls alternate plain, streamed, plain, streamed; after that every 16th call
  *     tries the mode that is not the best, the others use the best;
- *   - the decider (a reduce's root, an allreduce's member 0) times its calls, keeps the
- *     last 4 times per byte of each mode, and stores the best mode of (k, c) in its modes
- *     line; the others read it there. The best changes when the other mode's median is 10%
- *     lower.
+ *   - the decider (a reduce's root, a scan's last member, else member 0) times its calls,
+ *     keeps the last 4 times per byte of each mode, and stores the best mode of (k, c) in
+ *     its modes line; the others read it there. The best changes when the other mode's
+ *     median is 10% lower.
  * The mode only says how a member writes its own buffers; readers read the same way
  * either way. A member that sees a stale best mode is slower for a call, never wrong; so
  * are members whose counts drift apart after a call they disagreed on (a mismatch error
@@ -68,7 +69,7 @@ void rd_stream_record(rd_mode_times_t *t, int mode, uint64_t ns, size_t bytes)
     if (t->count[mode] < 4) t->count[mode]++;
 }
 
-void rd_stream_begin(rd_call_t *call)
+void rd_stream_begin(rd_call_t *call, int kind)
 {
     nc_reduce_team_t *r = call->state;
     size_t bytes = call->count * call->esize;
@@ -81,10 +82,14 @@ void rd_stream_begin(rd_call_t *call)
         call->stream = 1;
         return;
     }
-    call->kind = call->root >= 0;
+    call->kind = kind;
     call->cls = class_of(bytes, r->stream_min);
     uint64_t n = r->class_calls[call->kind][call->cls]++;
-    int decider = call->root >= 0 ? call->root : 0;
+    /* the member whose call time shows the copies' cost: a reduce's root, a scan's last
+     * member (it waits for the whole chain), else member 0 */
+    int decider = kind == RD_KIND_REDUCE ? call->root
+                  : kind == RD_KIND_SCAN ? call->nprocs - 1
+                                         : 0;
     /* relaxed: the decider alone writes its modes line; any value is a valid mode, and a
      * stale one costs speed only */
     int best = atomic_load_explicit(rd_best_mode(r, decider, call->kind, call->cls),
