@@ -57,7 +57,7 @@ static int call_begin(numacoll_team_t *t, const char *who, nc_move_shape_t shape
     c->ent = NULL, c->src = NULL;
     c->head = (mv_head_t){0};
     c->len = 0, c->chunk = 0, c->nchunks = 0, c->next_chunk = 0;
-    c->cma_blocks = 0, c->wpos = 0;
+    c->cma_blocks = 0, c->wpos = 0, c->own_bytes = 0;
     c->nreads = 0, c->cur_read = 0, c->reads = NULL, c->cma_reading = 0;
     c->nblocked = 0, c->blk_flag = NULL, c->blk_seen = 0, c->blk_member = -1;
     c->shape = shape;
@@ -161,7 +161,9 @@ static int call_run(mv_call_t *c)
     /* calls in a row within the eager part: ours alone (move_internal.h), one compare */
     if (c->posts && c->len + MV_SLOT_HEADER > s->eager) s->small_run = 0;
     else s->small_run++;
+    if (!c->cma_blocks) mv_own_copy(c);
     int rc = mv_run(c);
+    mv_own_copy(c); /* if a failed wait ended the loop first */
     if (rc == NUMACOLL_OK) rc = c->rc;
     /* the protocol ran to its end (a failed wait leaves the team broken instead) */
     if (rc == NUMACOLL_OK || rc == c->rc) {
@@ -186,9 +188,11 @@ static int need(mv_call_t *c, int ok, const char *what, size_t bytes)
     return 0;
 }
 
-static void local_copy(void *dst, const void *src, size_t n)
+/* our own block: copied by call_run or mv_run (own_dst in move_internal.h) */
+static void local_copy(mv_call_t *c, void *dst, const void *src, size_t n)
 {
-    if (n && dst != src) memmove(dst, src, n);
+    if (!n || dst == src) return;
+    c->own_dst = dst, c->own_src = src, c->own_bytes = n;
 }
 
 /* ---- allgather(v) ------------------------------------------------------------------ */
@@ -228,7 +232,7 @@ static int allgather_any(numacoll_team_t *t, const char *who, int kind, const vo
     if (P > 1) stream_init(&c, 0, 0, P - 1);
     if (c.rc == NUMACOLL_OK) {
         const char *src = in_place ? rb + DISPL(me) : sendbuf;
-        if (!in_place) local_copy(rb + DISPL(me), src, mine);
+        if (!in_place) local_copy(&c, rb + DISPL(me), src, mine);
         if (P > 1) stream_block(&c, 0, src, mine);
         for (int j = 1; j < P; j++) {
             int o = (me + j) % P;
@@ -304,7 +308,7 @@ static int gather_any(numacoll_team_t *t, const char *who, int kind, const void 
         if (c.rc == NUMACOLL_OK) read_block(&c, o, 0, SIZE(o), rb + DISPL(o));
         else read_block(&c, o, 0, 0, NULL);
     }
-    if (c.rc == NUMACOLL_OK && !in_place) local_copy(rb + DISPL(me), sendbuf, SIZE(me));
+    if (c.rc == NUMACOLL_OK && !in_place) local_copy(&c, rb + DISPL(me), sendbuf, SIZE(me));
 #undef DISPL
 #undef SIZE
     return call_run(&c);
@@ -369,7 +373,7 @@ static int scatter_any(numacoll_team_t *t, const char *who, int kind, const void
     if (P > 1) stream_init(&c, 1, 0, P - 1);
     for (int d = 0; c.rc == NUMACOLL_OK && P > 1 && d < P; d++)
         if (d != me) stream_block(&c, mv_entry_of(me, d), sb + DISPL(d), SIZE(d));
-    if (c.rc == NUMACOLL_OK && !in_place) local_copy(recvbuf, sb + DISPL(me), SIZE(me));
+    if (c.rc == NUMACOLL_OK && !in_place) local_copy(&c, recvbuf, sb + DISPL(me), SIZE(me));
 #undef DISPL
 #undef SIZE
     return call_run(&c);
@@ -443,7 +447,7 @@ static int alltoall_any(numacoll_team_t *t, const char *who, int kind, const voi
     if (P > 1) stream_init(&c, 1, 0, P - 1);
     for (int d = 0; c.rc == NUMACOLL_OK && P > 1 && d < P; d++)
         if (d != me) stream_block(&c, mv_entry_of(me, d), src + SDISPL(d), SSIZE(d));
-    if (c.rc == NUMACOLL_OK && !in_place) local_copy(rb + RDISPL(me), src + SDISPL(me), RSIZE(me));
+    if (c.rc == NUMACOLL_OK && !in_place) local_copy(&c, rb + RDISPL(me), src + SDISPL(me), RSIZE(me));
     /* rotated: member m starts with m + 1, so that the owners' first readers differ */
     for (int j = 1; j < P; j++) {
         int o = (me + j) % P;

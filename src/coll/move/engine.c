@@ -129,6 +129,12 @@ static int read_step(mv_call_t *c, mv_read_t *rd)
     return 1;
 }
 
+void mv_own_copy(mv_call_t *c)
+{
+    if (c->own_bytes) memmove(c->own_dst, c->own_src, c->own_bytes);
+    c->own_bytes = 0;
+}
+
 int mv_run(mv_call_t *c)
 {
     nc_wait_t w;

@@ -254,6 +254,12 @@ typedef struct mv_call {
     uint64_t nchunks, next_chunk;
     int cma_blocks;     /* some of our blocks are read by single copy */
     size_t wpos;        /* writer: stream bytes written */
+    /* our own block's local copy (0 bytes: none, or done): before the movement, or, when
+     * our readers copy our blocks straight from our buffer (cma_blocks), in mv_run right
+     * after our head is out, so that they read while we copy */
+    char *own_dst;
+    const char *own_src;
+    size_t own_bytes;
     /* reader side */
     int nreads, cur_read;
     mv_read_t *reads;
@@ -308,6 +314,7 @@ typedef struct mv_path {
 extern const mv_path_t mv_paths[];
 extern const int mv_path_count;
 int mv_run(mv_call_t *c);
+void mv_own_copy(mv_call_t *c); /* the local copy of our own block, if not done yet */
 /* wait until *@p flag (written by @p member) >= @p target (acquire) */
 int mv_wait_flag(mv_call_t *c, int member, _Atomic uint64_t *flag, uint64_t target);
 
