@@ -36,7 +36,11 @@
 #      copy mode is a process's setting) as move:copy and move:cma in two more launches:
 #      mpi_{allgather,gather,scatter,alltoall}.csv (BENCH_MOVE_MAX; quick: up to 64 KiB)
 #   2b. the broadcast's target sizes again in BENCH_LAUNCHES (default 6) separate launches
-#      (launches_mpi_bcast.csv): how often a target holds as the VM's regime changes
+#      (launches_mpi_bcast.csv): how often a target holds as the VM's regime changes;
+#      then in as many launches the other collectives (allgather, gather, scatter, alltoall,
+#      reduce_scatter_block, scan at np = 2; alltoall, reduce_scatter_block, scan
+#      oversubscribed at np = 8, Open MPI), rows native, native-sm and default
+#      (launches_mpi_coll.csv): in how many launches default <= 1.0x the best native
 #   2c. oversubscribed far beyond the CPUs (Open MPI, np = 16 and 32, BENCH_STARVE_NP; about
 #      30 s each): barrier, bcast (1 B, 64 KiB, 4 MiB) and allreduce (8 B, 64 KiB, 4 MiB),
 #      rows native and default, one launch per collective and size, into
@@ -347,6 +351,27 @@ launch_part() { # mpi launch min max variants
         >"$STAGE/launches_mpi_bcast.csv"
 }
 
+coll_launch() { # mpi np launch: the collectives of the targets over launches (step 2b), one
+    # mpirun each, rows native, native-sm and default; sizes as in step 2 (np = 8:
+    # reduce_scatter_block's blocks up to BENCH_REDUCE_MAX / 8, alltoall's up to 1 MiB)
+    local tmp="$STAGE/.launch.csv" out="$STAGE/launches_mpi_coll.csv" coll max
+    local colls="allgather gather scatter alltoall reduce_scatter_block scan"
+    [ "$2" -gt 2 ] && colls="alltoall reduce_scatter_block scan"
+    for coll in $colls; do
+        max="$MMAX"
+        case "$coll" in reduce_scatter_block | scan) max="$RMAX" ;; esac
+        if [ "$2" -gt 2 ]; then
+            [ "$coll" = reduce_scatter_block ] && max="$(block_of "$RMAX" "$2")"
+            [ "$coll" = alltoall ] && max=1M
+        fi
+        rm -f "$tmp"
+        MB_CSV="$tmp" mpi_bench "$1" "$2" "$coll" --reps 3 --target-ms 10 --max-bytes "$max" \
+            --variants native,native-sm,default --quiet || return 1
+        [ -s "$out" ] || echo "$(head -n 1 "$tmp"),launch" >"$out"
+        tail -n +2 "$tmp" | sed "s/\$/,$3/" >>"$out"
+    done
+}
+
 starve_bench() { # np: native and default of a few sizes, one launch each (sizes double
     # from --min-bytes, so a launch per size keeps the step short)
     local np="$1" spec
@@ -524,6 +549,19 @@ plan() {
             fi
             run "bcast targets, launch $l of $LAUNCHES, $nm, np=2, 1-4 MiB" \
                 launch_part "$mpi" "$l" 1M 4M native,default,limit:memcpy,limit:xcore
+        done
+    done
+    # The targets of the other collectives (every size <= 1.0x the best native) in as many
+    # launches, each collective its own mpirun: launches_mpi_coll.csv (with a `launch`
+    # column), in the summary as the sizes that held in every launch and in the median
+    for l in $(seq 1 "$LAUNCHES"); do
+        for mpi in $MPIS; do
+            [ -x "$BIN/numacoll-bench-mpi-$mpi" ] || continue
+            nm="$(mpi_name "$mpi")"
+            run "collective targets, launch $l of $LAUNCHES, $nm, np=2" coll_launch "$mpi" 2 "$l"
+            [ "$mpi" = openmpi ] || continue
+            run "collective targets, launch $l of $LAUNCHES, $nm, np=8 (oversubscribed)" \
+                coll_launch openmpi 8 "$l"
         done
     done
 
