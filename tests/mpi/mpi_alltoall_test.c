@@ -9,7 +9,8 @@
  *       the send or the receive side against MPI_INT on the other. Alltoallw (up to 256
  *       KiB a pair): uneven blocks with empty ones, byte displacements with odd gaps, and a
  *       datatype per block mixing MPI_INT, MPI_DOUBLE, a contiguous and a vector type on
- *       either side, in place and not
+ *       either side, in place and not, blocks in separate objects, and (np >= 3) on an
+ *       intercommunicator (the MPI's)
  *   mpi_alltoall_test mismatch
  *       a rank whose alltoallv (then alltoallw) receive count differs from what its owner
  *       sends: that rank's call fails (an MPI error with numacoll's message, no hang) and the
@@ -376,6 +377,40 @@ static void run_wobjects(int in_place, int use_c)
     free(sb), free(len), free(sc), free(sd), free(ia), free(S);
 }
 
+/* An intercommunicator (ranks 0 .. P-2 and rank P-1): the MPI's own alltoallw, whose arrays
+ * have the remote group's size (1 on the larger group: the layer must not read them by the
+ * local size; ASan builds tell), counted and never numacoll's */
+static void run_winter(void)
+{
+    const int top = g_rank == g_size - 1;
+    MPI_Comm local, inter;
+    MPI_Comm_split(MPI_COMM_WORLD, top, g_rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, top ? 0 : g_size - 1, 77, &inter);
+    int rsize = 0, lrank = 0;
+    MPI_Comm_remote_size(inter, &rsize);
+    MPI_Comm_rank(inter, &lrank);
+    int *cnt = malloc((size_t)rsize * sizeof *cnt), *dsp = malloc((size_t)rsize * sizeof *dsp);
+    int *in = malloc((size_t)rsize * sizeof *in), *out = malloc((size_t)rsize * sizeof *out);
+    MPI_Datatype *types = malloc((size_t)rsize * sizeof *types);
+    for (int r = 0; r < rsize; r++)
+        cnt[r] = 1, dsp[r] = 4 * r, types[r] = MPI_INT, in[r] = 100 * g_rank + r, out[r] = -1;
+    stats_t s0 = get_stats();
+    int err = MPI_Alltoallw(in, cnt, dsp, types, out, cnt, dsp, types, inter);
+    stats_t s1 = get_stats();
+    CHECK(err == MPI_SUCCESS, "MPI_Alltoallw on an intercommunicator: rc %d", err);
+    for (int r = 0; r < rsize; r++) {
+        int from = top ? r : g_size - 1; /* the remote group's rank r in MPI_COMM_WORLD */
+        if (out[r] != 100 * from + lrank)
+            CHECK(0, "MPI_Alltoallw on an intercommunicator: got %d from rank %d", out[r], from);
+    }
+    CHECK(s1.alltoallw_calls - s0.alltoallw_calls == 1 &&
+              s1.alltoallw_numacoll == s0.alltoallw_numacoll,
+          "MPI_Alltoallw on an intercommunicator: not one call, the MPI's");
+    free(cnt), free(dsp), free(in), free(out), free(types);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+}
+
 static void test_wmatrix(size_t max)
 {
     static const size_t sizes[] = {0, 1, 100, 4099, 65536, 262147};
@@ -392,6 +427,7 @@ static void test_wmatrix(size_t max)
         run_wobjects(ip, 0);
         if (MPI_VERSION >= 4) run_wobjects(ip, 1);
     }
+    if (g_size >= 3) run_winter();
     if (g_rank == 0)
         printf("matrix: MPI_Alltoallw: %zu calls checked, %zu of them numacoll's\n", g_wcalls,
                g_wran);
