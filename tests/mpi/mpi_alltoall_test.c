@@ -377,9 +377,9 @@ static void run_wobjects(int in_place, int use_c)
     free(sb), free(len), free(sc), free(sd), free(ia), free(S);
 }
 
-/* An intercommunicator (ranks 0 .. P-2 and rank P-1): the MPI's own alltoallw, whose arrays
- * have the remote group's size (1 on the larger group: the layer must not read them by the
- * local size; ASan builds tell), counted and never numacoll's */
+/* An intercommunicator (ranks 0 .. P-2 and rank P-1): the MPI's own alltoallw and alltoallv,
+ * whose arrays have the remote group's size (1 on the larger group: the layer must not read
+ * them by the local size; ASan builds tell), counted and never numacoll's */
 static void run_winter(void)
 {
     const int top = g_rank == g_size - 1;
@@ -406,6 +406,21 @@ static void run_winter(void)
     CHECK(s1.alltoallw_calls - s0.alltoallw_calls == 1 &&
               s1.alltoallw_numacoll == s0.alltoallw_numacoll,
           "MPI_Alltoallw on an intercommunicator: not one call, the MPI's");
+    /* the same with MPI_Alltoallv (displacements in ints) */
+    for (int r = 0; r < rsize; r++)
+        dsp[r] = r, out[r] = -1;
+    s0 = get_stats();
+    err = MPI_Alltoallv(in, cnt, dsp, MPI_INT, out, cnt, dsp, MPI_INT, inter);
+    s1 = get_stats();
+    CHECK(err == MPI_SUCCESS, "MPI_Alltoallv on an intercommunicator: rc %d", err);
+    for (int r = 0; r < rsize; r++) {
+        int from = top ? r : g_size - 1;
+        if (out[r] != 100 * from + lrank)
+            CHECK(0, "MPI_Alltoallv on an intercommunicator: got %d from rank %d", out[r], from);
+    }
+    CHECK(s1.alltoallv_calls - s0.alltoallv_calls == 1 &&
+              s1.alltoallv_numacoll == s0.alltoallv_numacoll,
+          "MPI_Alltoallv on an intercommunicator: not one call, the MPI's");
     free(cnt), free(dsp), free(in), free(out), free(types);
     MPI_Comm_free(&inter);
     MPI_Comm_free(&local);
