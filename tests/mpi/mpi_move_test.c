@@ -268,6 +268,38 @@ static void run_case(const case_t *c, int k, buf_t *many, buf_t *one)
 enum { LEVEL_TINY, LEVEL_SMALL, LEVEL_FULL };
 static const char *const level_names[] = {"tiny", "small", "full"};
 
+/* An intercommunicator (ranks 0 .. P-2 and rank P-1): the MPI's own allgatherv, whose
+ * recvcounts and displs have the remote group's size (1 on the larger group: the layer
+ * must not read them by the local size; ASan builds tell), counted and never numacoll's */
+static void test_inter_allgatherv(void)
+{
+    const int top = g_rank == g_size - 1;
+    MPI_Comm local, inter;
+    MPI_Comm_split(MPI_COMM_WORLD, top, g_rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, top ? 0 : g_size - 1, 78, &inter);
+    int rsize = 0;
+    MPI_Comm_remote_size(inter, &rsize);
+    int *cnt = malloc((size_t)rsize * sizeof *cnt), *dsp = malloc((size_t)rsize * sizeof *dsp);
+    int *out = malloc((size_t)rsize * sizeof *out), in = 10 * g_rank + 1;
+    for (int r = 0; r < rsize; r++)
+        cnt[r] = 1, dsp[r] = r, out[r] = -1;
+    stats_t s0 = get_stats();
+    int err = MPI_Allgatherv(&in, 1, MPI_INT, out, cnt, dsp, MPI_INT, inter);
+    stats_t s1 = get_stats();
+    CHECK(err == MPI_SUCCESS, "MPI_Allgatherv on an intercommunicator: rc %d", err);
+    for (int r = 0; r < rsize; r++) {
+        int from = top ? r : g_size - 1; /* the remote group's rank r in MPI_COMM_WORLD */
+        if (out[r] != 10 * from + 1)
+            CHECK(0, "MPI_Allgatherv on an intercommunicator: got %d from rank %d", out[r], from);
+    }
+    CHECK(s1.allgatherv_calls - s0.allgatherv_calls == 1 &&
+              s1.allgatherv_numacoll == s0.allgatherv_numacoll,
+          "MPI_Allgatherv on an intercommunicator: not one call, the MPI's");
+    free(cnt), free(dsp), free(out);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+}
+
 static void test_matrix(int level)
 {
     static const size_t sizes[] = {0, 1, 13, 4096, 65536 + 16, /* tiny */
@@ -304,6 +336,7 @@ static void test_matrix(int level)
             }
         }
     free(many.p), free(many.want), free(one.p), free(one.want);
+    if (g_size >= 3) test_inter_allgatherv();
     if (g_rank == 0)
         printf("matrix: %d calls checked, %d of them numacoll's (%s), %.1f s\n", g_cases,
                g_numacoll, g_mode == 1 ? "flat" : g_mode == 2 ? "hierarchical" : "the MPI library's",
