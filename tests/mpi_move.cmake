@@ -39,8 +39,8 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "mismatch: the bad call failed, the next 3 right"
               --expect "mismatch: the gatherv between members failed, the next one right"
               --expect "mismatch: PASS" -- ${P} mismatch)
-  # the last rank's first MPI_Allgather, MPI_Alltoall and MPI_Reduce_scatter on a fresh
-  # communicator has a negative count (the MPI's MPI_ERR_COUNT), its MPI_Reduce and
+  # the last rank's first MPI_Allgather, MPI_Alltoall, MPI_Alltoallw and MPI_Reduce_scatter
+  # on a fresh communicator has a negative count (the MPI's MPI_ERR_COUNT), its MPI_Reduce and
   # MPI_Bcast a root out of range (MPI_ERR_ROOT): it joins the set-up first,
   # so the others fail in numacoll's call by NUMACOLL_TIMEOUT instead of hanging in a set-up
   # collective it never joins
@@ -51,6 +51,7 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "firstbad: MPI_Reduce: every member returned"
               --expect "firstbad: MPI_Bcast: every member returned"
               --expect "firstbad: MPI_Reduce .root -5.: every member returned"
+              --expect "firstbad: MPI_Alltoallw: every member returned"
               --expect "member.s. that did not arrive: 2"
               --expect "firstbad: PASS" -- ${P} firstbad)
   # hierarchical (np 5, pseudo-nodes {0,1,2} {3,4}): the last rank's erroneous argument at

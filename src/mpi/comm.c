@@ -65,6 +65,8 @@ void list_remove_locked(nc_comm_t *s)
     fold(&g_st.alltoallv_calls, &s->st_alltoallv_calls);
     fold(&g_st.alltoallv_numacoll, &s->st_alltoallv_numacoll);
     fold(&g_st.alltoall_staged, &s->st_alltoall_staged);
+    fold(&g_st.alltoallw_calls, &s->st_alltoallw_calls);
+    fold(&g_st.alltoallw_numacoll, &s->st_alltoallw_numacoll);
     fold(&g_st.scan_calls, &s->st_scan_calls);
     fold(&g_st.scan_numacoll, &s->st_scan_numacoll);
     if (s->prev)

@@ -23,6 +23,7 @@
  *   pmpi_gather.c     MPI_Gather, MPI_Gatherv (and _c)
  *   pmpi_scatter.c    MPI_Scatter, MPI_Scatterv (and _c)
  *   pmpi_alltoall.c   MPI_Alltoall, MPI_Alltoallv (and _c): flat mode, staging, counters
+ *   pmpi_alltoallw.c  MPI_Alltoallw (and _c): per-block datatypes, byte displacements
  */
 #ifndef NC_MPI_INTERNAL_H
 #define NC_MPI_INTERNAL_H
@@ -84,6 +85,7 @@ typedef struct nc_mpi4 {
     __typeof__(PMPI_Scatterv_c) *PMPI_Scatterv_c;
     __typeof__(PMPI_Alltoall_c) *PMPI_Alltoall_c;
     __typeof__(PMPI_Alltoallv_c) *PMPI_Alltoallv_c;
+    __typeof__(PMPI_Alltoallw_c) *PMPI_Alltoallw_c;
 } nc_mpi4_t;
 extern nc_mpi4_t nc_mpi4;
 #define NC_HAVE(fn) (nc_mpi4.fn != NULL)
@@ -119,11 +121,12 @@ typedef struct nc_comm {
     /* the reductions' counters (the same single-writer rule; not on the fast paths' line) */
     _Atomic uint64_t st_allreduce_calls, st_allreduce_numacoll, st_reduce_calls,
         st_reduce_numacoll;
-    /* the gather family's (indexed as g_st's move_* arrays), alltoall(v)'s and scan's
+    /* the gather family's (indexed as g_st's move_* arrays), alltoall(v,w)'s and scan's
      * counters of the calls that take the cached-state fast paths (the same rule) */
     _Atomic uint64_t st_move_calls[6], st_move_numacoll[6], st_move_staged;
     _Atomic uint64_t st_alltoall_calls, st_alltoall_numacoll, st_alltoallv_calls,
-        st_alltoallv_numacoll, st_alltoall_staged, st_scan_calls, st_scan_numacoll;
+        st_alltoallv_numacoll, st_alltoall_staged, st_scan_calls, st_scan_numacoll,
+        st_alltoallw_calls, st_alltoallw_numacoll;
 
     /* the rest: set-up, hierarchical mode, the idle-team cache */
     MPI_Comm comm;    /* the user's communicator (not owned) */
@@ -244,9 +247,9 @@ typedef struct nc_mpi_counters {
         reduce_scatter_numacoll, scan_calls, scan_numacoll, exscan_calls, exscan_numacoll;
     /* the gather family, indexed by MV_* (pmpi_move.c) */
     _Atomic uint64_t move_calls[6], move_numacoll[6], move_staged;
-    /* pmpi_alltoall.c */
+    /* pmpi_alltoall.c, pmpi_alltoallw.c */
     _Atomic uint64_t alltoall_calls, alltoall_numacoll, alltoallv_calls, alltoallv_numacoll,
-        alltoall_staged;
+        alltoall_staged, alltoallw_calls, alltoallw_numacoll;
 } nc_mpi_counters_t;
 extern nc_mpi_counters_t g_st;
 
@@ -435,7 +438,7 @@ int pack_io(int unpack, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Aint tl
  * ...") and its fields of numacoll_mpi_stats_t */
 void move_stats_text(char *out, size_t n);
 void move_stats_fill(numacoll_mpi_stats_t *o);
-/* the same for MPI_Alltoall(v) (pmpi_alltoall.c) */
+/* the same for MPI_Alltoall(v) and MPI_Alltoallw (pmpi_alltoall.c) */
 void alltoall_stats_text(char *out, size_t n);
 void alltoall_stats_fill(numacoll_mpi_stats_t *o);
 

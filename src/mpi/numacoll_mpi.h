@@ -66,8 +66,10 @@ typedef struct numacoll_mpi_stats {
     uint64_t alltoall_numacoll;  /**< ... of which numacoll executed */
     uint64_t alltoallv_calls;    /**< MPI_Alltoallv calls seen */
     uint64_t alltoallv_numacoll; /**< ... of which numacoll executed */
-    uint64_t alltoall_staged; /**< alltoall(v) calls of numacoll's in which this process packed
-                                   or unpacked a non-contiguous datatype */
+    uint64_t alltoall_staged; /**< alltoall(v,w) calls of numacoll's in which this process
+                                   packed or unpacked a non-contiguous datatype */
+    uint64_t alltoallw_calls;    /**< MPI_Alltoallw calls seen (C, _c and Fortran) */
+    uint64_t alltoallw_numacoll; /**< ... of which numacoll executed */
 } numacoll_mpi_stats_t;
 
 /** Copy the counters; returns 0. The library name is "libnumacoll_mpi" (tests can find

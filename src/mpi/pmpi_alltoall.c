@@ -297,8 +297,12 @@ static int a2a_entry(a2a_call_t *c)
         else
             COUNT(alltoallv_calls);
         if (c->comm == MPI_COMM_NULL) return native(c);
-        int P = 0;
-        if (PMPI_Comm_size(c->comm, &P) != MPI_SUCCESS) return native(c);
+        /* an intercommunicator (the MPI's: no set-up joins it) has alltoallv's arrays of
+         * its remote group's size, which args_valid must not read by the local one */
+        int P = 0, inter = 0;
+        if (PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS || inter ||
+            PMPI_Comm_size(c->comm, &P) != MPI_SUCCESS)
+            return native(c);
         /* with erroneous arguments here (the MPI reports them), NUMACOLL_MPI_GATHER=0 or
          * numacoll off here too: every member joins the communicator's set-up and counts
          * the same calls toward the deferral, and a flat team's data-movement set-up
@@ -441,16 +445,18 @@ static int a2a_plain(const void *sendbuf, MPI_Count scount, MPI_Datatype stype, 
     return 1;
 }
 
-/* ---- counters ------------------------------------------------------------------------- */
+/* ---- counters (MPI_Alltoallw's, pmpi_alltoallw.c, too) -------------------------------- */
 
 void alltoall_stats_text(char *out, size_t n)
 {
     snprintf(out, n,
-             ", MPI_Alltoall %llu (numacoll %llu), MPI_Alltoallv %llu (numacoll %llu), alltoall "
-             "staged %llu",
+             ", MPI_Alltoall %llu (numacoll %llu), MPI_Alltoallv %llu (numacoll %llu), "
+             "MPI_Alltoallw %llu (numacoll %llu), alltoall staged %llu",
              (unsigned long long)READ(alltoall_calls), (unsigned long long)READ(alltoall_numacoll),
              (unsigned long long)READ(alltoallv_calls),
              (unsigned long long)READ(alltoallv_numacoll),
+             (unsigned long long)READ(alltoallw_calls),
+             (unsigned long long)READ(alltoallw_numacoll),
              (unsigned long long)READ(alltoall_staged));
 }
 
@@ -464,6 +470,8 @@ void alltoall_stats_fill(numacoll_mpi_stats_t *o)
     o->alltoallv_calls = READ(alltoallv_calls);
     o->alltoallv_numacoll = READ(alltoallv_numacoll);
     o->alltoall_staged = READ(alltoall_staged);
+    o->alltoallw_calls = READ(alltoallw_calls);
+    o->alltoallw_numacoll = READ(alltoallw_numacoll);
     for (nc_comm_t *s = g_list; s; s = s->next) {
 #define LIVE(x) atomic_load_explicit(&s->st_##x, memory_order_relaxed)
         o->alltoall_calls += LIVE(alltoall_calls);
@@ -471,6 +479,8 @@ void alltoall_stats_fill(numacoll_mpi_stats_t *o)
         o->alltoallv_calls += LIVE(alltoallv_calls);
         o->alltoallv_numacoll += LIVE(alltoallv_numacoll);
         o->alltoall_staged += LIVE(alltoall_staged);
+        o->alltoallw_calls += LIVE(alltoallw_calls);
+        o->alltoallw_numacoll += LIVE(alltoallw_numacoll);
 #undef LIVE
     }
     pthread_mutex_unlock(&g_lock);

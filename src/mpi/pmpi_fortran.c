@@ -1,7 +1,7 @@
 /*
  * libnumacoll_mpi: the Fortran entry points of MPI_Barrier, MPI_Bcast, MPI_Allreduce,
  * MPI_Reduce, MPI_Reduce_scatter(_block), MPI_Scan, MPI_Exscan and the gather family
- * (MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v)).
+ * (MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v)) and MPI_Alltoall(v,w).
  */
 #include "mpi_internal.h"
 
@@ -127,6 +127,8 @@ extern void pmpi_scatterv_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, M
                            MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
 extern void pmpi_alltoall_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *) __attribute__((weak));
 extern void pmpi_alltoallv_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
+                            MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+extern void pmpi_alltoallw_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
                             MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
 #define F_DELEGATE_MOVE(fn, call)                                                                  \
     (&MPIR_F_NeedInit && MPIR_F_NeedInit && fn ? (fn call, 1) : 0)
@@ -307,11 +309,50 @@ NC_F_SCATTERV(ompi_scatterv_f)
         F_RET(MPI_Alltoallv(f_buf(sb), (int *)scs, (int *)sds, PMPI_Type_f2c(*st), f_buf(rb),      \
                             (int *)rcs, (int *)rds, PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm)));    \
     }
+/* MPI_Alltoallw: Fortran's datatypes are INTEGER handles, one a block: the C handles of
+ * as many blocks as the arrays have (the communicator's size; an intercommunicator's
+ * remote group's), the send side's only when it is not in place (MPI_IN_PLACE leaves
+ * sendtypes unspecified) */
+static void f_alltoallw(void *sb, MPI_Fint *scs, MPI_Fint *sds, MPI_Fint *sts, void *rb,
+                        MPI_Fint *rcs, MPI_Fint *rds, MPI_Fint *rts, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    COUNT(fortran_calls);
+    if (F_DELEGATE_MOVE(pmpi_alltoallw_, (sb, scs, sds, sts, rb, rcs, rds, rts, comm, ierr)))
+        return;
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    void *send = f_buf(sb), *recv = f_buf(rb);
+    int P = 0, inter = 0;
+    if (PMPI_Comm_test_inter(c, &inter) != MPI_SUCCESS ||
+        (inter ? PMPI_Comm_remote_size(c, &P) : PMPI_Comm_size(c, &P)) != MPI_SUCCESS || P < 1)
+        P = 1; /* an invalid communicator: the MPI's call reports it */
+    MPI_Datatype *types = malloc(2 * (size_t)P * sizeof *types);
+    if (!types) {
+        F_RET(MPI_ERR_NO_MEM);
+        return;
+    }
+    MPI_Datatype *st = types, *rt = types + P;
+    for (int r = 0; r < P; r++) {
+        rt[r] = PMPI_Type_f2c(rts[r]);
+        st[r] = send == MPI_IN_PLACE ? MPI_DATATYPE_NULL : PMPI_Type_f2c(sts[r]);
+    }
+    F_RET(MPI_Alltoallw(send, (int *)scs, (int *)sds, st, recv, (int *)rcs, (int *)rds, rt, c));
+    free(types);
+}
+#define NC_F_ALLTOALLW(name)                                                                       \
+    void name(void *sb, MPI_Fint *scs, MPI_Fint *sds, MPI_Fint *sts, void *rb, MPI_Fint *rcs,      \
+              MPI_Fint *rds, MPI_Fint *rts, MPI_Fint *comm, MPI_Fint *ierr);                       \
+    void name(void *sb, MPI_Fint *scs, MPI_Fint *sds, MPI_Fint *sts, void *rb, MPI_Fint *rcs,      \
+              MPI_Fint *rds, MPI_Fint *rts, MPI_Fint *comm, MPI_Fint *ierr)                        \
+    {                                                                                              \
+        f_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, ierr);                             \
+    }
 NC_F_ALL4(NC_F_ALLTOALL, mpi_alltoall, MPI_ALLTOALL)
 NC_F_ALL4(NC_F_ALLTOALLV, mpi_alltoallv, MPI_ALLTOALLV)
+NC_F_ALL4(NC_F_ALLTOALLW, mpi_alltoallw, MPI_ALLTOALLW)
 #if defined(OPEN_MPI) && OPEN_MPI
 NC_F_ALLTOALL(ompi_alltoall_f)
 NC_F_ALLTOALLV(ompi_alltoallv_f)
+NC_F_ALLTOALLW(ompi_alltoallw_f)
 #endif
 
 #define NC_F_BARRIER(name)                                                                         \

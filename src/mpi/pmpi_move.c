@@ -448,12 +448,15 @@ int mv_entry(mv_call_t *c)
     ensure_init();
     COUNT(move_calls[c->kind]);
     if (c->comm == MPI_COMM_NULL) return mv_native(c);
-    int size = 0, rank = 0;
-    if (PMPI_Comm_size(c->comm, &size) != MPI_SUCCESS ||
+    /* an intercommunicator (the MPI's: no set-up joins it) has v-arrays of its remote
+     * group's size, which args_valid must not read by the local one */
+    int size = 0, rank = 0, inter = 0;
+    if (PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_size(c->comm, &size) != MPI_SUCCESS ||
         PMPI_Comm_rank(c->comm, &rank) != MPI_SUCCESS)
         return mv_native(c);
-    /* a root out of range (MPI_ROOT, MPI_PROC_NULL of an intercommunicator, or beyond) and
-     * erroneous arguments go to the MPI, which reports them */
+    /* a root out of range (negative, or beyond) and erroneous arguments go to the MPI,
+     * which reports them */
     const int to_mpi = (rooted && (c->root < 0 || c->root >= size)) ||
                        !args_valid(c, size, !rooted || rank == c->root);
     /* with erroneous arguments here, NUMACOLL_MPI_GATHER=0 or numacoll off here

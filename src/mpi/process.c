@@ -165,6 +165,7 @@ static void mpi_bind(void)
     NC_FIND(PMPI_Scatterv_c);
     NC_FIND(PMPI_Alltoall_c);
     NC_FIND(PMPI_Alltoallv_c);
+    NC_FIND(PMPI_Alltoallw_c);
 #undef NC_FIND
 #endif
     g_world_group = MPI_GROUP_NULL;
@@ -314,7 +315,7 @@ void print_stats(void)
     stats_scatter_scan(more, sizeof more);
     char move[512];
     move_stats_text(move, sizeof move);
-    char a2a[160];
+    char a2a[256];
     alltoall_stats_text(a2a, sizeof a2a);
     mpi_say(
             "numacoll-mpi stats [%s %s %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "

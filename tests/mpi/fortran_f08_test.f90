@@ -1,6 +1,7 @@
 ! mpi_f08 bindings: MPI_Barrier / MPI_Bcast / MPI_Allreduce / MPI_Reduce / MPI_Allgather /
-! MPI_Gather / MPI_Alltoall through the f08 module must reach libnumacoll_mpi (20 allreduces
-! and 10 reduces before the final one, 1 allgather, 1 gather, 1 alltoall)
+! MPI_Gather / MPI_Alltoall / MPI_Alltoallw through the f08 module must reach libnumacoll_mpi
+! (20 allreduces and 10 reduces before the final one, 1 allgather, 1 gather, 1 alltoall,
+! 1 alltoallw)
 program f08_test
   use mpi_f08
   implicit none
@@ -8,7 +9,8 @@ program f08_test
   integer :: v(4), i
   double precision :: d(300)
   real :: r(5)
-  integer :: g(64)
+  integer :: g(64), wcnt(32), wsd(32), wrd(32)
+  type(MPI_Datatype) :: wtyp(32)
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
@@ -61,6 +63,20 @@ program f08_test
   call MPI_Alltoall(g, 1, MPI_INTEGER, g(33), 1, MPI_INTEGER, MPI_COMM_WORLD)
   do i = 0, nprocs - 1
     if (g(33 + i) /= 10 * i + rank) bad = bad + 1
+  end do
+  ! MPI_Alltoallw: rank r sends rank d the integer 100 * r + d (byte displacements 4 * d),
+  ! received at byte 8 * r of g(33:): the integers between stay
+  do i = 0, nprocs - 1
+    g(i + 1) = 100 * rank + i
+    wcnt(i + 1) = 1
+    wsd(i + 1) = 4 * i
+    wrd(i + 1) = 8 * i
+    wtyp(i + 1) = MPI_INTEGER
+  end do
+  g(33:64) = -1
+  call MPI_Alltoallw(g, wcnt, wsd, wtyp, g(33), wcnt, wrd, wtyp, MPI_COMM_WORLD)
+  do i = 0, nprocs - 1
+    if (g(33 + 2 * i) /= 100 * i + rank .or. g(34 + 2 * i) /= -1) bad = bad + 1
   end do
   call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0 .and. total == 0) print '(a)', 'f08: PASS'

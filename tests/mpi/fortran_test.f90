@@ -129,6 +129,8 @@ program fortran_test
   ! the gather family: 2 doubles a rank, counts and displacements of MPI_SCATTERV
   double precision :: gbuf(64)
   integer :: scnt(32), sdsp(32)
+  ! MPI_ALLTOALLW: counts, byte displacements and a datatype per block
+  integer :: wbuf(64), wcnt(32), wsd(32), wrd(32), wtyp(32)
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
@@ -252,6 +254,21 @@ program fortran_test
   if (ierr /= MPI_SUCCESS) bad = bad + 1
   do i = 0, nprocs - 1
     if (any(ibuf(701 + 2 * i:702 + 2 * i) /= 100 * i + 10 * rank + (/ 1, 2 /))) bad = bad + 1
+  end do
+  ! MPI_ALLTOALLW through mpif.h: rank r sends rank d the integer 1000 * r + d (MPI_INTEGER
+  ! blocks at byte displacements 4 * d), received at byte 8 * r: the integers between stay
+  do i = 0, nprocs - 1
+    ibuf(801 + i) = 1000 * rank + i
+    wcnt(i + 1) = 1
+    wsd(i + 1) = 4 * i
+    wrd(i + 1) = 8 * i
+    wtyp(i + 1) = MPI_INTEGER
+  end do
+  wbuf = -1
+  call MPI_Alltoallw(ibuf(801), wcnt, wsd, wtyp, wbuf, wcnt, wrd, wtyp, MPI_COMM_WORLD, ierr)
+  if (ierr /= MPI_SUCCESS) bad = bad + 1
+  do i = 0, nprocs - 1
+    if (wbuf(2 * i + 1) /= 1000 * i + rank .or. wbuf(2 * i + 2) /= -1) bad = bad + 1
   end do
   call reductions_usempi(bad)
   call reductions_kinds(bad)

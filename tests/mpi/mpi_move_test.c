@@ -268,6 +268,38 @@ static void run_case(const case_t *c, int k, buf_t *many, buf_t *one)
 enum { LEVEL_TINY, LEVEL_SMALL, LEVEL_FULL };
 static const char *const level_names[] = {"tiny", "small", "full"};
 
+/* An intercommunicator (ranks 0 .. P-2 and rank P-1): the MPI's own allgatherv, whose
+ * recvcounts and displs have the remote group's size (1 on the larger group: the layer
+ * must not read them by the local size; ASan builds tell), counted and never numacoll's */
+static void test_inter_allgatherv(void)
+{
+    const int top = g_rank == g_size - 1;
+    MPI_Comm local, inter;
+    MPI_Comm_split(MPI_COMM_WORLD, top, g_rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, top ? 0 : g_size - 1, 78, &inter);
+    int rsize = 0;
+    MPI_Comm_remote_size(inter, &rsize);
+    int *cnt = malloc((size_t)rsize * sizeof *cnt), *dsp = malloc((size_t)rsize * sizeof *dsp);
+    int *out = malloc((size_t)rsize * sizeof *out), in = 10 * g_rank + 1;
+    for (int r = 0; r < rsize; r++)
+        cnt[r] = 1, dsp[r] = r, out[r] = -1;
+    stats_t s0 = get_stats();
+    int err = MPI_Allgatherv(&in, 1, MPI_INT, out, cnt, dsp, MPI_INT, inter);
+    stats_t s1 = get_stats();
+    CHECK(err == MPI_SUCCESS, "MPI_Allgatherv on an intercommunicator: rc %d", err);
+    for (int r = 0; r < rsize; r++) {
+        int from = top ? r : g_size - 1; /* the remote group's rank r in MPI_COMM_WORLD */
+        if (out[r] != 10 * from + 1)
+            CHECK(0, "MPI_Allgatherv on an intercommunicator: got %d from rank %d", out[r], from);
+    }
+    CHECK(s1.allgatherv_calls - s0.allgatherv_calls == 1 &&
+              s1.allgatherv_numacoll == s0.allgatherv_numacoll,
+          "MPI_Allgatherv on an intercommunicator: not one call, the MPI's");
+    free(cnt), free(dsp), free(out);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+}
+
 static void test_matrix(int level)
 {
     static const size_t sizes[] = {0, 1, 13, 4096, 65536 + 16, /* tiny */
@@ -304,6 +336,7 @@ static void test_matrix(int level)
             }
         }
     free(many.p), free(many.want), free(one.p), free(one.want);
+    if (g_size >= 3) test_inter_allgatherv();
     if (g_rank == 0)
         printf("matrix: %d calls checked, %d of them numacoll's (%s), %.1f s\n", g_cases,
                g_numacoll, g_mode == 1 ? "flat" : g_mode == 2 ? "hierarchical" : "the MPI library's",
@@ -447,8 +480,8 @@ static void test_kill(const char *coll, const char *when)
  * point-to-point messages (no collective: the bad member must not wait in one past the
  * timeout). With MPI_Allgather, MPI_Alltoall, MPI_Reduce_scatter (a negative entry of
  * recvcounts: MPICH 4.0's own MPI_Scan, MPI_Reduce_scatter_block and MPI_Allreduce crash on
- * a negative count), MPI_Reduce and MPI_Bcast (a root out of range: MPI_ERR_ROOT), each on
- * a communicator of its own. */
+ * a negative count), MPI_Reduce and MPI_Bcast (a root out of range: MPI_ERR_ROOT) and
+ * MPI_Alltoallw (a negative entry of sendcounts), each on a communicator of its own. */
 static int bcast_c_huge(void *buf, int root, MPI_Comm c)
 {
 #if MPI_VERSION >= 4
@@ -465,18 +498,18 @@ static void test_firstbad(void)
     int in[64] = {0}, out[64] = {0};
     static const char *const names[] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Reduce_scatter",
                                         "MPI_Reduce",    "MPI_Bcast",    "MPI_Reduce (root -5)",
-                                        "MPI_Bcast_c (count > INT_MAX)"};
-    /* MPI-4's MPI_Bcast_c: the bad member's count over INT_MAX (its large entry; the MPI
-     * reports the root before it touches the buffer, so one of 64 ints does) */
-#if MPI_VERSION >= 4
-    const int kinds = 7;
-#else
-    const int kinds = 6;
-#endif
-    int counts[64];
-    for (int r = 0; r < g_size && r < 64; r++)
+                                        "MPI_Bcast_c (count > INT_MAX)", "MPI_Alltoallw"};
+    /* MPI-4's MPI_Bcast_c (k = 6): the bad member's count over INT_MAX (its large entry; the
+     * MPI reports the root before it touches the buffer, so one of 64 ints does) */
+    const int kinds = 8;
+    int counts[64], ones[64], displs[64];
+    MPI_Datatype types[64];
+    for (int r = 0; r < g_size && r < 64; r++) {
         counts[r] = g_rank == bad && r == 0 ? -1 : 1;
+        ones[r] = 1, displs[r] = 4 * r, types[r] = MPI_INT;
+    }
     for (int k = 0; k < kinds; k++) {
+        if (k == 6 && MPI_VERSION < 4) continue;
         const char *name = names[k];
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
@@ -484,7 +517,8 @@ static void test_firstbad(void)
         const int n = g_rank == bad ? -1 : 1;
         /* out of range above, and (k = 5) below: a negative root on an intracommunicator */
         const int root = g_rank != bad ? 0 : k == 5 ? -5 : g_size;
-        int rc = k == 6 && g_rank == bad
+        int rc = k == 7 ? MPI_Alltoallw(in, counts, displs, types, out, ones, displs, types, c)
+                 : k == 6 && g_rank == bad
                      ? bcast_c_huge(in, root, c)
                  : k == 4 || k == 6 ? MPI_Bcast(in, 1, MPI_INT, root, c)
                  : k >= 3 ? MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, c)
@@ -494,7 +528,7 @@ static void test_firstbad(void)
         int cls = MPI_SUCCESS;
         MPI_Error_class(rc, &cls);
         if (g_rank == bad) {
-            CHECK(cls == (k >= 3 ? MPI_ERR_ROOT : MPI_ERR_COUNT),
+            CHECK(cls == (k >= 3 && k != 7 ? MPI_ERR_ROOT : MPI_ERR_COUNT),
                   "rank %d: %s with a negative count or a root out of range gave class %d",
                   g_rank, name, cls);
             for (int r = 0; r < bad; r++)
