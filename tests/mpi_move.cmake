@@ -129,3 +129,18 @@ foreach(f ${NC_MPI_FLAVORS})
                          PASS_REGULAR_EXPRESSION "reduce_kill: PASS \\(${coll}\\)")
   endforeach()
 endforeach()
+
+# a member without memory for the stage of a non-contiguous datatype (RLIMIT_AS for one
+# call) in allgather, gather and scatter (the root), alltoall(v,w): it fails, its readers
+# fail naming it, none waits for it (NUMACOLL_TIMEOUT would end such a wait with another
+# error), and the next call is right and numacoll's (tests/mpi/mpi_nomem_test.c)
+foreach(f ${NC_MPI_FLAVORS})
+  nc_mpi_program(mpi_nomem_test_${f} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_nomem_test.c ${f})
+  foreach(np 2 3)
+    nc_mpi_test(mpi_${f}_move_nomem_np${np} ${f} ${np} --timeout 90 --env NUMACOLL_TIMEOUT=10
+                --expect "nomem: MPI_Allgather: rank [0-9] failed, and its readers naming it"
+                --expect "nomem: MPI_Gather: rank [0-9] failed alone"
+                --expect "nomem: MPI_Alltoallw: rank [0-9] failed"
+                --expect "nomem: PASS" -- ${NC_MPI_TDIR}/mpi_nomem_test_${f})
+  endforeach()
+endforeach()

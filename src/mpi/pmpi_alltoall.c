@@ -312,7 +312,10 @@ static int a2a_entry(a2a_call_t *c)
         if (!g_active || !g_gather || !s || s->mode != MODE_FLAT || !a2a_ready(s) || to_mpi)
             return native(c);
     }
+    const uint64_t calls = nc_move_calls(s->team);
     int rc = c->kind == A2A ? alltoall_flat(s, c) : alltoallv_flat(s, c);
+    if (NC_UNLIKELY(rc != NUMACOLL_OK))
+        rc = mv_take_part(s, c->kind == A2A ? MV_PART_ALLTOALL : MV_PART_ALLTOALLV, -1, calls, rc);
     if (rc == NUMACOLL_OK && fast) {
         if (c->kind == A2A)
             BUMP(s->st_alltoall_numacoll);

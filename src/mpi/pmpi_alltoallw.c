@@ -270,7 +270,9 @@ static int a2aw_entry(a2aw_call_t *c)
         if (!g_active || !g_gather || !s || s->mode != MODE_FLAT || !move_ready(s) || to_mpi)
             return native(c);
     }
+    const uint64_t calls = nc_move_calls(s->team);
     int rc = alltoallw_flat(s, c);
+    if (NC_UNLIKELY(rc != NUMACOLL_OK)) rc = mv_take_part(s, MV_PART_ALLTOALLV, -1, calls, rc);
     if (rc == NUMACOLL_OK && fast) {
         BUMP(s->st_alltoallw_numacoll);
         if (c->mv.staged) BUMP(s->st_alltoall_staged);

@@ -108,6 +108,27 @@ void *mv_alloc(size_t bytes)
     return p;
 }
 
+int mv_take_part(nc_comm_t *s, int kind, int root, uint64_t calls_before, int rc)
+{
+    numacoll_team_t *t = s->team;
+    if (rc == NUMACOLL_OK || nc_move_calls(t) != calls_before) return rc;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", numacoll_last_error());
+    /* one byte where there is no buffer: invalid on every member, so it takes part as one
+     * whose arguments are invalid (the core's own message is replaced below) */
+    switch (kind) {
+    case MV_ALLGATHER: (void)numacoll_allgather(t, NULL, NULL, 1); break;
+    case MV_ALLGATHERV: (void)numacoll_allgatherv(t, NULL, 1, NULL, NULL, NULL); break;
+    case MV_GATHER: (void)numacoll_gather(t, NULL, NULL, 1, root); break;
+    case MV_GATHERV: (void)numacoll_gatherv(t, NULL, 1, NULL, NULL, NULL, root); break;
+    case MV_SCATTER: (void)numacoll_scatter(t, NULL, NULL, 1, root); break;
+    case MV_SCATTERV: (void)numacoll_scatterv(t, NULL, NULL, NULL, NULL, 1, root); break;
+    case MV_PART_ALLTOALL: (void)numacoll_alltoall(t, NULL, NULL, 1); break;
+    default: (void)numacoll_alltoallv(t, NULL, NULL, NULL, NULL, NULL, NULL); break;
+    }
+    return nc_error(rc, "%s", msg);
+}
+
 /* the message of a member whose send or receive side differs from what the others expect */
 static void say_mismatch(mv_call_t *c, const char *side, size_t have, size_t want)
 {
@@ -438,7 +459,9 @@ int mv_entry(mv_call_t *c)
                   (!rooted || (c->root >= 0 && c->root < s->size)))) {
         BUMP(s->st_move_calls[c->kind]);
         if (!args_valid(c, s->size, !rooted || s->rank == c->root)) return mv_native(c);
+        const uint64_t calls = nc_move_calls(s->team);
         int rc = g_flat[c->kind](s, c);
+        if (NC_UNLIKELY(rc != NUMACOLL_OK)) rc = mv_take_part(s, c->kind, c->root, calls, rc);
         if (rc == NUMACOLL_OK) {
             BUMP(s->st_move_numacoll[c->kind]);
             if (c->staged) BUMP(s->st_move_staged);
@@ -475,7 +498,9 @@ int mv_entry(mv_call_t *c)
     int rc;
     if (s->mode == MODE_FLAT) {
         if (!move_ready(s) || to_mpi) return mv_native(c);
+        const uint64_t calls = nc_move_calls(s->team);
         rc = g_flat[c->kind](s, c);
+        if (rc != NUMACOLL_OK) rc = mv_take_part(s, c->kind, c->root, calls, rc);
     } else {
         if (to_mpi && g_hier[c->kind] && hier_size(c, size, rank) != 0)
             hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_MOVE);

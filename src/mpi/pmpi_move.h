@@ -102,6 +102,16 @@ static inline int mv_bytes(MPI_Count n, size_t size, size_t *out)
 
 /* malloc of at least one byte; NULL (with numacoll's NOMEM message) when out of memory */
 void *mv_alloc(size_t bytes);
+
+/* the kinds of mv_take_part: the gather family's MV_* and these */
+enum { MV_PART_ALLTOALL = MV_KINDS, MV_PART_ALLTOALLV };
+/* A member whose flat call failed before it reached the core's call (a stage or a layout
+ * it could not allocate, sizes that overflow: the core's call count @p calls_before is
+ * unchanged) still takes part in that call, with no buffers: the core posts the marker of
+ * invalid arguments and reads nothing, so the others fail naming this member instead of
+ * waiting for it, and the team's next call finds every member at the same call. Returns
+ * @p rc, its message kept. A call that reached the core returns @p rc as it is. */
+int mv_take_part(nc_comm_t *s, int kind, int root, uint64_t calls_before, int rc);
 /* free a stage of mv_alloc, if any: the common call (plain datatypes) has none and makes no
  * call into the allocator */
 static inline void mv_free(void *stage)

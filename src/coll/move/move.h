@@ -42,6 +42,11 @@ int nc_move_uses_cma(const numacoll_team_t *t, nc_move_shape_t shape, size_t byt
 const char *nc_move_path_explain(const numacoll_team_t *t, nc_move_shape_t shape, size_t bytes,
                                  int cma_ok, const char **why, int *streamed);
 
+/** The data-movement calls this member has made on @p t so far (0 before its state
+ *  exists): every call counts, failed ones too, the same on every member. A caller whose
+ *  call failed and finds the count unchanged knows that the member never took part. */
+uint64_t nc_move_calls(const numacoll_team_t *t);
+
 /** Release the team's data-movement state (team destruction). */
 void nc_move_team_fini(numacoll_team_t *t);
 

@@ -387,6 +387,11 @@ const char *nc_move_path_explain(const numacoll_team_t *t, nc_move_shape_t shape
     return mv_paths[path].name;
 }
 
+uint64_t nc_move_calls(const numacoll_team_t *t)
+{
+    return t && t->move ? t->move->calls : 0;
+}
+
 int nc_move_uses_cma(const numacoll_team_t *t, nc_move_shape_t shape, size_t bytes)
 {
     return t && t->move && t->size > 1 && mv_path_of(t->move, shape, bytes) == MV_PATH_CMA;

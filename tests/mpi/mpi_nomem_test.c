@@ -1,0 +1,208 @@
+/*
+ * A member without memory for the stage of a non-contiguous datatype (its address space
+ * limited by RLIMIT_AS for one call) in MPI_Allgather, MPI_Gather and MPI_Scatter (at the
+ * root), MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw: it gets an MPI error; every member
+ * that reads a block of it gets an MPI error too, and none waits for it (NUMACOLL_TIMEOUT
+ * would turn a wait into a timeout); the next call of the same collective, with the limit
+ * lifted, is right on every rank and numacoll's.
+ *
+ *   mpi_nomem_test
+ *
+ * The stage's datatype is 2 ints in an extent of 4 (not contiguous); each block holds
+ * BLOCK_INTS ints of data, so that a stage of P blocks is far beyond the headroom the
+ * limit leaves.
+ */
+#include <malloc.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "mpi_test_util.h"
+
+enum { BLOCK_INTS = 1 << 20, HEADROOM = 4 << 20 };
+enum { K_ALLGATHER, K_GATHER, K_SCATTER, K_ALLTOALL, K_ALLTOALLV, K_ALLTOALLW, K_COUNT };
+static const char *const k_names[K_COUNT] = {"MPI_Allgather", "MPI_Gather",    "MPI_Scatter",
+                                             "MPI_Alltoall",  "MPI_Alltoallv", "MPI_Alltoallw"};
+
+static MPI_Datatype g_pair; /* 2 ints, extent 4 ints */
+static int g_victim;        /* the rank without memory (the root of gather and scatter) */
+
+/* the layer's numacoll counter of collective @p k */
+static uint64_t numacoll_count(int k)
+{
+    stats_t s = get_stats();
+    const uint64_t v[K_COUNT] = {s.allgather_numacoll, s.gather_numacoll,
+                                 s.scatter_numacoll,   s.alltoall_numacoll,
+                                 s.alltoallv_numacoll, s.alltoallw_numacoll};
+    return v[k];
+}
+
+/* this process's address space now, in bytes (/proc/self/statm) */
+static size_t address_space(void)
+{
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* One call of collective @p k: the receive side (the send side of scatter) in pairs of
+ * @p in ints of every 4, the other side plain ints; 0 on success or the MPI's error */
+static int call(int k, MPI_Comm comm, int *plain, int *spread)
+{
+    const int P = g_size, n = BLOCK_INTS / 2; /* pairs per block */
+    int counts[64], displs[64], bdispls[64];
+    MPI_Datatype ptypes[64], itypes[64];
+    for (int r = 0; r < P; r++) {
+        counts[r] = n, displs[r] = r * n;
+        bdispls[r] = r * n * 16; /* alltoallw: bytes */
+        ptypes[r] = g_pair, itypes[r] = MPI_INT;
+    }
+    switch (k) {
+    case K_ALLGATHER:
+        return MPI_Allgather(plain, BLOCK_INTS, MPI_INT, spread, n, g_pair, comm);
+    case K_GATHER:
+        return MPI_Gather(plain, BLOCK_INTS, MPI_INT, spread, n, g_pair, g_victim, comm);
+    case K_SCATTER:
+        return MPI_Scatter(spread, n, g_pair, plain, BLOCK_INTS, MPI_INT, g_victim, comm);
+    case K_ALLTOALL:
+        return MPI_Alltoall(plain, BLOCK_INTS, MPI_INT, spread, n, g_pair, comm);
+    case K_ALLTOALLV: {
+        int sc[64], sd[64];
+        for (int r = 0; r < P; r++)
+            sc[r] = BLOCK_INTS, sd[r] = r * BLOCK_INTS;
+        return MPI_Alltoallv(plain, sc, sd, MPI_INT, spread, counts, displs, g_pair, comm);
+    }
+    default: {
+        int sc[64], sd[64];
+        for (int r = 0; r < P; r++)
+            sc[r] = BLOCK_INTS, sd[r] = r * BLOCK_INTS * 4;
+        return MPI_Alltoallw(plain, sc, sd, itypes, spread, counts, bdispls, ptypes, comm);
+    }
+    }
+}
+
+/* the ints rank @p from sends to rank @p to (the same for every destination where the
+ * collective has one block per member) */
+static int value(int k, int from, int to, int i)
+{
+    int per_dest = k == K_SCATTER || k >= K_ALLTOALL;
+    return from * 1000003 + (per_dest ? to * 7919 : 0) + i;
+}
+
+static void fill(int k, int *plain, int *spread)
+{
+    const int P = g_size;
+    if (k == K_SCATTER) { /* the root's spread blocks, one per destination */
+        for (int d = 0; d < P; d++)
+            for (int i = 0; i < BLOCK_INTS; i++)
+                spread[(size_t)d * BLOCK_INTS * 2 + (size_t)(i / 2) * 4 + i % 2] =
+                        value(k, g_victim, d, i);
+        return;
+    }
+    int per_dest = k >= K_ALLTOALL;
+    for (int d = 0; d < (per_dest ? P : 1); d++)
+        for (int i = 0; i < BLOCK_INTS; i++)
+            plain[(size_t)d * BLOCK_INTS + i] = value(k, g_rank, d, i);
+}
+
+/* the received blocks right (a sample of each) */
+static int right(int k, const int *plain, const int *spread)
+{
+    const int P = g_size;
+    if (k == K_SCATTER) {
+        for (int i = 0; i < BLOCK_INTS; i += 4099)
+            if (plain[i] != value(k, g_victim, g_rank, i)) return 0;
+        return 1;
+    }
+    if (k == K_GATHER && g_rank != g_victim) return 1;
+    for (int o = 0; o < P; o++)
+        for (int i = 0; i < BLOCK_INTS; i += 4099)
+            if (spread[(size_t)o * BLOCK_INTS * 2 + (size_t)(i / 2) * 4 + i % 2] !=
+                value(k, o, g_rank, i))
+                return 0;
+    return 1;
+}
+
+static void test_collective(int k, MPI_Comm comm)
+{
+    const int P = g_size;
+    const size_t plain_ints = (size_t)BLOCK_INTS * (k >= K_ALLTOALL ? P : 1);
+    int *plain = malloc(plain_ints * sizeof(int));
+    int *spread = calloc((size_t)P * BLOCK_INTS * 2, sizeof(int));
+    if (!plain || !spread) {
+        CHECK(0, "out of memory for the test's buffers");
+        return;
+    }
+    fill(k, plain, spread);
+    /* the call without memory on the victim */
+    struct rlimit saved, low;
+    int limited = 0;
+    if (g_rank == g_victim && getrlimit(RLIMIT_AS, &saved) == 0) {
+        low = saved;
+        low.rlim_cur = address_space() + HEADROOM;
+        limited = setrlimit(RLIMIT_AS, &low) == 0;
+        CHECK(limited, "setrlimit(RLIMIT_AS) failed");
+    }
+    int rc = call(k, comm, plain, spread);
+    if (limited) setrlimit(RLIMIT_AS, &saved);
+    /* who must fail: the victim, and the members reading a block of it (a gather's
+     * senders read nothing) */
+    int must_fail = g_rank == g_victim || k != K_GATHER;
+    CHECK((rc != MPI_SUCCESS) == must_fail, "%s without memory on rank %d: rank %d returned %d",
+          k_names[k], g_victim, g_rank, rc);
+    /* the next call, with memory: right and numacoll's */
+    fill(k, plain, spread);
+    uint64_t before = numacoll_count(k);
+    rc = call(k, comm, plain, spread);
+    CHECK(rc == MPI_SUCCESS, "%s after the failed call: rank %d returned %d", k_names[k], g_rank,
+          rc);
+    CHECK(rc != MPI_SUCCESS || right(k, plain, spread), "%s after the failed call: wrong data on "
+          "rank %d", k_names[k], g_rank);
+    CHECK(numacoll_count(k) == before + 1, "%s after the failed call was not numacoll's on rank "
+          "%d", k_names[k], g_rank);
+    int fails = total_failures(comm);
+    if (g_rank == 0 && !fails)
+        printf("nomem: %s: rank %d failed%s, the next call right\n", k_names[k], g_victim,
+               k == K_GATHER ? " alone" : ", and its readers naming it");
+    free(plain);
+    free(spread);
+}
+
+int main(int argc, char **argv)
+{
+    /* a fixed threshold: large blocks always mapped and unmapped again (glibc's dynamic
+     * threshold would serve a later stage from heap memory a freed one left mapped, within
+     * the limit) */
+    mallopt(M_MMAP_THRESHOLD, 256 << 10);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    find_stats_fn();
+    if (g_size > 64) MPI_Abort(MPI_COMM_WORLD, 2);
+    g_victim = g_size - 1;
+    MPI_Datatype two;
+    MPI_Type_contiguous(2, MPI_INT, &two);
+    MPI_Type_create_resized(two, 0, 4 * (MPI_Aint)sizeof(int), &g_pair);
+    MPI_Type_commit(&g_pair);
+    MPI_Type_free(&two);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    /* the communicator's and its data-movement set-up, before any limit */
+    int one = g_rank, all[64];
+    MPI_Allgather(&one, 1, MPI_INT, all, 1, MPI_INT, comm);
+    for (int k = 0; k < K_COUNT; k++)
+        test_collective(k, comm);
+    int fails = total_failures(MPI_COMM_WORLD);
+    if (g_rank == 0) printf("nomem: %s\n", fails ? "FAIL" : "PASS");
+    MPI_Type_free(&g_pair);
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+    return fails ? 1 : 0;
+}
