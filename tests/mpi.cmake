@@ -63,6 +63,11 @@ foreach(f ${NC_MPI_FLAVORS})
     nc_mpi_test(mpi_${f}_barrier_np${np} ${f} ${np} ${algs} -- ${P} barrier ${iters})
   endforeach()
   nc_mpi_test(mpi_${f}_noop_detected ${f} 3 -- ${P} noop 30)
+  # the team of a communicator of 2 (ranks 0 and 2) knows the job's 3 processes on the
+  # node (the launcher's count), which makes it oversubscribed on a node of fewer CPUs
+  nc_mpi_test(mpi_${f}_job_procs ${f} 3 --env NUMACOLL_VERBOSE=1
+              --expect "team '[^']*': 2 processes on [0-9]+ CPU.s. .(oversubscribed: )?the job has 3 processes on this node's [0-9]+ CPUs"
+              -- ${P} barrier 10)
   nc_mpi_test(mpi_${f}_churn ${f} 2 --expect "churn: 10000 x" -- ${P} churn 10000)
   nc_mpi_test(mpi_${f}_churn_np3 ${f} 3 --env NUMACOLL_MPI_TEAM_CACHE_QUEUE=0 -- ${P} churn 300)
   nc_mpi_test(mpi_${f}_errors ${f} 3 -- ${P} errors)

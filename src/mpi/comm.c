@@ -92,6 +92,23 @@ int comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
+/* How many processes of this job the launcher started on this node, from the variable it
+ * sets in every rank's environment (Open MPI: OMPI_COMM_WORLD_LOCAL_SIZE; Hydra, the
+ * launcher of MPICH, Intel MPI and MVAPICH: MPI_LOCALNRANKS); 0 when none is set. A team
+ * counts as oversubscribed when the job has more processes on the node than the node has
+ * CPUs, even if the team's own members would fit (numacoll_team_params_t.node_procs). */
+static int job_node_procs(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        char *end = NULL;
+        long n = v && *v ? strtol(v, &end, 10) : 0;
+        if (end && *end == 0 && n > 0 && n < (1L << 24)) return (int)n;
+    }
+    return 0;
+}
+
 static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label)
 {
     numacoll_team_params_t p;
@@ -104,6 +121,7 @@ static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label
     p.progress = mpi_progress;
     p.progress_ctx = &s->oob_comm;
     p.name = label;
+    p.node_procs = job_node_procs();
     numacoll_team_t *t = NULL;
     int rc = numacoll_team_create(&p, &t);
     if (rc != NUMACOLL_OK) {

@@ -27,6 +27,7 @@ typedef struct member_info {
     int32_t rank;
     int32_t size;
     int32_t config_ok;
+    int32_t node_procs; /* the caller's params.node_procs (0 = unknown) */
     cpu_set_t cpus;
 } member_info_t;
 
@@ -79,7 +80,8 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
                         .pid = (int32_t)getpid(),
                         .rank = t->rank,
                         .size = t->size,
-                        .config_ok = cfg_status == NUMACOLL_OK};
+                        .config_ok = cfg_status == NUMACOLL_OK,
+                        .node_procs = t->node_procs};
     team_identity(me.id);
     CPU_ZERO(&me.cpus);
     if (sched_getaffinity(0, sizeof me.cpus, &me.cpus) != 0) CPU_ZERO(&me.cpus);
@@ -91,7 +93,7 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
         free(all);
         return orc;
     }
-    int rc = NUMACOLL_OK;
+    int rc = NUMACOLL_OK, node_procs = 0;
     cpu_set_t u;
     CPU_ZERO(&u);
     t->check_peers = 1;
@@ -108,10 +110,12 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
             rc = nc_error(NUMACOLL_ERR_CONFIG,
                           "rank %d rejected its NUMACOLL_* environment (see its message)", r);
         CPU_OR(&u, &u, &all[r].cpus);
+        if (all[r].node_procs > node_procs) node_procs = all[r].node_procs;
         if (r != t->rank && nc_pid_gone(all[r].pid))
             t->check_peers = 0; /* another pid namespace: cannot tell dead from invisible */
     }
     t->ncpus = CPU_COUNT(&u);
+    t->node_procs = node_procs; /* the largest: the same on every member */
     t->id[0] = all[0].id[0];
     t->id[1] = all[0].id[1];
     free(all);
@@ -181,14 +185,23 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
     snprintf(t->name, sizeof t->name, "%s", p->name ? p->name : "team");
     t->line = nc_line_size();
     t->numa_node = -1;
+    t->node_procs = p->node_procs > 0 ? p->node_procs : 0;
 
     int rc = exchange_members(t, cfg);
     if (cfg != NUMACOLL_OK) nc_error(cfg, "%s", cfg_msg);
     rc = nc_agree(t->rank, t->size, t->allgather, t->oob_ctx, rc);
     if (rc != NUMACOLL_OK) goto fail;
 
-    /* wait policy */
+    /* wait policy. The members alone may fit their CPUs while the job's other processes
+     * on the node compete for them (a 2 x 2 grid's row communicators in 4 processes on 2
+     * CPUs): a member that spins then burns the time slice its partner needs. The job's
+     * count comes from the caller (the same on every member: the largest), the CPU count
+     * from the node, so every member decides alike. */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    t->node_cpus = online > 0 ? (int)online : 0;
     t->oversubscribed = nc_detect_oversubscribed(t->size, t->ncpus);
+    if (!t->oversubscribed && nc_detect_oversubscribed(t->node_procs, t->node_cpus))
+        t->oversubscribed = t->job_oversubscribed = 1;
     long spin = nc_cfg_int(NC_CFG_WAIT_SPIN);
     t->spin_limit = spin >= 0 ? (uint32_t)spin : (t->oversubscribed ? 0 : 4096);
     t->timeout_ns = (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9);
@@ -365,7 +378,17 @@ int numacoll_team_describe(const numacoll_team_t *t, char *out, size_t n)
 {
     if (!t || !out || !n)
         return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_describe: NULL argument");
-    char futex_after[24] = "";
+    char futex_after[24] = "", over[128] = "";
+    if (t->job_oversubscribed)
+        snprintf(over, sizeof over,
+                 " (oversubscribed: the job has %d processes on this node's %d CPUs; waits "
+                 "yield at once)",
+                 t->node_procs, t->node_cpus);
+    else if (t->oversubscribed)
+        snprintf(over, sizeof over, " (oversubscribed: waits yield at once)");
+    else if (t->node_procs > 0)
+        snprintf(over, sizeof over, " (the job has %d processes on this node's %d CPUs)",
+                 t->node_procs, t->node_cpus);
     if (t->futex)
         snprintf(futex_after, sizeof futex_after, "%llu",
                  (unsigned long long)(t->futex_after_ns / 1000));
@@ -373,8 +396,7 @@ int numacoll_team_describe(const numacoll_team_t *t, char *out, size_t n)
         out, n,
         "team '%s': %d processes on %d CPU(s)%s; segment %zu bytes "
         "(global %zu, %zu per rank, line %zu); barrier %s; wait spin %u%s%s%s%s%s; ",
-        t->name, t->size, t->ncpus,
-        t->oversubscribed ? " (oversubscribed: waits yield at once)" : "", t->seg.size,
+        t->name, t->size, t->ncpus, over, t->seg.size,
         t->global_size, t->rank_stride, t->line, nc_barrier_registry[t->barrier_default]->name,
         t->spin_limit, t->futex ? ", kernel sleep after " : "", futex_after,
         t->futex ? " us" : "", t->timeout_ns ? ", timeout set" : "",
