@@ -79,6 +79,11 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_lazy_np3 ${f} 3 --env NUMACOLL_MPI_SETUP_AFTER=100
               --expect "lazy: threshold 100. barriers from call 128, 256 KiB broadcasts from call 1. flat"
               -- ${P} lazy)
+  # the last rank's NUMACOLL_MPI_SETUP_AFTER is 4: the members' largest applies on every rank
+  # (before, that rank set a communicator up alone and the job hung)
+  nc_mpi_test(mpi_${f}_lazy_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=100
+              --expect "lazy: threshold 100. barriers from call 128, 256 KiB broadcasts from call 1. flat"
+              -- ${P} lazyenv)
   # members that differ in NUMACOLL_MPI_BCAST (the last rank turns it off): native, no hang
   nc_mpi_test(mpi_${f}_bcast_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
               --env NUMACOLL_VERBOSE=1 --expect "members differ in NUMACOLL_MPI_BCAST\\)"

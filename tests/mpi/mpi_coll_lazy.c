@@ -33,6 +33,8 @@ void test_lazy(void)
 {
     const char *e = getenv("NUMACOLL_MPI_SETUP_AFTER");
     uint64_t T = e ? strtoull(e, NULL, 10) : 2048;
+    /* the members' largest applies (mode lazyenv: the last rank's is smaller) */
+    PMPI_Allreduce(MPI_IN_PLACE, &T, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     CHECK(g_size >= 2 && T >= 2, "lazy needs >= 2 processes and NUMACOLL_MPI_SETUP_AFTER >= 2");
     if (g_size < 2 || T < 2 || !g_stats_fn || !expect_numacoll()) return;
     int (*mode_fn)(MPI_Comm) = NULL;
