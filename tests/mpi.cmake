@@ -88,6 +88,12 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_bcast_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
               --env NUMACOLL_VERBOSE=1 --expect "members differ in NUMACOLL_MPI_BCAST\\)"
               --expect "bcastenv: 8 communicators, 152 calls, bytes right, native" -- ${P} bcastenv)
+  # ... in a setting of the team itself (NUMACOLL_BARRIER: the last rank's dissemination):
+  # team creation fails on every member, said without NUMACOLL_VERBOSE (before, a hang)
+  nc_mpi_test(mpi_${f}_barrier_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
+              --env NUMACOLL_BARRIER=combining-tree
+              --expect "NUMACOLL_BARRIER differs between members 0 and 2 .member [0-9] has"
+              --expect "barrierenv: 8 communicators, 152 calls, bytes right, native" -- ${P} barrierenv)
   # ... in NUMACOLL_DISABLE, or with an invalid setting on one rank: that rank still takes
   # part in the set-up agreement, the communicators stay native on all, no hang
   nc_mpi_test(mpi_${f}_disable_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4

@@ -343,6 +343,47 @@ static void test_oversubscription_job(void **state)
     set_env("NUMACOLL_OVERSUBSCRIBED", NULL);
 }
 
+/* Members that differ in a setting that chooses the team's barrier or layout (here rank 1
+ * sets NUMACOLL_BARRIER, or NUMACOLL_OVERSUBSCRIBED): creation fails on every member with
+ * NUMACOLL_ERR_CONFIG naming it. Before, the team was made and its first barrier hung (each
+ * member ran its own algorithm). */
+static int differing_setting(nc_forkctx_t *c)
+{
+    const char *const *kv = c->arg;
+    if (c->rank == 1 && (setenv(kv[0], kv[1], 1) != 0 || numacoll_config_reload() != NUMACOLL_OK))
+        return 70;
+    numacoll_team_params_t p = {.rank = c->rank,
+                                .size = c->size,
+                                .allgather = numacoll_fork_oob_allgather,
+                                .oob_ctx = c->oob};
+    numacoll_team_t *t = NULL;
+    int rc = numacoll_team_create(&p, &t);
+    if (rc == NUMACOLL_OK) {
+        numacoll_barrier(t); /* hung before: let the harness's time limit say so */
+        numacoll_team_destroy(t);
+        return 71;
+    }
+    if (rc != NUMACOLL_ERR_CONFIG || !strstr(numacoll_last_error(), kv[0])) {
+        fprintf(stderr, "rank %d: status %d: %s\n", c->rank, rc, numacoll_last_error());
+        return 72;
+    }
+    return 0;
+}
+
+static void test_team_settings_differ(void **state)
+{
+    (void)state;
+    nc_forkresult_t res;
+    const char *barrier[2] = {"NUMACOLL_BARRIER", "dissemination"};
+    const char *over[2] = {"NUMACOLL_OVERSUBSCRIBED", "yes"};
+    set_env("NUMACOLL_BARRIER", "combining-tree");
+    assert_int_equal(nc_forkrun(3, NC_FORK_NO_TEAM, differing_setting, barrier, 0, 10, &res), 0);
+    set_env("NUMACOLL_BARRIER", NULL);
+    set_env("NUMACOLL_OVERSUBSCRIBED", "no");
+    assert_int_equal(nc_forkrun(3, NC_FORK_NO_TEAM, differing_setting, over, 0, 10, &res), 0);
+    set_env("NUMACOLL_OVERSUBSCRIBED", NULL);
+}
+
 /* Creation failing on one member fails on all, with the same status. */
 static int failing_oob(const void *s, void *r, size_t n, void *ctx)
 {
@@ -543,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_team_segment),       cmocka_unit_test(test_timeout_names_missing),
         cmocka_unit_test(test_dead_peer_detected), cmocka_unit_test(test_oversubscription_values),
         cmocka_unit_test(test_oversubscription_job),
+        cmocka_unit_test(test_team_settings_differ),
         cmocka_unit_test(test_oob_failure),        cmocka_unit_test(test_small_shm),
         cmocka_unit_test(test_seg_hugepages),      cmocka_unit_test(test_zombie_is_gone),
         cmocka_unit_test(test_fork_oob_reports),   cmocka_unit_test(test_standalone_timeouts_per_wait),

@@ -126,7 +126,7 @@ static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label
     int rc = numacoll_team_create(&p, &t);
     if (rc != NUMACOLL_OK) {
         COUNT(team_failures);
-        warn_fallback(s, "numacoll team creation", numacoll_last_error());
+        warn_setup(s, "numacoll team creation", rc); /* a setting that differs: always said */
         return NULL;
     }
     COUNT(teams_created);

@@ -20,6 +20,17 @@
 /* the MPI layer's rows (config_rows.c): a program that creates teams validates them too */
 NC_CFG_LINK(mpi);
 
+/* The settings every member of a team must share: they choose its barrier, its groups
+ * (topology) and how its shared lines are laid out, so a member with another value would
+ * wait on flags the others never write. Compared as configured (their text); the line size
+ * as used (last entry of member_info_t.shared). */
+static const nc_cfg_id_t shared_cfg[] = {
+    NC_CFG_OVERSUBSCRIBED,  NC_CFG_TOPO_SYNTHETIC, NC_CFG_TOPO_MAP_BY,
+    NC_CFG_BARRIER_TOPO_LEVELS, NC_CFG_BARRIER,    NC_CFG_BARRIER_TREE_K,
+    NC_CFG_BARRIER_LOGP_L,  NC_CFG_BARRIER_LOGP_OS, NC_CFG_BARRIER_LOGP_OR,
+    NC_CFG_BARRIER_LOGP_G};
+#define NSHARED (sizeof shared_cfg / sizeof shared_cfg[0])
+
 typedef struct member_info {
     uint64_t autogroup; /* hash of /proc/self/autogroup, 0 = unknown */
     uint64_t id[2];     /* identity proposal; the team takes rank 0's (see team_identity) */
@@ -28,6 +39,7 @@ typedef struct member_info {
     int32_t size;
     int32_t config_ok;
     int32_t node_procs; /* the caller's params.node_procs (0 = unknown) */
+    uint32_t shared[NSHARED + 1]; /* hashes of the shared_cfg values, then the line size */
     cpu_set_t cpus;
 } member_info_t;
 
@@ -72,6 +84,26 @@ static void team_identity(uint64_t id[2])
     id[1] = (uint64_t)(uint32_t)getpid() << 32 | n;
 }
 
+/* NUMACOLL_ERR_CONFIG naming the first shared setting (shared_cfg) in which member @p r
+ * differs from member 0, with the value of this member, @p me; every member sees the same
+ * records, so all of them fail */
+static int shared_compare(const member_info_t *all, int r, int me, size_t line)
+{
+    for (size_t i = 0; i <= NSHARED; i++) {
+        if (all[r].shared[i] == all[0].shared[i]) continue;
+        char here[64];
+        if (i == NSHARED)
+            snprintf(here, sizeof here, "%zu bytes", line);
+        else
+            snprintf(here, sizeof here, "'%s'", nc_cfg_str(shared_cfg[i]));
+        return nc_error(NUMACOLL_ERR_CONFIG,
+                        "%s differs between members 0 and %d (member %d has %s); a team needs "
+                        "the same value on every member",
+                        nc_cfg_name(i == NSHARED ? NC_CFG_CACHELINE : shared_cfg[i]), r, me, here);
+    }
+    return NUMACOLL_OK;
+}
+
 /* Exchange pid, CPU affinity and scheduler group; derive the CPU count, whether pids are
  * visible and whether sched_yield can hand the CPU from one member to another. */
 static int exchange_members(numacoll_team_t *t, int cfg_status)
@@ -83,6 +115,11 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
                         .config_ok = cfg_status == NUMACOLL_OK,
                         .node_procs = t->node_procs};
     team_identity(me.id);
+    for (size_t i = 0; i < NSHARED && cfg_status == NUMACOLL_OK; i++) {
+        const char *v = nc_cfg_str(shared_cfg[i]);
+        me.shared[i] = (uint32_t)nc_fnv1a(NC_FNV_BASIS, v, strlen(v));
+    }
+    me.shared[NSHARED] = (uint32_t)t->line;
     CPU_ZERO(&me.cpus);
     if (sched_getaffinity(0, sizeof me.cpus, &me.cpus) != 0) CPU_ZERO(&me.cpus);
     member_info_t *all = calloc((size_t)t->size, sizeof *all);
@@ -109,6 +146,8 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
         else if (!all[r].config_ok && r != t->rank)
             rc = nc_error(NUMACOLL_ERR_CONFIG,
                           "rank %d rejected its NUMACOLL_* environment (see its message)", r);
+        else if (all[r].config_ok && all[0].config_ok && cfg_status == NUMACOLL_OK)
+            rc = shared_compare(all, r, t->rank, t->line);
         CPU_OR(&u, &u, &all[r].cpus);
         if (all[r].node_procs > node_procs) node_procs = all[r].node_procs;
         if (r != t->rank && nc_pid_gone(all[r].pid))

@@ -238,7 +238,8 @@ static unsigned long long ran_total(const stats_t *s)
 }
 
 /* Members that differ in their configuration (the last rank, before its first collective,
- * turns NUMACOLL_MPI_BCAST off, or sets NUMACOLL_DISABLE=1, or an invalid value): the
+ * turns NUMACOLL_MPI_BCAST off, or sets NUMACOLL_DISABLE=1, or an invalid value, or another
+ * NUMACOLL_BARRIER, which the team's creation compares): the
  * agreement must notice and leave the communicator native on every member, with the right
  * bytes and no hang, whether its first call is a barrier, a broadcast, a reduction, a scan
  * or a data-movement call, and across the deferral's checkpoints. */
