@@ -63,6 +63,11 @@ foreach(f ${NC_MPI_FLAVORS})
     nc_mpi_test(mpi_${f}_barrier_np${np} ${f} ${np} ${algs} -- ${P} barrier ${iters})
   endforeach()
   nc_mpi_test(mpi_${f}_noop_detected ${f} 3 -- ${P} noop 30)
+  # the team of a communicator of 2 (ranks 0 and 2) knows the job's 3 processes on the
+  # node (the launcher's count), which makes it oversubscribed on a node of fewer CPUs
+  nc_mpi_test(mpi_${f}_job_procs ${f} 3 --env NUMACOLL_VERBOSE=1
+              --expect "team '[^']*': 2 processes on [0-9]+ CPU.s. .(oversubscribed: )?the job has 3 processes on this node's [0-9]+ CPUs"
+              -- ${P} barrier 10)
   nc_mpi_test(mpi_${f}_churn ${f} 2 --expect "churn: 10000 x" -- ${P} churn 10000)
   nc_mpi_test(mpi_${f}_churn_np3 ${f} 3 --env NUMACOLL_MPI_TEAM_CACHE_QUEUE=0 -- ${P} churn 300)
   nc_mpi_test(mpi_${f}_errors ${f} 3 -- ${P} errors)
@@ -74,10 +79,21 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_lazy_np3 ${f} 3 --env NUMACOLL_MPI_SETUP_AFTER=100
               --expect "lazy: threshold 100. barriers from call 128, 256 KiB broadcasts from call 1. flat"
               -- ${P} lazy)
+  # the last rank's NUMACOLL_MPI_SETUP_AFTER is 4: the members' largest applies on every rank
+  # (before, that rank set a communicator up alone and the job hung)
+  nc_mpi_test(mpi_${f}_lazy_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=100
+              --expect "lazy: threshold 100. barriers from call 128, 256 KiB broadcasts from call 1. flat"
+              -- ${P} lazyenv)
   # members that differ in NUMACOLL_MPI_BCAST (the last rank turns it off): native, no hang
   nc_mpi_test(mpi_${f}_bcast_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
               --env NUMACOLL_VERBOSE=1 --expect "members differ in NUMACOLL_MPI_BCAST\\)"
               --expect "bcastenv: 8 communicators, 152 calls, bytes right, native" -- ${P} bcastenv)
+  # ... in a setting of the team itself (NUMACOLL_BARRIER: the last rank's dissemination):
+  # team creation fails on every member, said without NUMACOLL_VERBOSE (before, a hang)
+  nc_mpi_test(mpi_${f}_barrier_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
+              --env NUMACOLL_BARRIER=combining-tree
+              --expect "NUMACOLL_BARRIER differs between members 0 and 2 .member [0-9] has"
+              --expect "barrierenv: 8 communicators, 152 calls, bytes right, native" -- ${P} barrierenv)
   # ... in NUMACOLL_DISABLE, or with an invalid setting on one rank: that rank still takes
   # part in the set-up agreement, the communicators stay native on all, no hang
   nc_mpi_test(mpi_${f}_disable_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4

@@ -299,6 +299,91 @@ static void test_oversubscription_values(void **state)
     set_env("NUMACOLL_OVERSUBSCRIBED", NULL);
 }
 
+/* A team of 2 bound to 2 CPUs, whose members say (params.node_procs) that their job has
+ * @p arg[0] processes on the node: more than the node's CPUs makes it oversubscribed
+ * (waits yield at once), whatever the team's own size; rank 1 says 0 (unknown), the team
+ * takes the largest. Before, only the members' own count counted: the row communicators of
+ * a 2 x 2 grid in 4 processes on 2 CPUs spun, about 10x slower than the MPI's own. */
+static int check_job_oversub(nc_forkctx_t *c)
+{
+    const int *arg = c->arg;
+    numacoll_team_params_t p = {.rank = c->rank,
+                                .size = c->size,
+                                .allgather = numacoll_fork_oob_allgather,
+                                .oob_ctx = c->oob,
+                                .node_procs = c->rank == 0 ? arg[0] : 0};
+    numacoll_team_t *t = NULL;
+    if (numacoll_team_create(&p, &t) != NUMACOLL_OK) return 50;
+    char d[1024];
+    numacoll_team_describe(t, d, sizeof d);
+    int over = t->oversubscribed, spin = (int)t->spin_limit;
+    int said = strstr(d, "oversubscribed: the job has") != NULL;
+    numacoll_team_destroy(t);
+    if (over != arg[1] || (spin == 0) != arg[1] || said != arg[1]) {
+        fprintf(stderr, "rank %d: node_procs %d: oversubscribed %d, spin %d, expected %d: %s\n",
+                c->rank, arg[0], over, spin, arg[1], d);
+        return 51;
+    }
+    return 0;
+}
+
+static void test_oversubscription_job(void **state)
+{
+    (void)state;
+    long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpus < 2) skip(); /* a team of 2 is oversubscribed by itself */
+    nc_forkresult_t res;
+    int more[2] = {(int)ncpus + 1, 1}, fit[2] = {(int)ncpus, 0};
+    const int fl = NC_FORK_NO_TEAM | NC_FORK_BIND;
+    assert_int_equal(nc_forkrun(2, fl, check_job_oversub, more, 0, 60, &res), 0);
+    assert_int_equal(nc_forkrun(2, fl, check_job_oversub, fit, 0, 60, &res), 0);
+    set_env("NUMACOLL_OVERSUBSCRIBED", "no");
+    more[1] = 0;
+    assert_int_equal(nc_forkrun(2, fl, check_job_oversub, more, 0, 60, &res), 0);
+    set_env("NUMACOLL_OVERSUBSCRIBED", NULL);
+}
+
+/* Members that differ in a setting that chooses the team's barrier or layout (here rank 1
+ * sets NUMACOLL_BARRIER, or NUMACOLL_OVERSUBSCRIBED): creation fails on every member with
+ * NUMACOLL_ERR_CONFIG naming it. Before, the team was made and its first barrier hung (each
+ * member ran its own algorithm). */
+static int differing_setting(nc_forkctx_t *c)
+{
+    const char *const *kv = c->arg;
+    if (c->rank == 1 && (setenv(kv[0], kv[1], 1) != 0 || numacoll_config_reload() != NUMACOLL_OK))
+        return 70;
+    numacoll_team_params_t p = {.rank = c->rank,
+                                .size = c->size,
+                                .allgather = numacoll_fork_oob_allgather,
+                                .oob_ctx = c->oob};
+    numacoll_team_t *t = NULL;
+    int rc = numacoll_team_create(&p, &t);
+    if (rc == NUMACOLL_OK) {
+        numacoll_barrier(t); /* hung before: let the harness's time limit say so */
+        numacoll_team_destroy(t);
+        return 71;
+    }
+    if (rc != NUMACOLL_ERR_CONFIG || !strstr(numacoll_last_error(), kv[0])) {
+        fprintf(stderr, "rank %d: status %d: %s\n", c->rank, rc, numacoll_last_error());
+        return 72;
+    }
+    return 0;
+}
+
+static void test_team_settings_differ(void **state)
+{
+    (void)state;
+    nc_forkresult_t res;
+    const char *barrier[2] = {"NUMACOLL_BARRIER", "dissemination"};
+    const char *over[2] = {"NUMACOLL_OVERSUBSCRIBED", "yes"};
+    set_env("NUMACOLL_BARRIER", "combining-tree");
+    assert_int_equal(nc_forkrun(3, NC_FORK_NO_TEAM, differing_setting, barrier, 0, 10, &res), 0);
+    set_env("NUMACOLL_BARRIER", NULL);
+    set_env("NUMACOLL_OVERSUBSCRIBED", "no");
+    assert_int_equal(nc_forkrun(3, NC_FORK_NO_TEAM, differing_setting, over, 0, 10, &res), 0);
+    set_env("NUMACOLL_OVERSUBSCRIBED", NULL);
+}
+
 /* Creation failing on one member fails on all, with the same status. */
 static int failing_oob(const void *s, void *r, size_t n, void *ctx)
 {
@@ -498,6 +583,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_team_segment),       cmocka_unit_test(test_timeout_names_missing),
         cmocka_unit_test(test_dead_peer_detected), cmocka_unit_test(test_oversubscription_values),
+        cmocka_unit_test(test_oversubscription_job),
+        cmocka_unit_test(test_team_settings_differ),
         cmocka_unit_test(test_oob_failure),        cmocka_unit_test(test_small_shm),
         cmocka_unit_test(test_seg_hugepages),      cmocka_unit_test(test_zombie_is_gone),
         cmocka_unit_test(test_fork_oob_reports),   cmocka_unit_test(test_standalone_timeouts_per_wait),

@@ -81,6 +81,10 @@ typedef struct numacoll_team_params {
     numacoll_progress_fn progress;       /**< optional */
     void *progress_ctx;                  /**< passed to progress */
     const char *name; /**< optional label used in messages (e.g. "MPI_COMM_WORLD") */
+    /** optional: how many processes of the caller's job run on this node (0 = unknown). A
+     * team whose own members fit its CPUs still counts as oversubscribed when the job has
+     * more processes on the node than the node has CPUs: they compete with its members. */
+    int node_procs;
 } numacoll_team_params_t;
 
 typedef struct numacoll_team numacoll_team_t;

@@ -53,7 +53,8 @@ static const nc_cfg_def_t rows[] = {
      .defval = "auto",
      .allowed = "auto|yes|no",
      .doc = "treat the team as oversubscribed (more processes than CPUs: yield at once when "
-            "waiting); auto = detect from the members' CPU affinity"},
+            "waiting); auto = detect from the members' CPU affinity, and (MPI) from the job's "
+            "processes on the node against its CPUs"},
     {.id = NC_CFG_PROGRESS_US,
      .type = NC_CFG_TYPE_INT,
      .defval = "100",

@@ -219,6 +219,9 @@ struct numacoll_team {
     int check_peers;         /* can we see other members' pids? */
     int split_sched_groups;  /* members in different CFS autogroups (yield cannot help) */
     int ncpus;               /* distinct CPUs available to the team */
+    int node_procs;          /* the members' largest node_procs (params), 0 = unknown */
+    int node_cpus;           /* CPUs online on this node */
+    int job_oversubscribed;  /* node_procs > node_cpus made the team oversubscribed */
 
     /* topology hierarchy (topo/) */
     struct nc_topo_team *topo;

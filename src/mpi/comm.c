@@ -94,6 +94,23 @@ int comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
+/* How many processes of this job the launcher started on this node, from the variable it
+ * sets in every rank's environment (Open MPI: OMPI_COMM_WORLD_LOCAL_SIZE; Hydra, the
+ * launcher of MPICH, Intel MPI and MVAPICH: MPI_LOCALNRANKS); 0 when none is set. A team
+ * counts as oversubscribed when the job has more processes on the node than the node has
+ * CPUs, even if the team's own members would fit (numacoll_team_params_t.node_procs). */
+static int job_node_procs(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        char *end = NULL;
+        long n = v && *v ? strtol(v, &end, 10) : 0;
+        if (end && *end == 0 && n > 0 && n < (1L << 24)) return (int)n;
+    }
+    return 0;
+}
+
 static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label)
 {
     numacoll_team_params_t p;
@@ -106,11 +123,12 @@ static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label
     p.progress = mpi_progress;
     p.progress_ctx = &s->oob_comm;
     p.name = label;
+    p.node_procs = job_node_procs();
     numacoll_team_t *t = NULL;
     int rc = numacoll_team_create(&p, &t);
     if (rc != NUMACOLL_OK) {
         COUNT(team_failures);
-        warn_fallback(s, "numacoll team creation", numacoll_last_error());
+        warn_setup(s, "numacoll team creation", rc); /* a setting that differs: always said */
         return NULL;
     }
     COUNT(teams_created);
@@ -131,6 +149,7 @@ typedef struct agree_rec {
     int32_t check;    /* NUMACOLL_BCAST_CHECK (hierarchical mode: a collective per broadcast) */
     int32_t gather_on; /* NUMACOLL_MPI_GATHER */
     int32_t timed;     /* NUMACOLL_TIMEOUT set (hierarchical mode: the MPI steps' form) */
+    uint64_t setup_after; /* NUMACOLL_MPI_SETUP_AFTER: the members' largest applies */
 } agree_rec_t;
 
 /* The idle team every member of the agreement @p all (@p size records) proposed: the first
@@ -195,7 +214,8 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                       .reduce_on = g_reduce,
                       .check = g_bcast_check,
                       .gather_on = g_gather,
-                      .timed = nc_cfg_double(NC_CFG_TIMEOUT) > 0};
+                      .timed = nc_cfg_double(NC_CFG_TIMEOUT) > 0,
+                      .setup_after = g_setup_after};
     for (int i = 0; i < ncand; i++) {
         numacoll_team_id(cand[i], me.cand_id[i]);
         if (cand[i]->bcast) me.cand_bcast |= 1u << i;
@@ -211,7 +231,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     int distinct = 1, fake = all[0].fake, forced = 0;
     int unknown_node = 0, inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0, differ_reduce = 0;
     int differ_gather = 0, first_active = -1, all_timed = 1;
-    uint64_t most = 0;
+    uint64_t most = 0, after = 0;
     for (int r = 0; r < s->size; r++) {
         inactive += !all[r].active;
         if (all[r].active && first_active < 0) first_active = r;
@@ -224,6 +244,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         all_timed &= all[r].timed != 0;
         if (all[r].force) forced = 1;
         if (all[r].units > most) most = all[r].units;
+        if (all[r].setup_after > after) after = all[r].setup_after;
         int seen = 0;
         for (int q = 0; q < r && !seen; q++)
             seen = all[q].key == all[r].key;
@@ -275,17 +296,21 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         }
         return s;
     }
-    if (!reuse && !forced && most < g_setup_after) {
-        /* the same decision on every member: it rests on the allgather's records only */
+    if (!reuse && !forced && most < after) {
+        /* the same decision on every member: it rests on the allgather's records only,
+         * the threshold too (members may differ in it: each deciding by its own, one would
+         * set up, a collective, while another went on natively) */
         s->mode = MODE_DEFER;
         s->defer_calls = 1;
         s->defer_units = most;
+        s->defer_after = after;
         COUNT(comms_deferred);
         if (g_verbose >= 2 && s->rank == 0)
             mpi_say(
                     "numacoll-mpi[%s]: %s (size %d): native calls until they add up to %llu "
-                    "units (NUMACOLL_MPI_SETUP_AFTER), then numacoll sets it up\n",
-                    NC_FLAVOR, label, s->size, (unsigned long long)g_setup_after);
+                    "units (the members' largest NUMACOLL_MPI_SETUP_AFTER), then numacoll "
+                    "sets it up\n",
+                    NC_FLAVOR, label, s->size, (unsigned long long)after);
         return s;
     }
 
@@ -442,7 +467,7 @@ static nc_comm_t *defer_step(MPI_Comm comm, nc_comm_t *s, uint64_t units, int fo
         uint64_t most = 0;
         if (PMPI_Allreduce(&s->defer_units, &most, 1, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS)
             return s; /* the MPI has reported it; the communicator is unusable anyway */
-        if (most < g_setup_after) return s;
+        if (most < s->defer_after) return s; /* the agreed threshold: alike everywhere */
     }
     nc_comm_t *n = comm_setup(comm, 0, 1);
     if (!n) return s;

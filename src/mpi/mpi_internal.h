@@ -145,6 +145,7 @@ typedef struct nc_comm {
     /* MODE_DEFER: barrier/bcast calls so far and their units (see defer_step); identical
      * on every member because every member makes the same collective calls in order */
     uint64_t defer_calls, defer_units;
+    uint64_t defer_after; /* the members' largest NUMACOLL_MPI_SETUP_AFTER (agreed) */
     struct nc_comm *prev, *next;
     int move_native; /* the core cannot run the gather family on this team: native for good */
 } nc_comm_t;

@@ -20,6 +20,17 @@
 /* the MPI layer's rows (config_rows.c): a program that creates teams validates them too */
 NC_CFG_LINK(mpi);
 
+/* The settings every member of a team must share: they choose its barrier, its groups
+ * (topology) and how its shared lines are laid out, so a member with another value would
+ * wait on flags the others never write. Compared as configured (their text); the line size
+ * as used (last entry of member_info_t.shared). */
+static const nc_cfg_id_t shared_cfg[] = {
+    NC_CFG_OVERSUBSCRIBED,  NC_CFG_TOPO_SYNTHETIC, NC_CFG_TOPO_MAP_BY,
+    NC_CFG_BARRIER_TOPO_LEVELS, NC_CFG_BARRIER,    NC_CFG_BARRIER_TREE_K,
+    NC_CFG_BARRIER_LOGP_L,  NC_CFG_BARRIER_LOGP_OS, NC_CFG_BARRIER_LOGP_OR,
+    NC_CFG_BARRIER_LOGP_G};
+#define NSHARED (sizeof shared_cfg / sizeof shared_cfg[0])
+
 typedef struct member_info {
     uint64_t autogroup; /* hash of /proc/self/autogroup, 0 = unknown */
     uint64_t id[2];     /* identity proposal; the team takes rank 0's (see team_identity) */
@@ -27,6 +38,8 @@ typedef struct member_info {
     int32_t rank;
     int32_t size;
     int32_t config_ok;
+    int32_t node_procs; /* the caller's params.node_procs (0 = unknown) */
+    uint32_t shared[NSHARED + 1]; /* hashes of the shared_cfg values, then the line size */
     cpu_set_t cpus;
 } member_info_t;
 
@@ -71,6 +84,26 @@ static void team_identity(uint64_t id[2])
     id[1] = (uint64_t)(uint32_t)getpid() << 32 | n;
 }
 
+/* NUMACOLL_ERR_CONFIG naming the first shared setting (shared_cfg) in which member @p r
+ * differs from member 0, with the value of this member, @p me; every member sees the same
+ * records, so all of them fail */
+static int shared_compare(const member_info_t *all, int r, int me, size_t line)
+{
+    for (size_t i = 0; i <= NSHARED; i++) {
+        if (all[r].shared[i] == all[0].shared[i]) continue;
+        char here[64];
+        if (i == NSHARED)
+            snprintf(here, sizeof here, "%zu bytes", line);
+        else
+            snprintf(here, sizeof here, "'%s'", nc_cfg_str(shared_cfg[i]));
+        return nc_error(NUMACOLL_ERR_CONFIG,
+                        "%s differs between members 0 and %d (member %d has %s); a team needs "
+                        "the same value on every member",
+                        nc_cfg_name(i == NSHARED ? NC_CFG_CACHELINE : shared_cfg[i]), r, me, here);
+    }
+    return NUMACOLL_OK;
+}
+
 /* Exchange pid, CPU affinity and scheduler group; derive the CPU count, whether pids are
  * visible and whether sched_yield can hand the CPU from one member to another. */
 static int exchange_members(numacoll_team_t *t, int cfg_status)
@@ -79,8 +112,14 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
                         .pid = (int32_t)getpid(),
                         .rank = t->rank,
                         .size = t->size,
-                        .config_ok = cfg_status == NUMACOLL_OK};
+                        .config_ok = cfg_status == NUMACOLL_OK,
+                        .node_procs = t->node_procs};
     team_identity(me.id);
+    for (size_t i = 0; i < NSHARED && cfg_status == NUMACOLL_OK; i++) {
+        const char *v = nc_cfg_str(shared_cfg[i]);
+        me.shared[i] = (uint32_t)nc_fnv1a(NC_FNV_BASIS, v, strlen(v));
+    }
+    me.shared[NSHARED] = (uint32_t)t->line;
     CPU_ZERO(&me.cpus);
     if (sched_getaffinity(0, sizeof me.cpus, &me.cpus) != 0) CPU_ZERO(&me.cpus);
     member_info_t *all = calloc((size_t)t->size, sizeof *all);
@@ -91,7 +130,7 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
         free(all);
         return orc;
     }
-    int rc = NUMACOLL_OK;
+    int rc = NUMACOLL_OK, node_procs = 0;
     cpu_set_t u;
     CPU_ZERO(&u);
     t->check_peers = 1;
@@ -107,11 +146,15 @@ static int exchange_members(numacoll_team_t *t, int cfg_status)
         else if (!all[r].config_ok && r != t->rank)
             rc = nc_error(NUMACOLL_ERR_CONFIG,
                           "rank %d rejected its NUMACOLL_* environment (see its message)", r);
+        else if (all[r].config_ok && all[0].config_ok && cfg_status == NUMACOLL_OK)
+            rc = shared_compare(all, r, t->rank, t->line);
         CPU_OR(&u, &u, &all[r].cpus);
+        if (all[r].node_procs > node_procs) node_procs = all[r].node_procs;
         if (r != t->rank && nc_pid_gone(all[r].pid))
             t->check_peers = 0; /* another pid namespace: cannot tell dead from invisible */
     }
     t->ncpus = CPU_COUNT(&u);
+    t->node_procs = node_procs; /* the largest: the same on every member */
     t->id[0] = all[0].id[0];
     t->id[1] = all[0].id[1];
     free(all);
@@ -181,14 +224,23 @@ int numacoll_team_create(const numacoll_team_params_t *p, numacoll_team_t **out)
     snprintf(t->name, sizeof t->name, "%s", p->name ? p->name : "team");
     t->line = nc_line_size();
     t->numa_node = -1;
+    t->node_procs = p->node_procs > 0 ? p->node_procs : 0;
 
     int rc = exchange_members(t, cfg);
     if (cfg != NUMACOLL_OK) nc_error(cfg, "%s", cfg_msg);
     rc = nc_agree(t->rank, t->size, t->allgather, t->oob_ctx, rc);
     if (rc != NUMACOLL_OK) goto fail;
 
-    /* wait policy */
+    /* wait policy. The members alone may fit their CPUs while the job's other processes
+     * on the node compete for them (a 2 x 2 grid's row communicators in 4 processes on 2
+     * CPUs): a member that spins then burns the time slice its partner needs. The job's
+     * count comes from the caller (the same on every member: the largest), the CPU count
+     * from the node, so every member decides alike. */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    t->node_cpus = online > 0 ? (int)online : 0;
     t->oversubscribed = nc_detect_oversubscribed(t->size, t->ncpus);
+    if (!t->oversubscribed && nc_detect_oversubscribed(t->node_procs, t->node_cpus))
+        t->oversubscribed = t->job_oversubscribed = 1;
     long spin = nc_cfg_int(NC_CFG_WAIT_SPIN);
     t->spin_limit = spin >= 0 ? (uint32_t)spin : (t->oversubscribed ? 0 : 4096);
     t->timeout_ns = (uint64_t)(nc_cfg_double(NC_CFG_TIMEOUT) * 1e9);
@@ -365,7 +417,17 @@ int numacoll_team_describe(const numacoll_team_t *t, char *out, size_t n)
 {
     if (!t || !out || !n)
         return nc_error(NUMACOLL_ERR_ARG, "numacoll_team_describe: NULL argument");
-    char futex_after[24] = "";
+    char futex_after[24] = "", over[128] = "";
+    if (t->job_oversubscribed)
+        snprintf(over, sizeof over,
+                 " (oversubscribed: the job has %d processes on this node's %d CPUs; waits "
+                 "yield at once)",
+                 t->node_procs, t->node_cpus);
+    else if (t->oversubscribed)
+        snprintf(over, sizeof over, " (oversubscribed: waits yield at once)");
+    else if (t->node_procs > 0)
+        snprintf(over, sizeof over, " (the job has %d processes on this node's %d CPUs)",
+                 t->node_procs, t->node_cpus);
     if (t->futex)
         snprintf(futex_after, sizeof futex_after, "%llu",
                  (unsigned long long)(t->futex_after_ns / 1000));
@@ -373,8 +435,7 @@ int numacoll_team_describe(const numacoll_team_t *t, char *out, size_t n)
         out, n,
         "team '%s': %d processes on %d CPU(s)%s; segment %zu bytes "
         "(global %zu, %zu per rank, line %zu); barrier %s; wait spin %u%s%s%s%s%s; ",
-        t->name, t->size, t->ncpus,
-        t->oversubscribed ? " (oversubscribed: waits yield at once)" : "", t->seg.size,
+        t->name, t->size, t->ncpus, over, t->seg.size,
         t->global_size, t->rank_stride, t->line, nc_barrier_registry[t->barrier_default]->name,
         t->spin_limit, t->futex ? ", kernel sleep after " : "", futex_after,
         t->futex ? " us" : "", t->timeout_ns ? ", timeout set" : "",

@@ -33,6 +33,8 @@ void test_lazy(void)
 {
     const char *e = getenv("NUMACOLL_MPI_SETUP_AFTER");
     uint64_t T = e ? strtoull(e, NULL, 10) : 2048;
+    /* the members' largest applies (mode lazyenv: the last rank's is smaller) */
+    PMPI_Allreduce(MPI_IN_PLACE, &T, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     CHECK(g_size >= 2 && T >= 2, "lazy needs >= 2 processes and NUMACOLL_MPI_SETUP_AFTER >= 2");
     if (g_size < 2 || T < 2 || !g_stats_fn || !expect_numacoll()) return;
     int (*mode_fn)(MPI_Comm) = NULL;
@@ -236,7 +238,8 @@ static unsigned long long ran_total(const stats_t *s)
 }
 
 /* Members that differ in their configuration (the last rank, before its first collective,
- * turns NUMACOLL_MPI_BCAST off, or sets NUMACOLL_DISABLE=1, or an invalid value): the
+ * turns NUMACOLL_MPI_BCAST off, or sets NUMACOLL_DISABLE=1, or an invalid value, or another
+ * NUMACOLL_BARRIER, which the team's creation compares): the
  * agreement must notice and leave the communicator native on every member, with the right
  * bytes and no hang, whether its first call is a barrier, a broadcast, a reduction, a scan
  * or a data-movement call, and across the deferral's checkpoints. */

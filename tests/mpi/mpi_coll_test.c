@@ -572,6 +572,8 @@ int main(int argc, char **argv)
         if (!strcmp(mode, "reduceenv")) setenv("NUMACOLL_MPI_REDUCE", "0", 1);
         if (!strcmp(mode, "gatherenv")) setenv("NUMACOLL_MPI_GATHER", "0", 1);
         if (!strcmp(mode, "moveenv")) setenv("NUMACOLL_MOVE_CMA_MIN", "4K", 1);
+        if (!strcmp(mode, "lazyenv")) setenv("NUMACOLL_MPI_SETUP_AFTER", "4", 1);
+        if (!strcmp(mode, "barrierenv")) setenv("NUMACOLL_BARRIER", "dissemination", 1);
     }
 
     if (!strcmp(mode, "barrier"))
@@ -602,14 +604,15 @@ int main(int argc, char **argv)
         test_exhaust();
     else if (!strcmp(mode, "nospace"))
         test_nospace();
-    else if (!strcmp(mode, "lazy"))
+    else if (!strcmp(mode, "lazy") || !strcmp(mode, "lazyenv"))
         test_lazy();
     else if (!strcmp(mode, "moveenv"))
         test_move_env();
     else if (!strcmp(mode, "soak"))
         test_soak(arg > 0 ? arg : 2000);
     else if (!strcmp(mode, "bcastenv") || !strcmp(mode, "disableenv") || !strcmp(mode, "badenv") ||
-             !strcmp(mode, "checkenv") || !strcmp(mode, "reduceenv") || !strcmp(mode, "gatherenv"))
+             !strcmp(mode, "checkenv") || !strcmp(mode, "reduceenv") ||
+             !strcmp(mode, "gatherenv") || !strcmp(mode, "barrierenv"))
         test_bcast_env(mode);
     else {
         if (g_rank == 0) fprintf(stderr, "unknown mode '%s'\n", mode);
