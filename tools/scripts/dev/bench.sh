@@ -356,7 +356,13 @@ coll_launch() { # mpi np launch: the collectives of the targets over launches (s
     # reduce_scatter_block's blocks up to BENCH_REDUCE_MAX / 8, alltoall's up to 1 MiB)
     local tmp="$STAGE/.launch.csv" out="$STAGE/launches_mpi_coll.csv" coll max
     local colls="allgather gather scatter alltoall reduce_scatter_block scan"
-    [ "$2" -gt 2 ] && colls="alltoall reduce_scatter_block scan"
+    # 3 samples of 10 ms; oversubscribed, where one call takes milliseconds and the
+    # scheduler's slices add their own spread, 5 of 20 ms
+    local reps=(--reps 3 --target-ms 10)
+    if [ "$2" -gt 2 ]; then
+        colls="alltoall reduce_scatter_block scan"
+        reps=(--reps 5 --target-ms 20)
+    fi
     for coll in $colls; do
         max="$MMAX"
         case "$coll" in reduce_scatter_block | scan) max="$RMAX" ;; esac
@@ -365,7 +371,7 @@ coll_launch() { # mpi np launch: the collectives of the targets over launches (s
             [ "$coll" = alltoall ] && max=1M
         fi
         rm -f "$tmp"
-        MB_CSV="$tmp" mpi_bench "$1" "$2" "$coll" --reps 3 --target-ms 10 --max-bytes "$max" \
+        MB_CSV="$tmp" mpi_bench "$1" "$2" "$coll" "${reps[@]}" --max-bytes "$max" \
             --variants native,native-sm,default --quiet || return 1
         [ -s "$out" ] || echo "$(head -n 1 "$tmp"),launch" >"$out"
         tail -n +2 "$tmp" | sed "s/\$/,$3/" >>"$out"
