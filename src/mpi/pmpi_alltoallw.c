@@ -254,12 +254,8 @@ static int a2aw_entry(a2aw_call_t *c)
         ensure_init();
         COUNT(alltoallw_calls);
         if (c->comm == MPI_COMM_NULL) return native(c);
-        /* an intercommunicator (the MPI's: no set-up joins it) has arrays of its remote
-         * group's size, which args_valid must not read by the local one */
-        int P = 0, inter = 0;
-        if (PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS || inter ||
-            PMPI_Comm_size(c->comm, &P) != MPI_SUCCESS)
-            return native(c);
+        const int P = mv_intra_size(c->comm); /* 0: an intercommunicator, the MPI's */
+        if (!P) return native(c);
         /* with erroneous arguments here (the MPI reports them), NUMACOLL_MPI_GATHER=0 or
          * numacoll off here too: every member joins the communicator's set-up and counts
          * the same calls toward the deferral, and a flat team's data-movement set-up, so

@@ -108,6 +108,15 @@ void *mv_alloc(size_t bytes)
     return p;
 }
 
+int mv_intra_size(MPI_Comm comm)
+{
+    int size = 0, inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return 0;
+    return size;
+}
+
 int mv_take_part(nc_comm_t *s, int kind, int root, uint64_t calls_before, int rc)
 {
     numacoll_team_t *t = s->team;

@@ -103,6 +103,11 @@ static inline int mv_bytes(MPI_Count n, size_t size, size_t *out)
 /* malloc of at least one byte; NULL (with numacoll's NOMEM message) when out of memory */
 void *mv_alloc(size_t bytes);
 
+/* the size of @p comm by which a call's arrays may be read: 0 for an intercommunicator (the
+ * MPI's: no set-up joins it, and its arrays have the remote group's size) or a failed
+ * query */
+int mv_intra_size(MPI_Comm comm);
+
 /* the kinds of mv_take_part: the gather family's MV_* and these */
 enum { MV_PART_ALLTOALL = MV_KINDS, MV_PART_ALLTOALLV };
 /* A member whose flat call failed before it reached the core's call (a stage or a layout
