@@ -45,6 +45,16 @@ static inline stats_t get_stats(void)
     return s;
 }
 
+/* *sum += the counters now - *since (every field of stats_t is a uint64_t counter) */
+static inline void stats_add_since(stats_t *sum, const stats_t *since)
+{
+    stats_t now = get_stats();
+    uint64_t *acc = (uint64_t *)sum;
+    const uint64_t *from = (const uint64_t *)since, *to = (const uint64_t *)&now;
+    for (size_t i = 0; i < sizeof now / sizeof(uint64_t); i++)
+        acc[i] += to[i] - from[i];
+}
+
 /* The failed checks of all ranks (collective over MPI_COMM_WORLD). */
 static inline int total_failures(MPI_Comm comm)
 {

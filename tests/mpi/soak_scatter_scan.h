@@ -42,6 +42,7 @@ static const char *const soak_ss_names[SOAK_SS_KINDS] = {
 typedef struct {
     long calls[SOAK_SS_KINDS], ours[SOAK_SS_KINDS]; /* made; run by numacoll (counters) */
     long user[SOAK_SS_KINDS]; /* with the user-defined op (the MPI library's) */
+    long alone[SOAK_SS_KINDS]; /* ... the others on a communicator of one (the MPI's too) */
     long exact, near, unchecked; /* results: bitwise, within epsilons, a known MPI fault */
     long rank0_kept;                /* exscans whose rank 0 recvbuf was checked untouched */
 } soak_ss_tally_t;
@@ -181,6 +182,7 @@ static int soak_scatter_scan_step(MPI_Comm cm, const int *members, int r, int p,
     tally->calls[kind]++;
     tally->ours[kind] += ours;
     tally->user[kind] += user;
+    tally->alone[kind] += p == 1 && !user;
     char what[200];
     snprintf(what, sizeof what, "step %d: %s of %zu %s (%s), %s on a communicator of %d (rank %d)",
              step, soak_ss_names[kind], kind >= SOAK_SS_SCAN ? n : mine,
