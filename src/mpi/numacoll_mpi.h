@@ -72,8 +72,19 @@ typedef struct numacoll_mpi_stats {
     uint64_t alltoallw_numacoll; /**< ... of which numacoll executed */
 } numacoll_mpi_stats_t;
 
-/** Copy the counters; returns 0. The library name is "libnumacoll_mpi" (tests can find
- *  this symbol with dlsym(RTLD_DEFAULT, "numacoll_mpi_stats") to prove interception). */
+/**
+ * Copy the counters into @p out, which holds @p size bytes: pass sizeof *out. The struct
+ * grows at its end when counters are added, so a caller built against an older header
+ * gets the fields it knows, and one built against a newer header gets zeros in the fields
+ * this library lacks. Returns the size of this library's struct (nothing is written when
+ * @p out is NULL or @p size is 0). Tools that look the library up at run time use
+ * dlsym(RTLD_DEFAULT, "numacoll_mpi_stats_sized"); the library is "libnumacoll_mpi".
+ */
+size_t numacoll_mpi_stats_sized(numacoll_mpi_stats_t *out, size_t size);
+
+/** numacoll_mpi_stats_sized(out, the size of this library's struct): writes the whole
+ *  struct, so it suits only callers built against the same header; returns 0, or -1 when
+ *  @p out is NULL. */
 int numacoll_mpi_stats(numacoll_mpi_stats_t *out);
 
 /** Which MPI the library was built for: "openmpi" or "mpich". */

@@ -201,9 +201,9 @@ void init_once(void)
     atomic_store_explicit(&g_inited, 1, memory_order_release);
 }
 
-int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
+/* every counter into *o (the library's whole struct) */
+static void stats_fill(numacoll_mpi_stats_t *o)
 {
-    if (!o) return -1;
     /* the released communicators' counts (g_st) plus the live ones', under the list lock
      * (a state is folded into g_st and unlinked in one critical section) */
     pthread_mutex_lock(&g_lock);
@@ -260,6 +260,26 @@ int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
     o->comms_promoted = READ(comms_promoted);
     move_stats_fill(o);
     alltoall_stats_fill(o);
+}
+
+size_t numacoll_mpi_stats_sized(numacoll_mpi_stats_t *out, size_t size)
+{
+    if (out && size > 0) {
+        numacoll_mpi_stats_t all;
+        memset(&all, 0, sizeof all);
+        stats_fill(&all);
+        /* the caller's struct may be older (shorter) or newer (longer) than this one */
+        const size_t have = size < sizeof all ? size : sizeof all;
+        memcpy(out, &all, have);
+        if (size > have) memset((unsigned char *)out + have, 0, size - have);
+    }
+    return sizeof(numacoll_mpi_stats_t);
+}
+
+int numacoll_mpi_stats(numacoll_mpi_stats_t *o)
+{
+    if (!o) return -1;
+    stats_fill(o);
     return 0;
 }
 

@@ -4,7 +4,7 @@ and not; and the gather family: comm.allgather (pickled objects: mpi4py's MPI_Al
 the sizes and MPI_Allgatherv of the data), comm.Allgather and comm.Gather on buffers;
 comm.Alltoall and comm.Alltoallv on buffers. Checks the values (float64 sums bitwise against the left-to-right fold in rank
 order, numacoll's documented order on one node) and that numacoll ran every buffer call
-(numacoll_mpi_stats through ctypes). Run with NUMACOLL_MPI_SETUP_AFTER=0 on one node.
+(numacoll_mpi_stats_sized through ctypes). Run with NUMACOLL_MPI_SETUP_AFTER=0 on one node.
 Prints "mpi4py reductions: PASS ..." on rank 0; exits 1 on a failure."""
 import array
 import ctypes
@@ -30,8 +30,8 @@ FIELDS = ("barrier_calls barrier_numacoll bcast_calls bcast_numacoll bcast_stage
 
 
 class Stats(ctypes.Structure):
-    """numacoll_mpi_stats_t (src/mpi/numacoll_mpi.h), with room for fields added later"""
-    _fields_ = [(name, ctypes.c_uint64) for name in FIELDS] + [("spare", ctypes.c_uint64 * 64)]
+    """The leading fields of numacoll_mpi_stats_t (src/mpi/numacoll_mpi.h) this test reads"""
+    _fields_ = [(name, ctypes.c_uint64) for name in FIELDS]
 
 
 comm = MPI.COMM_WORLD
@@ -46,16 +46,18 @@ def check(cond, what):
 
 
 try:
-    stats_fn = ctypes.CDLL(None).numacoll_mpi_stats
+    stats_fn = ctypes.CDLL(None).numacoll_mpi_stats_sized
+    stats_fn.restype = ctypes.c_size_t
+    stats_fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 except AttributeError:
     stats_fn = None
-check(stats_fn is not None, "numacoll_mpi_stats not found: libnumacoll_mpi is not preloaded")
+check(stats_fn is not None, "numacoll_mpi_stats_sized not found: libnumacoll_mpi is not preloaded")
 
 
 def stats():
     s = Stats()
     if stats_fn:
-        stats_fn(ctypes.byref(s))
+        stats_fn(ctypes.byref(s), ctypes.sizeof(s))
     return s
 
 

@@ -66,14 +66,14 @@ int main(int argc, char **argv)
             sum != size * (size - 1) / 2 + size * i)
             bad++;
     }
-    int (*stats_fn)(numacoll_mpi_stats_t *);
-    *(void **)&stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
+    size_t (*stats_fn)(numacoll_mpi_stats_t *, size_t);
+    *(void **)&stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats_sized");
     numacoll_mpi_stats_t st;
     memset(&st, 0, sizeof st);
     char preload[1024] = "no preload";
     Dl_info where;
     if (stats_fn) {
-        stats_fn(&st);
+        stats_fn(&st, sizeof st);
         const char *name = "?";
         if (dladdr(*(void **)&stats_fn, &where) && where.dli_fname) {
             name = strrchr(where.dli_fname, '/') ? strrchr(where.dli_fname, '/') + 1 : where.dli_fname;

@@ -126,6 +126,36 @@ long epoch_check(MPI_Comm comm, int iters, barrier_fn bar)
     return bad;
 }
 
+/* numacoll_mpi_stats_sized writes no byte past the size it is given (a caller built
+ * against an older, shorter struct) and zeroes what lies past its own struct (a newer one) */
+static void check_stats_sizes(const stats_t *earlier)
+{
+    union {
+        stats_t st;
+        unsigned char bytes[sizeof(stats_t) + 64];
+    } out;
+    const size_t older = offsetof(stats_t, bcast_calls);
+    memset(&out, 0xAB, sizeof out);
+    size_t lib = g_stats_fn(&out.st, older);
+    size_t past = 0;
+    for (size_t i = older; i < sizeof out; i++)
+        past += out.bytes[i] != 0xAB;
+    CHECK(lib == sizeof(stats_t) && past == 0 && out.st.barrier_calls >= earlier->barrier_calls,
+          "stats into %zu bytes: returned %zu (want %zu), %zu bytes past them written, "
+          "barrier_calls %llu (earlier %llu)",
+          older, lib, sizeof(stats_t), past, (unsigned long long)out.st.barrier_calls,
+          (unsigned long long)earlier->barrier_calls);
+    memset(&out, 0xAB, sizeof out);
+    lib = g_stats_fn(&out.st, sizeof out);
+    size_t nonzero = 0;
+    for (size_t i = sizeof(stats_t); i < sizeof out; i++)
+        nonzero += out.bytes[i] != 0;
+    CHECK(lib == sizeof(stats_t) && nonzero == 0 &&
+              out.st.barrier_calls >= earlier->barrier_calls,
+          "stats into %zu bytes: returned %zu, %zu of the bytes past the library's struct "
+          "not zeroed", sizeof out, lib, nonzero);
+}
+
 void test_barrier(int iters)
 {
     stats_t s0 = get_stats();
@@ -165,7 +195,9 @@ void test_barrier(int iters)
     stats_t s1 = get_stats();
     long via = (long)(s1.barrier_numacoll - s0.barrier_numacoll);
     if (expect_numacoll()) {
-        CHECK(g_stats_fn != NULL, "libnumacoll_mpi is not loaded (numacoll_mpi_stats missing)");
+        CHECK(g_stats_fn != NULL,
+              "libnumacoll_mpi is not loaded (numacoll_mpi_stats_sized missing)");
+        if (g_stats_fn) check_stats_sizes(&s1);
         if (g_size > 1) {
             CHECK(via >= calls + sub_calls, "only %ld of %ld barriers went through numacoll", via,
                   calls + sub_calls);

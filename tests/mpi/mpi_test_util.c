@@ -5,4 +5,4 @@
 
 int g_rank, g_size;
 _Atomic int g_fail;
-int (*g_stats_fn)(stats_t *);
+size_t (*g_stats_fn)(stats_t *, size_t);

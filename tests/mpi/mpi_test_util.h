@@ -17,7 +17,7 @@ typedef numacoll_mpi_stats_t stats_t;
 /* mpi_test_util.c (every program built by nc_mpi_program links it) */
 extern int g_rank, g_size;
 extern _Atomic int g_fail; /* failed checks of this rank (threads may check at once) */
-extern int (*g_stats_fn)(stats_t *);
+extern size_t (*g_stats_fn)(stats_t *, size_t);
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
@@ -30,10 +30,10 @@ extern int (*g_stats_fn)(stats_t *);
         }                                                                                          \
     } while (0)
 
-/* Look up numacoll_mpi_stats in the process (NULL without the preload). */
+/* Look up numacoll_mpi_stats_sized in the process (NULL without the preload). */
 static inline void find_stats_fn(void)
 {
-    *(void **)&g_stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats");
+    *(void **)&g_stats_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_stats_sized");
 }
 
 /* The layer's counters now (zeros without the preload). */
@@ -41,7 +41,7 @@ static inline stats_t get_stats(void)
 {
     stats_t s;
     memset(&s, 0, sizeof s);
-    if (g_stats_fn) g_stats_fn(&s);
+    if (g_stats_fn) g_stats_fn(&s, sizeof s);
     return s;
 }
 
