@@ -77,12 +77,19 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "lazy: threshold 2048. barriers from call 2048, 256 KiB broadcasts from call 8. flat"
               -- ${P} lazy)
   nc_mpi_test(mpi_${f}_lazy_np3 ${f} 3 --env NUMACOLL_MPI_SETUP_AFTER=100
-              --expect "lazy: threshold 100. barriers from call 128, 256 KiB broadcasts from call 1. flat"
+              --env NUMACOLL_MPI_SETUP_AFTER_OVERSUB=100
+              --expect "lazy: threshold 100.*. barriers from call 128, 256 KiB broadcasts from call 1. flat"
+              -- ${P} lazy)
+  # a node with more processes than CPUs: NUMACOLL_MPI_SETUP_AFTER_OVERSUB (32) applies
+  nc_mpi_test(mpi_${f}_lazy_crowded ${f} 3 --env NUMACOLL_MPI_SETUP_AFTER=2048
+              --env NUMACOLL_OVERSUBSCRIBED=yes
+              --expect "lazy: threshold 32 .crowded node.. barriers from call 32, 256 KiB broadcasts from call 1. flat"
               -- ${P} lazy)
   # the last rank's NUMACOLL_MPI_SETUP_AFTER is 4: the members' largest applies on every rank
-  # (before, that rank set a communicator up alone and the job hung)
+  # (deciding by its own, that rank would set a communicator up alone and the job hang)
   nc_mpi_test(mpi_${f}_lazy_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=100
-              --expect "lazy: threshold 100. barriers from call 128, 256 KiB broadcasts from call 1. flat"
+              --env NUMACOLL_MPI_SETUP_AFTER_OVERSUB=100
+              --expect "lazy: threshold 100.*. barriers from call 128, 256 KiB broadcasts from call 1. flat"
               -- ${P} lazyenv)
   # members that differ in NUMACOLL_MPI_BCAST (the last rank turns it off): native, no hang
   nc_mpi_test(mpi_${f}_bcast_env_mismatch ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=4
@@ -117,7 +124,8 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "1 of 3 members run with NUMACOLL_DISABLE=1 or an invalid"
               --expect "badenv: 8 communicators, 152 calls, bytes right, native" -- ${P} badenv)
   nc_mpi_test(mpi_${f}_lazy_fake2 ${f} 5 --env NUMACOLL_MPI_SETUP_AFTER=40
-              --env NUMACOLL_FAKE_NODES=2 --expect "lazy: threshold 40. .*hierarchical" -- ${P} lazy)
+              --env NUMACOLL_MPI_SETUP_AFTER_OVERSUB=40
+              --env NUMACOLL_FAKE_NODES=2 --expect "lazy: threshold 40.* barriers from call 64, .*hierarchical" -- ${P} lazy)
   # seeded random barriers and broadcasts (0 B - 4 MiB, type pairs), reductions,
   # reduce-scatters and scans, the gather family and alltoalls on six overlapping
   # communicators, one re-created now and then; the deferral ends mid-run; the seed is

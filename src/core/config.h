@@ -112,6 +112,7 @@
     X(MPI_GATHER)                                                                                  \
     X(MPI_STATS)                                                                                   \
     X(MPI_SETUP_AFTER)                                                                             \
+    X(MPI_SETUP_AFTER_OVERSUB)                                                                     \
     X(MPI_TEAM_CACHE)                                                                              \
     X(MPI_TEAM_CACHE_QUEUE)
 

@@ -111,6 +111,20 @@ static int job_node_procs(void)
     return 0;
 }
 
+/* this node's online CPUs (0 = unknown), as the core's teams count them */
+static int node_cpus_online(void)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 && online < (1L << 24) ? (int)online : 0;
+}
+
+/* NUMACOLL_OVERSUBSCRIBED as a number: 1 yes, -1 no, 0 auto */
+static int oversub_mode(void)
+{
+    const char *mode = nc_cfg_str(NC_CFG_OVERSUBSCRIBED);
+    return strcmp(mode, "yes") == 0 ? 1 : strcmp(mode, "no") == 0 ? -1 : 0;
+}
+
 static numacoll_team_t *make_team(nc_comm_t *s, MPI_Comm over, const char *label)
 {
     numacoll_team_params_t p;
@@ -150,7 +164,32 @@ typedef struct agree_rec {
     int32_t gather_on; /* NUMACOLL_MPI_GATHER */
     int32_t timed;     /* NUMACOLL_TIMEOUT set (hierarchical mode: the MPI steps' form) */
     uint64_t setup_after; /* NUMACOLL_MPI_SETUP_AFTER: the members' largest applies */
+    uint64_t setup_after_oversub; /* NUMACOLL_MPI_SETUP_AFTER_OVERSUB: ... on a crowded node */
+    int32_t node_cpus;  /* this node's online CPUs */
+    int32_t node_procs; /* the job's processes on this node (job_node_procs; 0 = unknown) */
+    int32_t oversub_mode; /* NUMACOLL_OVERSUBSCRIBED: 0 auto, 1 yes, -1 no */
 } agree_rec_t;
+
+/* Whether a member of the agreement @p all (@p size records) sits on a crowded node: its
+ * node has more of the communicator's members, or of the job's processes, than online
+ * CPUs (or the member's NUMACOLL_OVERSUBSCRIBED says so). The native calls are slow there
+ * (MPICH: about 10 ms per small allreduce at np 4 on 2 CPUs), so a team pays for itself
+ * after fewer calls. The same result on every member: it rests on @p all only. */
+static int crowded_node(const agree_rec_t *all, int size)
+{
+    for (int r = 0; r < size; r++) {
+        if (all[r].oversub_mode != 0) {
+            if (all[r].oversub_mode > 0) return 1;
+            continue;
+        }
+        int here = 0;
+        for (int q = 0; q < size; q++)
+            here += all[q].key == all[r].key;
+        const int procs = all[r].node_procs > here ? all[r].node_procs : here;
+        if (all[r].node_cpus > 0 && procs > all[r].node_cpus) return 1;
+    }
+    return 0;
+}
 
 /* The idle team every member of the agreement @p all (@p size records) proposed: the first
  * of rank 0's candidates that each member's list holds. Sets *@p mine to its index in the
@@ -215,7 +254,11 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
                       .check = g_bcast_check,
                       .gather_on = g_gather,
                       .timed = nc_cfg_double(NC_CFG_TIMEOUT) > 0,
-                      .setup_after = g_setup_after};
+                      .setup_after = g_setup_after,
+                      .setup_after_oversub = g_setup_after_oversub,
+                      .node_cpus = node_cpus_online(),
+                      .node_procs = job_node_procs(),
+                      .oversub_mode = oversub_mode()};
     for (int i = 0; i < ncand; i++) {
         numacoll_team_id(cand[i], me.cand_id[i]);
         if (cand[i]->bcast) me.cand_bcast |= 1u << i;
@@ -231,7 +274,7 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
     int distinct = 1, fake = all[0].fake, forced = 0;
     int unknown_node = 0, inactive = 0, differ_fake = 0, differ_bcast = 0, differ_check = 0, differ_reduce = 0;
     int differ_gather = 0, first_active = -1, all_timed = 1;
-    uint64_t most = 0, after = 0;
+    uint64_t most = 0, after = 0, after_crowded = 0;
     for (int r = 0; r < s->size; r++) {
         inactive += !all[r].active;
         if (all[r].active && first_active < 0) first_active = r;
@@ -245,11 +288,14 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         if (all[r].force) forced = 1;
         if (all[r].units > most) most = all[r].units;
         if (all[r].setup_after > after) after = all[r].setup_after;
+        if (all[r].setup_after_oversub > after_crowded) after_crowded = all[r].setup_after_oversub;
         int seen = 0;
         for (int q = 0; q < r && !seen; q++)
             seen = all[q].key == all[r].key;
         if (!seen && r > 0) distinct++;
     }
+    const int crowded = crowded_node(all, s->size);
+    if (crowded && after_crowded < after) after = after_crowded;
     free(all);
     int agreed = !unknown_node && !inactive && !differ_fake && !differ_bcast && !differ_check &&
                  !differ_reduce && !differ_gather;
@@ -308,9 +354,10 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         if (g_verbose >= 2 && s->rank == 0)
             mpi_say(
                     "numacoll-mpi[%s]: %s (size %d): native calls until they add up to %llu "
-                    "units (the members' largest NUMACOLL_MPI_SETUP_AFTER), then numacoll "
+                    "units (the members' largest NUMACOLL_MPI_SETUP_AFTER%s), then numacoll "
                     "sets it up\n",
-                    NC_FLAVOR, label, s->size, (unsigned long long)after);
+                    NC_FLAVOR, label, s->size, (unsigned long long)after,
+                    crowded ? "_OVERSUB: a node has more processes than CPUs" : "");
         return s;
     }
 

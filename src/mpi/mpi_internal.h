@@ -180,6 +180,7 @@ extern int g_verbose;
 extern int g_cache_max;        /* NUMACOLL_MPI_TEAM_CACHE */
 extern size_t g_idle_qmax;     /* NUMACOLL_MPI_TEAM_CACHE_QUEUE */
 extern uint64_t g_setup_after; /* NUMACOLL_MPI_SETUP_AFTER (units) */
+extern uint64_t g_setup_after_oversub; /* NUMACOLL_MPI_SETUP_AFTER_OVERSUB (units) */
 /* equal for the processes of one machine (host name, boot id); 0 while the boot id cannot be
  * read (retried at each call) */
 uint64_t node_key_now(void);

@@ -32,6 +32,7 @@ int g_stats_print; /* NUMACOLL_MPI_STATS */
 int g_verbose;
 int g_cache_max;        /* NUMACOLL_MPI_TEAM_CACHE */
 uint64_t g_setup_after; /* NUMACOLL_MPI_SETUP_AFTER (units) */
+uint64_t g_setup_after_oversub; /* NUMACOLL_MPI_SETUP_AFTER_OVERSUB (units) */
 static _Atomic uint64_t g_node_key; /* node_key(), once known; 0 = not yet */
 
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* keyvals + list */
@@ -196,6 +197,7 @@ void init_once(void)
     g_cache_max = (int)nc_cfg_int(NC_CFG_MPI_TEAM_CACHE);
     g_idle_qmax = nc_cfg_size(NC_CFG_MPI_TEAM_CACHE_QUEUE);
     g_setup_after = (uint64_t)nc_cfg_int(NC_CFG_MPI_SETUP_AFTER);
+    g_setup_after_oversub = (uint64_t)nc_cfg_int(NC_CFG_MPI_SETUP_AFTER_OVERSUB);
     node_key_now();
     /* release: pairs with the acquire in ensure_init(); a thread that sees 1 sees the above */
     atomic_store_explicit(&g_inited, 1, memory_order_release);

@@ -56,6 +56,14 @@ static const nc_cfg_def_t rows[] = {
             "MPI_Barrier and MPI_Bcast until its calls add up to this many units (a call 1, a "
             "broadcast of n bytes 1 + n/1024), then numacoll sets it up, at the same call on "
             "every member; 0 = at the first call"},
+    {.id = NC_CFG_MPI_SETUP_AFTER_OVERSUB,
+     .type = NC_CFG_TYPE_INT,
+     .defval = "32",
+     .allowed = "0..1000000000",
+     .doc = "libnumacoll_mpi: NUMACOLL_MPI_SETUP_AFTER for a communicator on an oversubscribed "
+            "node (its members there, or the job's processes there as the launcher tells, "
+            "outnumber the CPUs), where the native calls are slow; the smaller of the two "
+            "applies"},
     {.id = NC_CFG_MPI_TEAM_CACHE,
      .type = NC_CFG_TYPE_INT,
      .defval = "8",
