@@ -68,6 +68,26 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_job_procs ${f} 3 --env NUMACOLL_VERBOSE=1
               --expect "team '[^']*': 2 processes on [0-9]+ CPU.s. .(oversubscribed: )?the job has 3 processes on this node's [0-9]+ CPUs"
               -- ${P} barrier 10)
+  # ... the count srun gives (SLURM_STEP_TASKS_PER_NODE at SLURM_NODEID) when the
+  # launcher's own variable is absent: 100000 processes on this node (2 + 2 + 100000 + 1
+  # tasks on 4 nodes, this is node 2), more than any node's CPUs, make the team of 2
+  # oversubscribed
+  nc_mpi_test(mpi_${f}_job_procs_slurm ${f} 3 --env NUMACOLL_VERBOSE=1
+              --expect "the job has 100000 processes on this node .SLURM_STEP_TASKS_PER_NODE."
+              --expect "team '[^']*': 2 processes on [0-9]+ CPU.s. .oversubscribed: the job has 100000 processes on this node's [0-9]+ CPUs"
+              -- ${P} slurmenv "2(x2),100000,1" 2)
+  # ... a malformed list is said (NUMACOLL_VERBOSE=1) and ignored: the count is unknown
+  nc_mpi_test(mpi_${f}_job_procs_slurm_malformed ${f} 3 --env NUMACOLL_VERBOSE=1
+              --expect "SLURM_STEP_TASKS_PER_NODE=2.x2,100000 is not a list of task counts.*: ignored"
+              --reject "the job has [0-9]+ processes"
+              -- ${P} slurmenv "2(x2,100000" 2)
+  # ... under mpirun / mpiexec inside a Slurm allocation the launcher's own variable wins
+  # over the Slurm variables it inherited
+  nc_mpi_test(mpi_${f}_job_procs_slurm_inherited ${f} 3 --env NUMACOLL_VERBOSE=1
+              --env SLURM_STEP_TASKS_PER_NODE=100000 --env SLURM_NODEID=0
+              --expect "the job has 3 processes on this node .(OMPI_COMM_WORLD_LOCAL_SIZE|MPI_LOCALNRANKS)."
+              --reject "100000 processes"
+              -- ${P} barrier 10)
   nc_mpi_test(mpi_${f}_churn ${f} 2 --expect "churn: 10000 x" -- ${P} churn 10000)
   nc_mpi_test(mpi_${f}_churn_np3 ${f} 3 --env NUMACOLL_MPI_TEAM_CACHE_QUEUE=0 -- ${P} churn 300)
   nc_mpi_test(mpi_${f}_errors ${f} 3 -- ${P} errors)

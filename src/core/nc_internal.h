@@ -83,6 +83,32 @@ uint64_t nc_now_ns(void); /* CLOCK_MONOTONIC */
  *  2-CPU VM). */
 int nc_pid_gone(pid_t pid);
 
+/* ---- the launcher's count of the job's processes on this node (job_env.c) ----------- */
+
+/** The task count of node @p node (0-based) in Slurm's compressed per-node task list
+ *  @p list (SLURM_STEP_TASKS_PER_NODE, SLURM_TASKS_PER_NODE): counts separated by commas
+ *  in the order of the nodes, a count followed by "(xN)" standing for N consecutive nodes
+ *  ("2(x3),1": 2 tasks on each of nodes 0-2, 1 on node 3). Counts are 1 to 2^24, digits
+ *  only. Returns 0 with *tasks set; -EINVAL if @p list is not of that form; -ERANGE if it
+ *  is but covers no node @p node. *nodes (if not NULL) gets the number of nodes the list
+ *  covers whenever it is well-formed. */
+int nc_slurm_tasks_on_node(const char *list, long node, int *tasks, long *nodes);
+
+typedef struct nc_job_node_procs {
+    int count;          /* processes of the job on this node; 0 = unknown */
+    const char *source; /* the variable count came from (a static string), NULL if none */
+    char problem[256];  /* "" or why the variable of the launcher in use was ignored,
+                         * naming it and its value */
+} nc_job_node_procs_t;
+
+/** How many processes of the job the launcher that started this process put on this node,
+ *  from its environment: OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI's mpirun), MPI_LOCALNRANKS
+ *  (Hydra), MV2_COMM_WORLD_LOCAL_SIZE (MVAPICH's mpirun_rsh), in that order, else Slurm's
+ *  SLURM_STEP_TASKS_PER_NODE at SLURM_NODEID (srun), which every launcher run inside a
+ *  Slurm allocation inherits and so comes last. The first variable set decides: a
+ *  malformed value leaves the count unknown (0) and says why in out->problem. */
+void nc_job_node_procs(nc_job_node_procs_t *out);
+
 /* ---- copies (copy.c) ---------------------------------------------------------------- */
 
 /** memcpy with non-temporal stores where the CPU has them (x86-64): the lines go to memory

@@ -94,21 +94,30 @@ int comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
-/* How many processes of this job the launcher started on this node, from the variable it
- * sets in every rank's environment (Open MPI: OMPI_COMM_WORLD_LOCAL_SIZE; Hydra, the
- * launcher of MPICH, Intel MPI and MVAPICH: MPI_LOCALNRANKS); 0 when none is set. A team
- * counts as oversubscribed when the job has more processes on the node than the node has
- * CPUs, even if the team's own members would fit (numacoll_team_params_t.node_procs). */
+/* How many processes of this job the launcher started on this node (nc_job_node_procs:
+ * the variable of the launcher in use, Open MPI's, Hydra's, MVAPICH's mpirun_rsh's or
+ * Slurm's srun's); 0 when none says. A team counts as oversubscribed when the job has more
+ * processes on the node than the node has CPUs, even if the team's own members would fit
+ * (numacoll_team_params_t.node_procs). With NUMACOLL_VERBOSE=1 the first call of each
+ * process says where the count came from, or why there is none. */
 static int job_node_procs(void)
 {
-    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *v = getenv(names[i]);
-        char *end = NULL;
-        long n = v && *v ? strtol(v, &end, 10) : 0;
-        if (end && *end == 0 && n > 0 && n < (1L << 24)) return (int)n;
+    static atomic_int said; /* relaxed: it guards the message only, no data */
+    nc_job_node_procs_t j;
+    nc_job_node_procs(&j);
+    if (g_verbose >= 1 && !atomic_exchange_explicit(&said, 1, memory_order_relaxed)) {
+        if (j.problem[0]) mpi_say("numacoll-mpi[%s]: %s\n", NC_FLAVOR, j.problem);
+        else if (j.count > 0)
+            mpi_say("numacoll-mpi[%s]: the job has %d processes on this node (%s)\n",
+                    NC_FLAVOR, j.count, j.source);
+        else
+            mpi_say("numacoll-mpi[%s]: no launcher variable gives the job's processes on "
+                    "this node (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS, "
+                    "MV2_COMM_WORLD_LOCAL_SIZE, SLURM_STEP_TASKS_PER_NODE): a team counts as "
+                    "oversubscribed by its own members only\n",
+                    NC_FLAVOR);
     }
-    return 0;
+    return j.count;
 }
 
 /* this node's online CPUs (0 = unknown), as the core's teams count them */

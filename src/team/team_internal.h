@@ -10,7 +10,8 @@
  *       the team has its broadcast state); nc_team_op_enter / nc_team_op_leave around a
  *       collective called below the public entry points
  *     nc_error, nc_verbose, nc_log; nc_cfg_bool / nc_cfg_int / nc_cfg_size with the
- *       NC_CFG_* ids, NC_CFG_LINK; NC_LIKELY / NC_UNLIKELY; nc_fnv1a, NC_FNV_BASIS
+ *       NC_CFG_* ids, NC_CFG_LINK; NC_LIKELY / NC_UNLIKELY; nc_fnv1a, NC_FNV_BASIS;
+ *       nc_job_node_procs (the launcher's count of the job's processes on this node)
  *   barrier (coll/barrier/barrier.h)
  *     nc_team_barrier_default: numacoll_barrier of a valid team without a call through
  *       the PLT (MPI_Barrier's fast path)

@@ -607,9 +607,26 @@ int main(int argc, char **argv)
         if (!strcmp(mode, "lazyenv")) setenv("NUMACOLL_MPI_SETUP_AFTER", "4", 1);
         if (!strcmp(mode, "barrierenv")) setenv("NUMACOLL_BARRIER", "dissemination", 1);
     }
+    /* slurmenv LIST NODEID: the environment srun gives its tasks (SLURM_STEP_TASKS_PER_NODE,
+     * SLURM_NODEID; "-" leaves one unset) instead of the variables of the launcher that
+     * started the job, then barrier's communicators */
+    if (!strcmp(mode, "slurmenv")) {
+        unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        unsetenv("MPI_LOCALNRANKS");
+        unsetenv("MV2_COMM_WORLD_LOCAL_SIZE");
+        const char *names[2] = {"SLURM_STEP_TASKS_PER_NODE", "SLURM_NODEID"};
+        for (int i = 0; i < 2; i++) {
+            if (argc > 2 + i && strcmp(argv[2 + i], "-"))
+                setenv(names[i], argv[2 + i], 1);
+            else
+                unsetenv(names[i]);
+        }
+    }
 
     if (!strcmp(mode, "barrier"))
         test_barrier(arg > 0 ? arg : 200);
+    else if (!strcmp(mode, "slurmenv"))
+        test_barrier(10);
     else if (!strcmp(mode, "noop"))
         test_noop(arg > 0 ? arg : 50);
     else if (!strcmp(mode, "churn"))
