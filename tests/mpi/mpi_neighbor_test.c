@@ -3,14 +3,18 @@
  * MPI_Neighbor_alltoall(v,w), and MPI-4's _c forms where the MPI has them) under the
  * preload.
  *
- *   mpi_neighbor_test UNITS
+ *   mpi_neighbor_test mismatch
+ *       a ring (np >= 3) whose rank 1 expects one int more from rank 0 than it sends: that
+ *       rank's call fails with numacoll's message, nobody hangs, the next call is right
+ *   mpi_neighbor_test UNITS [VARIANTS]
  *       on MPI_COMM_WORLD's ranks (a topology on fewer ranks leaves the others out):
  *       Cartesian 1-D periodic and not, 2-D periodic in one dimension and in both, a 2 x 2
  *       grid, a periodic dimension of size 2 (the - and + neighbour are one rank), a general
  *       graph with a self-loop, a multigraph (an edge twice), a distributed graph (weighted)
  *       whose lists repeat a rank at np 1 and 3 only. Every collective with blocks of 1,
  *       13 and UNITS units of 8 bytes, as MPI_INT on both sides or a vector type (2 ints of
- *       every 4) on the send or the receive side (alltoallw: a datatype a block); the
+ *       every 4) on the send or the receive side (alltoallw: a datatype a block; VARIANTS,
+ *       default 6, of those combinations of size and types); the
  *       v-forms with uneven counts, empty blocks and displacements that leave gaps and run
  *       backwards.
  *
@@ -323,7 +327,7 @@ static void run_case(const topo_t *t, MPI_Comm comm, int kind, size_t u, int tv,
 }
 
 /* every collective and variant on topology @p t (its communicator made here) */
-static void run_topo(const topo_t *t, size_t maxu)
+static void run_topo(const topo_t *t, size_t maxu, int variants)
 {
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Comm sub = MPI_COMM_NULL; /* the first t->n ranks */
@@ -356,12 +360,47 @@ static void run_topo(const topo_t *t, size_t maxu)
      * side), each size with two of them; _c on every other case */
     const size_t units[3] = {1, 13, maxu};
     for (int kind = 0; kind < NB_KINDS; kind++)
-        for (int k = 0; k < 6; k++)
+        for (int k = 0; k < variants; k++)
             run_case(t, comm, kind, units[k % 3], (k + k / 3) % 3, k % 2, expect_nc);
     if (g_rank == 0)
         printf("neighbor: %s on %d ranks: %s\n", t->name, t->n,
                expect_nc ? "numacoll's" : "the MPI's");
     MPI_Comm_free(&comm);
+}
+
+/* A ring (1-D periodic, np >= 3) whose rank 1 expects one int more from its - neighbour
+ * (rank 0) than it sends: rank 1's MPI_Neighbor_alltoallv fails (numacoll's message), no
+ * rank hangs, and the next call is right everywhere */
+static void test_mismatch(void)
+{
+    MPI_Comm ring;
+    int dims[1] = {g_size}, periods[1] = {1};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+    MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
+    int (*mode_fn)(MPI_Comm);
+    *(void **)&mode_fn = dlsym(RTLD_DEFAULT, "numacoll_mpi_comm_mode");
+    const int mode = mode_fn ? mode_fn(ring) : 0;
+    int in[8], out[10], cnt[2] = {3, 3}, sd[2] = {0, 4}, rcnt[2] = {3, 3}, rd[2] = {0, 5};
+    for (int i = 0; i < 8; i++)
+        in[i] = g_rank * 100 + i;
+    if (g_rank == 1) rcnt[0] = 4;
+    int rc = MPI_Neighbor_alltoallv(in, cnt, sd, MPI_INT, out, rcnt, rd, MPI_INT, ring);
+    int failed = rc != MPI_SUCCESS, any = 0;
+    PMPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (mode == 1 && g_rank == 1) CHECK(failed, "rank 1's mismatched neighbour call succeeded");
+    rcnt[0] = 3;
+    rc = MPI_Neighbor_alltoallv(in, cnt, sd, MPI_INT, out, rcnt, rd, MPI_INT, ring);
+    CHECK(rc == MPI_SUCCESS, "the call after the mismatch: rc %d", rc);
+    const int minus = (g_rank + g_size - 1) % g_size, plus = (g_rank + 1) % g_size;
+    for (int i = 0; i < 3 && rc == MPI_SUCCESS; i++) {
+        /* slot 0 from the - neighbour's + block (its elements 4..6), slot 1 from the +
+         * neighbour's - block (0..2) */
+        CHECK(out[i] == minus * 100 + 4 + i, "slot 0 element %d is %d", i, out[i]);
+        CHECK(out[5 + i] == plus * 100 + i, "slot 1 element %d is %d", i, out[5 + i]);
+    }
+    if (g_rank == 0)
+        printf("mismatch: the bad call %s, the next one right\n", any ? "failed" : "passed");
+    MPI_Comm_free(&ring);
 }
 
 int main(int argc, char **argv)
@@ -370,7 +409,9 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-    const size_t maxu = argc > 1 ? strtoull(argv[1], NULL, 0) : 1000;
+    const int mismatch = argc > 1 && !strcmp(argv[1], "mismatch");
+    const size_t maxu = argc > 1 && !mismatch ? strtoull(argv[1], NULL, 0) : 1000;
+    const int variants = argc > 2 ? atoi(argv[2]) : 6; /* of the 6 (size, types) cases */
     if (g_rank == 0) g_seed = (uint64_t)time(NULL) * 2654435761u;
     PMPI_Bcast(&g_seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     CHECK(g_stats_fn, "the preload is not loaded (no numacoll_mpi_stats)");
@@ -411,8 +452,9 @@ int main(int argc, char **argv)
         {"multigraph", TOPO_GRAPH, n, 0, {0}, {0}, midx, medg, {0}, {0}},
         {"dist graph", TOPO_DIST, n, 0, {0}, {0}, NULL, NULL, {1, -2}, {-1, 2}},
     };
-    for (size_t k = 0; k < sizeof topos / sizeof topos[0] && n <= 64; k++)
-        run_topo(&topos[k], maxu);
+    for (size_t k = 0; k < sizeof topos / sizeof topos[0] && n <= 64 && !mismatch; k++)
+        run_topo(&topos[k], maxu, variants);
+    if (mismatch) test_mismatch();
     MPI_Type_free(&g_vec);
     unsigned long all[3] = {g_calls, g_numacoll, g_expected}, sum[3];
     PMPI_Reduce(all, sum, 3, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
