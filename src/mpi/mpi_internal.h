@@ -460,6 +460,9 @@ void move_stats_fill(numacoll_mpi_stats_t *o);
 void alltoall_stats_text(char *out, size_t n);
 void alltoall_stats_fill(numacoll_mpi_stats_t *o);
 /* the same for the neighbourhood collectives (pmpi_neighbor.c) */
+/* @p comm's in- and out-degree of this process (its topology's neighbour counts,
+ * MPI_PROC_NULL neighbours included); 0 (both 0) without a topology or on a failed query */
+int neighbor_degrees(MPI_Comm comm, int *in, int *out);
 void neighbor_stats_text(char *out, size_t n);
 void neighbor_stats_fill(numacoll_mpi_stats_t *o);
 

@@ -456,22 +456,32 @@ static int args_valid(const nb_call_t *c, int in, int out)
     return 1;
 }
 
-/* this member's elements received through the uniform receive type (its bytes for
- * alltoallw), for the deferral's units; the in-degree from the MPI (the state may not know
- * it yet). They need not be the same on every member: see defer_step. */
+int neighbor_degrees(MPI_Comm comm, int *in, int *out)
+{
+    int kind = MPI_UNDEFINED, weighted = 0, r = 0;
+    *in = *out = 0;
+    if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS) return 0;
+    if (kind == MPI_CART) {
+        if (PMPI_Cartdim_get(comm, in) != MPI_SUCCESS) return 0;
+        *in *= 2, *out = *in;
+    } else if (kind == MPI_GRAPH) {
+        if (PMPI_Comm_rank(comm, &r) != MPI_SUCCESS ||
+            PMPI_Graph_neighbors_count(comm, r, in) != MPI_SUCCESS)
+            return 0;
+        *out = *in;
+    } else if (kind != MPI_DIST_GRAPH ||
+               PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted) != MPI_SUCCESS) {
+        return 0;
+    }
+    return *in >= 0 && *out >= 0;
+}
+
+/* this member's bytes received, for the deferral's units (the degree from the MPI: the
+ * state may not know it yet). They need not be the same on every member: see defer_step. */
 static uint64_t units_of(const nb_call_t *c)
 {
-    int in = 0, out = 0, weighted = 0, kind = MPI_UNDEFINED;
-    if (PMPI_Topo_test(c->comm, &kind) != MPI_SUCCESS) return 1;
-    if (kind == MPI_CART && PMPI_Cartdim_get(c->comm, &in) == MPI_SUCCESS) in *= 2;
-    else if (kind == MPI_GRAPH) {
-        int r = 0;
-        if (PMPI_Comm_rank(c->comm, &r) != MPI_SUCCESS ||
-            PMPI_Graph_neighbors_count(c->comm, r, &in) != MPI_SUCCESS)
-            return 1;
-    } else if (kind != MPI_DIST_GRAPH ||
-               PMPI_Dist_graph_neighbors_count(c->comm, &in, &out, &weighted) != MPI_SUCCESS)
-        return 1;
+    int in = 0, out = 0;
+    if (!neighbor_degrees(c->comm, &in, &out)) return 1;
     if (in < 0 || !args_valid(c, in, 0)) return 1;
     MPI_Count n = 0, b = 0;
     for (int i = 0; i < in; i++) {
@@ -518,6 +528,7 @@ static int nb_entry(nb_call_t *c)
     /* fast path: a cached flat state whose topology and data movement are judged and set up
      * (the same decision as below, without the MPI's queries) */
     nc_comm_t *s = comm_cached_flat(c->comm);
+    if (s && s->nbr_verdict == NBR_NATIVE) return native(c); /* judged: the MPI's for good */
     if (!(s && g_gather && !s->move_native && s->team->move && s->nbr_verdict == NBR_NUMACOLL)) {
         if (c->comm == MPI_COMM_NULL || !mv_intra_size(c->comm)) return native(c);
         /* every member joins the communicator's set-up and counts the same calls toward the
