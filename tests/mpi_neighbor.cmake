@@ -42,4 +42,10 @@ foreach(f ${NC_MPI_FLAVORS})
               --expect "numacoll-mpi: MPI_Neighbor_alltoallv: .*rank 0 sends 12 bytes to rank 1, which expects 16"
               --expect "mismatch: the bad call failed, the next one right"
               --expect "neighbor: PASS" -- ${P} mismatch)
+  # the deferral (NUMACOLL_MPI_SETUP_AFTER=32 units, 1 a call of 1 KiB or less): the first
+  # calls the MPI's, numacoll's from about the 32nd on
+  nc_mpi_test(mpi_${f}_neighbor_lazy ${f} 3 --timeout 60 --env NUMACOLL_MPI_SETUP_AFTER=32
+              --env NUMACOLL_MPI_SETUP_AFTER_OVERSUB=32
+              --expect "lazy: numacoll's from call (2[0-9]|3[0-9]|4[0-9]) on, the MPI's before"
+              --expect "neighbor: PASS" -- ${P} lazy)
 endforeach()

@@ -6,6 +6,9 @@
  *   mpi_neighbor_test mismatch
  *       a ring (np >= 3) whose rank 1 expects one int more from rank 0 than it sends: that
  *       rank's call fails with numacoll's message, nobody hangs, the next call is right
+ *   mpi_neighbor_test lazy
+ *       under NUMACOLL_MPI_SETUP_AFTER: a fresh grid's calls are the MPI's until the
+ *       deferral ends, numacoll's after, all right
  *   mpi_neighbor_test UNITS [VARIANTS]
  *       on MPI_COMM_WORLD's ranks (a topology on fewer ranks leaves the others out):
  *       Cartesian 1-D periodic and not, 2-D periodic in one dimension and in both, a 2 x 2
@@ -403,6 +406,33 @@ static void test_mismatch(void)
     MPI_Comm_free(&ring);
 }
 
+/* A fresh open 1-D grid under NUMACOLL_MPI_SETUP_AFTER (set by the caller): neighbour
+ * alltoalls of one int (1 unit each) are the MPI's until the threshold's call, numacoll's
+ * from then on, every result right */
+static void test_lazy(void)
+{
+    MPI_Comm line;
+    int dims[1] = {g_size}, periods[1] = {0}, first = -1;
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &line);
+    const int minus = g_rank ? g_rank - 1 : MPI_PROC_NULL;
+    const int plus = g_rank + 1 < g_size ? g_rank + 1 : MPI_PROC_NULL;
+    for (int it = 1; it <= 200; it++) {
+        int in[2] = {g_rank * 1000 + it * 2, g_rank * 1000 + it * 2 + 1}, out[2] = {-7, -7};
+        stats_t s0 = get_stats();
+        int rc = MPI_Neighbor_alltoall(in, 1, MPI_INT, out, 1, MPI_INT, line);
+        stats_t s1 = get_stats();
+        CHECK(rc == MPI_SUCCESS, "call %d: rc %d", it, rc);
+        CHECK(out[0] == (minus == MPI_PROC_NULL ? -7 : minus * 1000 + it * 2 + 1) &&
+                  out[1] == (plus == MPI_PROC_NULL ? -7 : plus * 1000 + it * 2),
+              "call %d: received %d %d", it, out[0], out[1]);
+        int ran = s1.neighbor_alltoall_numacoll != s0.neighbor_alltoall_numacoll;
+        if (ran && first < 0) first = it;
+        CHECK(!(first > 0 && !ran), "call %d: the MPI's after numacoll's from call %d", it, first);
+    }
+    if (g_rank == 0) printf("lazy: numacoll's from call %d on, the MPI's before\n", first);
+    MPI_Comm_free(&line);
+}
+
 int main(int argc, char **argv)
 {
     find_stats_fn();
@@ -410,7 +440,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     const int mismatch = argc > 1 && !strcmp(argv[1], "mismatch");
-    const size_t maxu = argc > 1 && !mismatch ? strtoull(argv[1], NULL, 0) : 1000;
+    const int lazy = argc > 1 && !strcmp(argv[1], "lazy");
+    const size_t maxu = argc > 1 && !mismatch && !lazy ? strtoull(argv[1], NULL, 0) : 1000;
     const int variants = argc > 2 ? atoi(argv[2]) : 6; /* of the 6 (size, types) cases */
     if (g_rank == 0) g_seed = (uint64_t)time(NULL) * 2654435761u;
     PMPI_Bcast(&g_seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
@@ -452,9 +483,10 @@ int main(int argc, char **argv)
         {"multigraph", TOPO_GRAPH, n, 0, {0}, {0}, midx, medg, {0}, {0}},
         {"dist graph", TOPO_DIST, n, 0, {0}, {0}, NULL, NULL, {1, -2}, {-1, 2}},
     };
-    for (size_t k = 0; k < sizeof topos / sizeof topos[0] && n <= 64 && !mismatch; k++)
+    for (size_t k = 0; k < sizeof topos / sizeof topos[0] && n <= 64 && !mismatch && !lazy; k++)
         run_topo(&topos[k], maxu, variants);
     if (mismatch) test_mismatch();
+    if (lazy) test_lazy();
     MPI_Type_free(&g_vec);
     unsigned long all[3] = {g_calls, g_numacoll, g_expected}, sum[3];
     PMPI_Reduce(all, sum, 3, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
