@@ -190,8 +190,8 @@ static int graph_simple(MPI_Comm comm, int size, unsigned char *seen)
         if (index[i] < from || index[i] > nedges) ok = 0;
         else ok = !repeats(edges + from, index[i] - from, size, seen);
     }
-    /* symmetric: every edge i -> j has j -> i (no repeats, so counting suffices: each node's
-     * in-degree equals its out-degree and every edge's reverse is in the reverse's list) */
+    /* symmetric: every edge i -> j has its reverse j -> i in j's list (with no repeats, that
+     * is a symmetric adjacency) */
     for (int i = 0; ok && i < nnodes; i++) {
         int from = i ? index[i - 1] : 0;
         for (int e = from; ok && e < index[i]; e++) {
@@ -222,7 +222,8 @@ static int own_lists(nc_comm_t *s, MPI_Comm comm, int kind)
                in < 0 || out < 0) {
         return 0;
     }
-    int *src = malloc(((size_t)in + 1) * sizeof *src), *dst = malloc(((size_t)out + 1) * sizeof *dst);
+    int *src = malloc(((size_t)in + 1) * sizeof *src);
+    int *dst = malloc(((size_t)out + 1) * sizeof *dst);
     int *w = weighted ? malloc(((size_t)in + (size_t)out + 2) * sizeof *w) : NULL;
     int ok = src && dst && (!weighted || w);
     if (ok && kind == MPI_CART) {
@@ -323,12 +324,13 @@ static void describe(nb_call_t *c, int send, int k, nblock_t *b, size_t *stage_b
         int ok;
         if (c->kind == NB_ALLTOALLW) {
             /* in integers: buf may be MPI_BOTTOM and the displacement an absolute address */
-            ok = mv_side_init(&w->sd, (const void *)((intptr_t)buf + (intptr_t)displ_of(c, send, j)),
-                              type_of(c, send, j));
+            const intptr_t at = (intptr_t)buf + (intptr_t)displ_of(c, send, j);
+            ok = mv_side_init(&w->sd, (const void *)at, type_of(c, send, j));
         } else {
             ok = proto_ok;
             w->sd = proto;
-            w->sd.buf = (void *)((intptr_t)buf + (intptr_t)displ_of(c, send, j) * (intptr_t)proto.ext);
+            w->sd.buf =
+                (void *)((intptr_t)buf + (intptr_t)displ_of(c, send, j) * (intptr_t)proto.ext);
         }
         if (!ok || !mv_bytes(w->n, w->sd.tsz, &w->bytes) ||
             (!w->sd.plain && __builtin_add_overflow(*stage_bytes, w->bytes, stage_bytes))) {

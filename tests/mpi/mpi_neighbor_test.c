@@ -155,7 +155,10 @@ static size_t vunits(int o, int j, size_t u)
  * 16); where packed byte p of a run lies */
 static size_t el_per_unit(int vec) { return vec ? 1 : 2; }
 static size_t el_ext(int vec) { return vec ? 16 : 4; }
-static size_t at_of(int vec, size_t p) { return vec ? p / 8 * 16 + (p % 8 < 4 ? p % 8 : p % 8 + 4) : p; }
+static size_t at_of(int vec, size_t p)
+{
+    return vec ? p / 8 * 16 + (p % 8 < 4 ? p % 8 : p % 8 + 4) : p;
+}
 
 typedef struct side {
     int deg, peer[MAXDEG], key[MAXDEG]; /* peer (source / destination) and gen's key */
@@ -169,6 +172,8 @@ typedef struct side {
 
 /* The call of @p kind with the layouts of @p S and @p R: through the layer (@p pm 0) or
  * straight to the MPI library (PMPI_*, @p pm 1) */
+/* the entry point through the layer, or straight to the MPI library */
+#define NB_FN(name) (pm ? PMPI_Neighbor_##name : MPI_Neighbor_##name)
 static int call(int pm, int kind, int use_c, const void *sbuf, const side_t *Sp, const side_t *Rp,
                 MPI_Datatype stype, MPI_Datatype rtype, int scount, int rcount, void *rbuf,
                 MPI_Comm comm)
@@ -189,15 +194,15 @@ static int call(int pm, int kind, int use_c, const void *sbuf, const side_t *Sp,
         for (int i = 0; i < R.deg; i++) rcc[i] = R.count[i], rdc[i] = R.displ[i];
         switch (kind) {
         case NB_ALLGATHER:
-            err = (pm ? PMPI_Neighbor_allgather_c : MPI_Neighbor_allgather_c)(sbuf, scount, stype, rbuf, rcount, rtype, comm); break;
+            err = NB_FN(allgather_c)(sbuf, scount, stype, rbuf, rcount, rtype, comm); break;
         case NB_ALLGATHERV:
-            err = (pm ? PMPI_Neighbor_allgatherv_c : MPI_Neighbor_allgatherv_c)(sbuf, scount, stype, rbuf, rcc, rdc, rtype, comm); break;
+            err = NB_FN(allgatherv_c)(sbuf, scount, stype, rbuf, rcc, rdc, rtype, comm); break;
         case NB_ALLTOALL:
-            err = (pm ? PMPI_Neighbor_alltoall_c : MPI_Neighbor_alltoall_c)(sbuf, scount, stype, rbuf, rcount, rtype, comm); break;
+            err = NB_FN(alltoall_c)(sbuf, scount, stype, rbuf, rcount, rtype, comm); break;
         case NB_ALLTOALLV:
-            err = (pm ? PMPI_Neighbor_alltoallv_c : MPI_Neighbor_alltoallv_c)(sbuf, scc, sdc, stype, rbuf, rcc, rdc, rtype, comm); break;
+            err = NB_FN(alltoallv_c)(sbuf, scc, sdc, stype, rbuf, rcc, rdc, rtype, comm); break;
         default:
-            err = (pm ? PMPI_Neighbor_alltoallw_c : MPI_Neighbor_alltoallw_c)(sbuf, scc, sdc, st, rbuf, rcc, rdc, rt, comm); break;
+            err = NB_FN(alltoallw_c)(sbuf, scc, sdc, st, rbuf, rcc, rdc, rt, comm); break;
         }
     } else
 #endif
@@ -208,15 +213,15 @@ static int call(int pm, int kind, int use_c, const void *sbuf, const side_t *Sp,
         for (int i = 0; i < R.deg; i++) rdw[i] = R.displ[i];
         switch (kind) {
         case NB_ALLGATHER:
-            err = (pm ? PMPI_Neighbor_allgather : MPI_Neighbor_allgather)(sbuf, scount, stype, rbuf, rcount, rtype, comm); break;
+            err = NB_FN(allgather)(sbuf, scount, stype, rbuf, rcount, rtype, comm); break;
         case NB_ALLGATHERV:
-            err = (pm ? PMPI_Neighbor_allgatherv : MPI_Neighbor_allgatherv)(sbuf, scount, stype, rbuf, rc, rd, rtype, comm); break;
+            err = NB_FN(allgatherv)(sbuf, scount, stype, rbuf, rc, rd, rtype, comm); break;
         case NB_ALLTOALL:
-            err = (pm ? PMPI_Neighbor_alltoall : MPI_Neighbor_alltoall)(sbuf, scount, stype, rbuf, rcount, rtype, comm); break;
+            err = NB_FN(alltoall)(sbuf, scount, stype, rbuf, rcount, rtype, comm); break;
         case NB_ALLTOALLV:
-            err = (pm ? PMPI_Neighbor_alltoallv : MPI_Neighbor_alltoallv)(sbuf, sc, sd, stype, rbuf, rc, rd, rtype, comm); break;
+            err = NB_FN(alltoallv)(sbuf, sc, sd, stype, rbuf, rc, rd, rtype, comm); break;
         default:
-            err = (pm ? PMPI_Neighbor_alltoallw : MPI_Neighbor_alltoallw)(sbuf, sc, sdw, st, rbuf, rc, rdw, rt, comm); break;
+            err = NB_FN(alltoallw)(sbuf, sc, sdw, st, rbuf, rc, rdw, rt, comm); break;
         }
     }
     return err;
@@ -250,7 +255,8 @@ static void run_case(const topo_t *t, MPI_Comm comm, int kind, size_t u, int tv,
             S.at[j] = off;
             off += (size_t)S.count[j] * el_ext(S.vec[j]) + GAP * 16;
         }
-        S.displ[j] = kind == NB_ALLTOALLW ? (MPI_Aint)S.at[j] : (MPI_Aint)(S.at[j] / el_ext(S.vec[j]));
+        S.displ[j] = kind == NB_ALLTOALLW ? (MPI_Aint)S.at[j]
+                                          : (MPI_Aint)(S.at[j] / el_ext(S.vec[j]));
         size_t end = S.at[j] + (size_t)S.count[j] * el_ext(S.vec[j]);
         if (end > S.total) S.total = end;
     }
@@ -272,9 +278,11 @@ static void run_case(const topo_t *t, MPI_Comm comm, int kind, size_t u, int tv,
             R.at[i] = (size_t)i * R.units[i] * el_ext(rv) * el_per_unit(rv);
         } else {
             R.at[i] = off;
-            off += (size_t)R.count[i] * el_ext(R.vec[i]) + GAP * 16 + (kind == NB_ALLTOALLW ? 4 : 0);
+            off += (size_t)R.count[i] * el_ext(R.vec[i]) + GAP * 16;
+            off += kind == NB_ALLTOALLW ? 4 : 0; /* byte displacements: 4 more */
         }
-        R.displ[i] = kind == NB_ALLTOALLW ? (MPI_Aint)R.at[i] : (MPI_Aint)(R.at[i] / el_ext(R.vec[i]));
+        R.displ[i] = kind == NB_ALLTOALLW ? (MPI_Aint)R.at[i]
+                                          : (MPI_Aint)(R.at[i] / el_ext(R.vec[i]));
         size_t end = R.at[i] + (size_t)R.count[i] * el_ext(R.vec[i]);
         if (end > R.total) R.total = end;
     }
@@ -309,7 +317,8 @@ static void run_case(const topo_t *t, MPI_Comm comm, int kind, size_t u, int tv,
         unsigned char *ref = malloc(R.total);
         memset(ref, CANARY, R.total);
         int e2 = call(1, kind, use_c, sbuf, &S, &R, stype, rtype, scount, rcount, ref, comm);
-        CHECK(e2 == MPI_SUCCESS, "%s %s: the library's own call failed", t->name, g_kind_names[kind]);
+        CHECK(e2 == MPI_SUCCESS, "%s %s: the library's own call failed", t->name,
+              g_kind_names[kind]);
         if (bad != R.total) {
             g_lenient_used++;
             memcpy(want, ref, R.total);
@@ -476,7 +485,8 @@ int main(int argc, char **argv)
         {"cart 1-D open", TOPO_CART, n, 1, {n, 1}, {0, 0}, NULL, NULL, {0}, {0}},
         {"cart 2-D n x 1 periodic first", TOPO_CART, n, 2, {n, 1}, {1, 0}, NULL, NULL, {0}, {0}},
         {"cart 2-D 1 x n periodic both", TOPO_CART, n, 2, {1, n}, {1, 1}, NULL, NULL, {0}, {0}},
-        {"cart 2-D 2 x 2 open", TOPO_CART, rows * cols, 2, {rows, cols}, {0, 0}, NULL, NULL, {0}, {0}},
+        {"cart 2-D 2 x 2 open", TOPO_CART, rows * cols, 2, {rows, cols}, {0, 0}, NULL, NULL, {0},
+         {0}},
         {"cart 1-D periodic size 2", TOPO_CART, n >= 2 ? 2 : 1, 1, {n >= 2 ? 2 : 1, 1}, {1, 0},
          NULL, NULL, {0}, {0}},
         {"graph ring", TOPO_GRAPH, n, 0, {0}, {0}, gidx, gedg, {0}, {0}},
