@@ -395,7 +395,8 @@ foreach(f ${NC_MPI_FLAVORS})
     add_custom_target(fortran_test_${f} ALL DEPENDS ${fp})
     # ... and its 15 allreduces and 5 reduces (mpif.h and `use mpi`, INTEGER8, LOGICAL and the
     # pair types among them), one scan and one reduce_scatter_block numacoll's, and its
-    # allgather, gather (MPI_IN_PLACE), scatterv, alltoall and alltoallw
+    # allgather, gather (MPI_IN_PLACE), scatterv, alltoall, alltoallw, neighbor_alltoall and
+    # neighbor_alltoallw
     nc_mpi_test(mpi_${f}_fortran ${f} 3 --env NUMACOLL_MPI_STATS=1
                 --expect "fortran: PASS"
                 --expect "numacoll-mpi stats \\[${f} rank 2\\]: MPI_Barrier [0-9]+ \\(numacoll [1-9][0-9]*\\), MPI_Bcast [0-9]+ \\([^)]*\\), MPI_Allreduce 15 \\(numacoll 15\\), MPI_Reduce 5 \\(numacoll 5\\), fortran [1-9]"
@@ -403,6 +404,7 @@ foreach(f ${NC_MPI_FLAVORS})
                 --expect "numacoll-mpi stats \\[${f} rank 2\\]: .*MPI_Allgather 1 \\(numacoll 1\\), MPI_Allgatherv 0 \\(numacoll 0\\), MPI_Gather 1 \\(numacoll 1\\), .*MPI_Scatterv 1 \\(numacoll 1\\)"
                 --expect "numacoll-mpi stats \\[${f} rank 2\\]: .*MPI_Alltoall 1 \\(numacoll 1\\)"
                 --expect "numacoll-mpi stats \\[${f} rank 2\\]: .*MPI_Alltoallw 1 \\(numacoll 1\\)"
+                --expect "numacoll-mpi stats \\[${f} rank 2\\]: .*MPI_Neighbor_alltoall 1 \\(numacoll 1\\), MPI_Neighbor_alltoallv 0 \\(numacoll 0\\), MPI_Neighbor_alltoallw 1 \\(numacoll 1\\)"
                 -- ${fp})
     # the mpi_f08 module (Open MPI: mpi_barrier_f08 -> ompi_barrier_f, ompi_allreduce_f, ...;
     # MPICH: mpi_barrier_f08_ calls PMPI_Barrier, its bcast, allreduce and reduce call the C

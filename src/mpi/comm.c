@@ -33,6 +33,8 @@ void comm_state_free(nc_comm_t *s)
     if (s->node != MPI_COMM_NULL) PMPI_Comm_free(&s->node);
     free(s->node_of);
     free(s->rank_in_node);
+    free(s->nbr_sources);
+    free(s->nbr_destinations);
     free(s);
 }
 

@@ -24,6 +24,8 @@
  *   pmpi_scatter.c    MPI_Scatter, MPI_Scatterv (and _c)
  *   pmpi_alltoall.c   MPI_Alltoall, MPI_Alltoallv (and _c): flat mode, staging, counters
  *   pmpi_alltoallw.c  MPI_Alltoallw (and _c): per-block datatypes, byte displacements
+ *   pmpi_neighbor.c   MPI_Neighbor_allgather(v), MPI_Neighbor_alltoall(v,w) (and _c) on
+ *                     the alltoallv engine
  */
 #ifndef NC_MPI_INTERNAL_H
 #define NC_MPI_INTERNAL_H
@@ -86,6 +88,11 @@ typedef struct nc_mpi4 {
     __typeof__(PMPI_Alltoall_c) *PMPI_Alltoall_c;
     __typeof__(PMPI_Alltoallv_c) *PMPI_Alltoallv_c;
     __typeof__(PMPI_Alltoallw_c) *PMPI_Alltoallw_c;
+    __typeof__(PMPI_Neighbor_allgather_c) *PMPI_Neighbor_allgather_c;
+    __typeof__(PMPI_Neighbor_allgatherv_c) *PMPI_Neighbor_allgatherv_c;
+    __typeof__(PMPI_Neighbor_alltoall_c) *PMPI_Neighbor_alltoall_c;
+    __typeof__(PMPI_Neighbor_alltoallv_c) *PMPI_Neighbor_alltoallv_c;
+    __typeof__(PMPI_Neighbor_alltoallw_c) *PMPI_Neighbor_alltoallw_c;
 } nc_mpi4_t;
 extern nc_mpi4_t nc_mpi4;
 #define NC_HAVE(fn) (nc_mpi4.fn != NULL)
@@ -148,6 +155,12 @@ typedef struct nc_comm {
     uint64_t defer_after; /* the members' largest NUMACOLL_MPI_SETUP_AFTER (agreed) */
     struct nc_comm *prev, *next;
     int move_native; /* the core cannot run the gather family on this team: native for good */
+    /* the neighbourhood collectives (pmpi_neighbor.c): the communicator's topology judged
+     * at its first neighbourhood call in flat mode (NBR_*: alike on every member), and this
+     * member's sources and destinations in the order of the calls' blocks */
+    int nbr_verdict;
+    int nbr_indegree, nbr_outdegree;
+    int *nbr_sources, *nbr_destinations;
 } nc_comm_t;
 _Static_assert(offsetof(nc_comm_t, st_bcast_numacoll) + sizeof(uint64_t) <= 64,
                "the fast paths' fields in the first line");
@@ -252,6 +265,9 @@ typedef struct nc_mpi_counters {
     /* pmpi_alltoall.c, pmpi_alltoallw.c */
     _Atomic uint64_t alltoall_calls, alltoall_numacoll, alltoallv_calls, alltoallv_numacoll,
         alltoall_staged, alltoallw_calls, alltoallw_numacoll;
+    /* pmpi_neighbor.c, indexed by its NB_* kinds (allgather, allgatherv, alltoall,
+     * alltoallv, alltoallw) */
+    _Atomic uint64_t neighbor_calls[5], neighbor_numacoll[5], neighbor_staged;
 } nc_mpi_counters_t;
 extern nc_mpi_counters_t g_st;
 
@@ -443,6 +459,12 @@ void move_stats_fill(numacoll_mpi_stats_t *o);
 /* the same for MPI_Alltoall(v) and MPI_Alltoallw (pmpi_alltoall.c) */
 void alltoall_stats_text(char *out, size_t n);
 void alltoall_stats_fill(numacoll_mpi_stats_t *o);
+/* the same for the neighbourhood collectives (pmpi_neighbor.c) */
+/* @p comm's in- and out-degree of this process (its topology's neighbour counts,
+ * MPI_PROC_NULL neighbours included); 0 (both 0) without a topology or on a failed query */
+int neighbor_degrees(MPI_Comm comm, int *in, int *out);
+void neighbor_stats_text(char *out, size_t n);
+void neighbor_stats_fill(numacoll_mpi_stats_t *o);
 
 #pragma GCC visibility pop
 

@@ -70,6 +70,18 @@ typedef struct numacoll_mpi_stats {
                                    packed or unpacked a non-contiguous datatype */
     uint64_t alltoallw_calls;    /**< MPI_Alltoallw calls seen (C, _c and Fortran) */
     uint64_t alltoallw_numacoll; /**< ... of which numacoll executed */
+    uint64_t neighbor_allgather_calls;    /**< MPI_Neighbor_allgather calls seen (C, _c) */
+    uint64_t neighbor_allgather_numacoll; /**< ... of which numacoll executed */
+    uint64_t neighbor_allgatherv_calls;    /**< MPI_Neighbor_allgatherv calls seen */
+    uint64_t neighbor_allgatherv_numacoll; /**< ... of which numacoll executed */
+    uint64_t neighbor_alltoall_calls;     /**< MPI_Neighbor_alltoall calls seen */
+    uint64_t neighbor_alltoall_numacoll;  /**< ... of which numacoll executed */
+    uint64_t neighbor_alltoallv_calls;    /**< MPI_Neighbor_alltoallv calls seen */
+    uint64_t neighbor_alltoallv_numacoll; /**< ... of which numacoll executed */
+    uint64_t neighbor_alltoallw_calls;    /**< MPI_Neighbor_alltoallw calls seen */
+    uint64_t neighbor_alltoallw_numacoll; /**< ... of which numacoll executed */
+    uint64_t neighbor_staged; /**< neighbourhood calls of numacoll's in which this process
+                                   packed or unpacked a non-contiguous datatype */
 } numacoll_mpi_stats_t;
 
 /**

@@ -1,7 +1,8 @@
 /*
  * libnumacoll_mpi: the Fortran entry points of MPI_Barrier, MPI_Bcast, MPI_Allreduce,
  * MPI_Reduce, MPI_Reduce_scatter(_block), MPI_Scan, MPI_Exscan and the gather family
- * (MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v)) and MPI_Alltoall(v,w).
+ * (MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v)), MPI_Alltoall(v,w) and the neighbourhood
+ * collectives (MPI_Neighbor_allgather(v), MPI_Neighbor_alltoall(v,w)).
  */
 #include "mpi_internal.h"
 
@@ -353,6 +354,112 @@ NC_F_ALL4(NC_F_ALLTOALLW, mpi_alltoallw, MPI_ALLTOALLW)
 NC_F_ALLTOALL(ompi_alltoall_f)
 NC_F_ALLTOALLV(ompi_alltoallv_f)
 NC_F_ALLTOALLW(ompi_alltoallw_f)
+#endif
+
+/* The neighbourhood collectives: MPI_Neighbor_allgather and MPI_Neighbor_alltoall have
+ * MPI_Allgather's arguments, MPI_Neighbor_allgatherv MPI_Allgatherv's, MPI_Neighbor_alltoallv
+ * MPI_Alltoallv's (arrays of the topology's degrees); MPI_Neighbor_alltoallw takes byte
+ * displacements as INTEGER(KIND=MPI_ADDRESS_KIND), MPI_Aint, and a datatype a neighbour */
+#if !(defined(OPEN_MPI) && OPEN_MPI)
+extern void pmpi_neighbor_allgather_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+extern void pmpi_neighbor_alltoall_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *) __attribute__((weak));
+extern void pmpi_neighbor_allgatherv_(F_ARGS_GATHER, MPI_Fint *, MPI_Fint *, MPI_Fint *)
+    __attribute__((weak));
+extern void pmpi_neighbor_alltoallv_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *,
+                                     MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *)
+    __attribute__((weak));
+extern void pmpi_neighbor_alltoallw_(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *,
+                                     MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *, MPI_Fint *)
+    __attribute__((weak));
+#endif
+#define NC_F_NB_UNIFORM(name, cname, pname)                                                        \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,          \
+              MPI_Fint *comm, MPI_Fint *ierr);                                                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,          \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                      \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pname, (sb, sc, st, rb, rc, rt, comm, ierr))) return;                  \
+        F_RET(cname(f_buf(sb), (int)*sc, PMPI_Type_f2c(*st), f_buf(rb), (int)*rc,                  \
+                    PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm)));                                    \
+    }
+#define NC_F_NB_ALLGATHERV(name)                                                                   \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *dsp,        \
+              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr);                                       \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *dsp,        \
+              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                                        \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pmpi_neighbor_allgatherv_,                                             \
+                            (sb, sc, st, rb, rcs, dsp, rt, comm, ierr)))                           \
+            return;                                                                                \
+        F_RET(MPI_Neighbor_allgatherv(f_buf(sb), (int)*sc, PMPI_Type_f2c(*st), f_buf(rb),          \
+                                      (int *)rcs, (int *)dsp, PMPI_Type_f2c(*rt),                  \
+                                      PMPI_Comm_f2c(*comm)));                                      \
+    }
+#define NC_F_NB_ALLTOALLV(name)                                                                    \
+    void name(void *sb, MPI_Fint *scs, MPI_Fint *sds, MPI_Fint *st, void *rb, MPI_Fint *rcs,       \
+              MPI_Fint *rds, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr);                        \
+    void name(void *sb, MPI_Fint *scs, MPI_Fint *sds, MPI_Fint *st, void *rb, MPI_Fint *rcs,       \
+              MPI_Fint *rds, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                         \
+    {                                                                                              \
+        COUNT(fortran_calls);                                                                      \
+        if (F_DELEGATE_MOVE(pmpi_neighbor_alltoallv_,                                              \
+                            (sb, scs, sds, st, rb, rcs, rds, rt, comm, ierr)))                     \
+            return;                                                                                \
+        F_RET(MPI_Neighbor_alltoallv(f_buf(sb), (int *)scs, (int *)sds, PMPI_Type_f2c(*st),        \
+                                     f_buf(rb), (int *)rcs, (int *)rds, PMPI_Type_f2c(*rt),        \
+                                     PMPI_Comm_f2c(*comm)));                                       \
+    }
+/* MPI_Neighbor_alltoallw: the C handles of the out-degree's send types and the in-degree's
+ * receive types */
+static void f_neighbor_alltoallw(void *sb, MPI_Fint *scs, MPI_Aint *sds, MPI_Fint *sts, void *rb,
+                                 MPI_Fint *rcs, MPI_Aint *rds, MPI_Fint *rts, MPI_Fint *comm,
+                                 MPI_Fint *ierr)
+{
+    COUNT(fortran_calls);
+    if (F_DELEGATE_MOVE(pmpi_neighbor_alltoallw_,
+                        (sb, scs, sds, sts, rb, rcs, rds, rts, comm, ierr)))
+        return;
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    int in = 0, out = 0;
+    (void)neighbor_degrees(c, &in, &out); /* none: the MPI's call reports it */
+    MPI_Datatype *types = malloc(((size_t)in + (size_t)out + 1) * sizeof *types);
+    if (!types) {
+        F_RET(MPI_ERR_NO_MEM);
+        return;
+    }
+    MPI_Datatype *st = types, *rt = types + out;
+    for (int j = 0; j < out; j++)
+        st[j] = PMPI_Type_f2c(sts[j]);
+    for (int i = 0; i < in; i++)
+        rt[i] = PMPI_Type_f2c(rts[i]);
+    F_RET(MPI_Neighbor_alltoallw(f_buf(sb), (int *)scs, sds, st, f_buf(rb), (int *)rcs, rds, rt,
+                                 c));
+    free(types);
+}
+#define NC_F_NB_ALLTOALLW(name)                                                                    \
+    void name(void *sb, MPI_Fint *scs, MPI_Aint *sds, MPI_Fint *sts, void *rb, MPI_Fint *rcs,      \
+              MPI_Aint *rds, MPI_Fint *rts, MPI_Fint *comm, MPI_Fint *ierr);                       \
+    void name(void *sb, MPI_Fint *scs, MPI_Aint *sds, MPI_Fint *sts, void *rb, MPI_Fint *rcs,      \
+              MPI_Aint *rds, MPI_Fint *rts, MPI_Fint *comm, MPI_Fint *ierr)                        \
+    {                                                                                              \
+        f_neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, ierr);                    \
+    }
+#define NC_F_NB_ALLGATHER(name)                                                                    \
+    NC_F_NB_UNIFORM(name, MPI_Neighbor_allgather, pmpi_neighbor_allgather_)
+#define NC_F_NB_ALLTOALL(name) NC_F_NB_UNIFORM(name, MPI_Neighbor_alltoall, pmpi_neighbor_alltoall_)
+NC_F_ALL4(NC_F_NB_ALLGATHER, mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER)
+NC_F_ALL4(NC_F_NB_ALLGATHERV, mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV)
+NC_F_ALL4(NC_F_NB_ALLTOALL, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL)
+NC_F_ALL4(NC_F_NB_ALLTOALLV, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV)
+NC_F_ALL4(NC_F_NB_ALLTOALLW, mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW)
+#if defined(OPEN_MPI) && OPEN_MPI
+NC_F_NB_ALLGATHER(ompi_neighbor_allgather_f)
+NC_F_NB_ALLGATHERV(ompi_neighbor_allgatherv_f)
+NC_F_NB_ALLTOALL(ompi_neighbor_alltoall_f)
+NC_F_NB_ALLTOALLV(ompi_neighbor_alltoallv_f)
+NC_F_NB_ALLTOALLW(ompi_neighbor_alltoallw_f)
 #endif
 
 #define NC_F_BARRIER(name)                                                                         \

@@ -167,6 +167,11 @@ static void mpi_bind(void)
     NC_FIND(PMPI_Alltoall_c);
     NC_FIND(PMPI_Alltoallv_c);
     NC_FIND(PMPI_Alltoallw_c);
+    NC_FIND(PMPI_Neighbor_allgather_c);
+    NC_FIND(PMPI_Neighbor_allgatherv_c);
+    NC_FIND(PMPI_Neighbor_alltoall_c);
+    NC_FIND(PMPI_Neighbor_alltoallv_c);
+    NC_FIND(PMPI_Neighbor_alltoallw_c);
 #undef NC_FIND
 #endif
     g_world_group = MPI_GROUP_NULL;
@@ -262,6 +267,7 @@ static void stats_fill(numacoll_mpi_stats_t *o)
     o->comms_promoted = READ(comms_promoted);
     move_stats_fill(o);
     alltoall_stats_fill(o);
+    neighbor_stats_fill(o);
 }
 
 size_t numacoll_mpi_stats_sized(numacoll_mpi_stats_t *out, size_t size)
@@ -339,12 +345,14 @@ void print_stats(void)
     move_stats_text(move, sizeof move);
     char a2a[256];
     alltoall_stats_text(a2a, sizeof a2a);
+    char nbr[400];
+    neighbor_stats_text(nbr, sizeof nbr);
     mpi_say(
             "numacoll-mpi stats [%s %s %d]: MPI_Barrier %llu (numacoll %llu), MPI_Bcast %llu "
             "(numacoll %llu, staged %llu), MPI_Allreduce %llu (numacoll %llu), MPI_Reduce %llu "
             "(numacoll %llu), fortran %llu, comms %llu set up / %llu freed, teams "
             "%llu created / %llu destroyed / %llu failed / %llu reused (%llu with their broadcast "
-            "state), %llu deferred / %llu of them set up later, progress %llu%s%s%s\n",
+            "state), %llu deferred / %llu of them set up later, progress %llu%s%s%s%s\n",
             NC_FLAVOR, world ? "rank" : "pid", world ? r : (int)getpid(),
             (unsigned long long)READ(barrier_calls), (unsigned long long)READ(barrier_numacoll),
             (unsigned long long)READ(bcast_calls), (unsigned long long)READ(bcast_numacoll),
@@ -356,7 +364,7 @@ void print_stats(void)
             (unsigned long long)READ(team_failures), (unsigned long long)READ(teams_reused),
             (unsigned long long)READ(bcast_states_kept), (unsigned long long)READ(comms_deferred),
             (unsigned long long)READ(comms_promoted), (unsigned long long)READ(progress_calls),
-            more, move, a2a);
+            more, move, a2a, nbr);
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first: release every communicator

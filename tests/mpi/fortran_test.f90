@@ -131,6 +131,9 @@ program fortran_test
   integer :: scnt(32), sdsp(32)
   ! MPI_ALLTOALLW: counts, byte displacements and a datatype per block
   integer :: wbuf(64), wcnt(32), wsd(32), wrd(32), wtyp(32)
+  ! the neighbourhood collectives on a ring (1-D periodic Cartesian)
+  integer :: ring, nb(2), nbr(4), ncnt(2), ntyp(2)
+  integer(kind=MPI_ADDRESS_KIND) :: nsd(2), nrd(2)
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
@@ -270,6 +273,30 @@ program fortran_test
   do i = 0, nprocs - 1
     if (wbuf(2 * i + 1) /= 1000 * i + rank .or. wbuf(2 * i + 2) /= -1) bad = bad + 1
   end do
+  ! MPI_NEIGHBOR_ALLTOALL on a ring: rank r sends 10 r + 1 to its - neighbour, 10 r + 2 to
+  ! its + one, and receives the - neighbour's + block and the + neighbour's - block; then
+  ! MPI_NEIGHBOR_ALLTOALLW the same in MPI_INTEGER blocks at byte displacements 0 and 8
+  call MPI_Cart_create(MPI_COMM_WORLD, 1, (/ nprocs /), (/ .true. /), .false., ring, ierr)
+  nb = (/ 10 * rank + 1, 10 * rank + 2 /)
+  nbr = -1
+  call MPI_Neighbor_alltoall(nb, 1, MPI_INTEGER, nbr, 1, MPI_INTEGER, ring, ierr)
+  if (ierr /= MPI_SUCCESS) bad = bad + 1
+  if (nprocs >= 3) then
+    if (nbr(1) /= 10 * mod(rank + nprocs - 1, nprocs) + 2) bad = bad + 1
+    if (nbr(2) /= 10 * mod(rank + 1, nprocs) + 1) bad = bad + 1
+  end if
+  ncnt = 1
+  ntyp = MPI_INTEGER
+  nsd = (/ 0_MPI_ADDRESS_KIND, 4_MPI_ADDRESS_KIND /)
+  nrd = (/ 0_MPI_ADDRESS_KIND, 8_MPI_ADDRESS_KIND /)
+  nbr = -1
+  call MPI_Neighbor_alltoallw(nb, ncnt, nsd, ntyp, nbr, ncnt, nrd, ntyp, ring, ierr)
+  if (ierr /= MPI_SUCCESS) bad = bad + 1
+  if (nprocs >= 3) then
+    if (nbr(1) /= 10 * mod(rank + nprocs - 1, nprocs) + 2 .or. nbr(2) /= -1) bad = bad + 1
+    if (nbr(3) /= 10 * mod(rank + 1, nprocs) + 1 .or. nbr(4) /= -1) bad = bad + 1
+  end if
+  call MPI_Comm_free(ring, ierr)
   call reductions_usempi(bad)
   call reductions_kinds(bad)
   call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, sub, ierr)
