@@ -15,10 +15,11 @@
  *
  * The verdict is taken once per communicator, at its first neighbourhood call in flat mode,
  * and kept in its state (nc_comm_t's nbr_*), alike on every member: a Cartesian topology's
- * dimensions and periods and a general graph's whole adjacency are known to every member,
- * so each judges alone; a distributed graph's members know only their own edges, so each
- * judges its own lists and one MPI_Allreduce of the MPI's agrees on the verdict (every
- * member makes the same neighbourhood calls, so all of them reach it at the same call).
+ * dimensions and periods and a general graph's whole adjacency are known to every member;
+ * a distributed graph's members know only their own edges. Each member judges what it
+ * knows and one MPI_Allreduce of the MPI's agrees on the verdict, so that a member short of
+ * memory for the check makes every member call the MPI (every member makes the same
+ * neighbourhood calls, so all of them reach it at the same call).
  *
  * Which calls numacoll runs is otherwise decided as for MPI_Alltoallv (pmpi_alltoall.c):
  * from the communicator's agreed state (flat; not pass-through, deferred or given up by the
@@ -249,9 +250,9 @@ static int own_lists(nc_comm_t *s, MPI_Comm comm, int kind)
 }
 
 /* Judge @p s's topology once (see the file's head): NBR_NUMACOLL or NBR_NATIVE, alike on
- * every member; collective (one MPI_Allreduce) on a distributed graph. A member without
- * memory for the few arrays of a Cartesian or general graph's check judges it the MPI's
- * alone (the others then wait for it in numacoll's call until NUMACOLL_TIMEOUT names it) */
+ * every member; collective: one MPI_Allreduce agrees on the members' verdicts (a
+ * distributed graph's members judge their own lists only; a member without memory for
+ * the few arrays of a check votes for the MPI, and so the others follow it) */
 static int verdict(nc_comm_t *s, MPI_Comm comm)
 {
     if (s->nbr_verdict != NBR_UNKNOWN) return s->nbr_verdict;
@@ -274,13 +275,13 @@ static int verdict(nc_comm_t *s, MPI_Comm comm)
      * empty: mv_take_part) */
     if (simple && kind != MPI_DIST_GRAPH && !own_lists(s, comm, kind))
         s->nbr_indegree = s->nbr_outdegree = -1;
-    if (kind == MPI_DIST_GRAPH) {
-        simple = own_lists(s, comm, kind);
-        /* this member's lists; then every member's verdict, by the MPI (see the head) */
-        int mine = simple && seen &&
-                   !repeats(s->nbr_sources, s->nbr_indegree, s->size, seen) &&
-                   !repeats(s->nbr_destinations, s->nbr_outdegree, s->size, seen);
-        simple = 0;
+    if (kind == MPI_DIST_GRAPH) /* this member's lists */
+        simple = own_lists(s, comm, kind) && seen &&
+                 !repeats(s->nbr_sources, s->nbr_indegree, s->size, seen) &&
+                 !repeats(s->nbr_destinations, s->nbr_outdegree, s->size, seen);
+    if (kind == MPI_CART || kind == MPI_GRAPH || kind == MPI_DIST_GRAPH) {
+        /* every member's verdict, by the MPI: numacoll's only if it is each member's */
+        int mine = simple;
         if (PMPI_Allreduce(&mine, &simple, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) simple = 0;
     }
     free(seen);
