@@ -148,6 +148,14 @@ typedef struct nc_comm {
     uint64_t defer_after; /* the members' largest NUMACOLL_MPI_SETUP_AFTER (agreed) */
     struct nc_comm *prev, *next;
     int move_native; /* the core cannot run the gather family on this team: native for good */
+    /* hier: the gather family's memory agreement (pmpi_move_hier.c): the lowest and minus
+     * the highest rank without memory for a call, the leaders' step's buffer (a timed-out
+     * step may still write it: it lives as long as the state) */
+    int move_short[3];
+    /* hier: the gather family's room for the scratch buffers of small calls (HIER_ROOM
+     * bytes, pmpi_move_hier.c), and whether every member has one (agreed) */
+    char *move_room;
+    int move_room_agreed;
 } nc_comm_t;
 _Static_assert(offsetof(nc_comm_t, st_bcast_numacoll) + sizeof(uint64_t) <= 64,
                "the fast paths' fields in the first line");

@@ -1,12 +1,17 @@
 /*
  * A member without memory for the stage of a non-contiguous datatype (its address space
- * limited by RLIMIT_AS for one call) in MPI_Allgather, MPI_Gather and MPI_Scatter (at the
- * root), MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw: it gets an MPI error; every member
- * that reads a block of it gets an MPI error too, and none waits for it (NUMACOLL_TIMEOUT
- * would turn a wait into a timeout); the next call of the same collective, with the limit
- * lifted, is right on every rank and numacoll's.
+ * limited by RLIMIT_AS for one call) in MPI_Allgather, MPI_Allgatherv, MPI_Gather and
+ * MPI_Scatter (at the root), MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw: it gets an MPI
+ * error; every member that reads a block of it gets MPI_ERR_ARG, and none waits for it
+ * (NUMACOLL_TIMEOUT would turn a wait into a timeout); the next call of the same
+ * collective, with the limit lifted, is right on every rank and numacoll's.
  *
- *   mpi_nomem_test
+ *   mpi_nomem_test [hier]
+ *
+ * hier: a hierarchical communicator (NUMACOLL_FAKE_NODES): the collectives with a
+ * hierarchical path only (alltoall(v,w) are the MPI library's there). The last rank, the
+ * victim, is a node's leader or not depending on the size; its stage and the scratch
+ * buffers of the node steps (the whole, a node's part) are beyond the limit.
  *
  * The stage's datatype is 2 ints in an extent of 4 (not contiguous); each block holds
  * BLOCK_INTS ints of data, so that a stage of P blocks is far beyond the headroom the
@@ -16,15 +21,18 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "mpi_test_util.h"
 
 enum { BLOCK_INTS = 1 << 20, HEADROOM = 4 << 20 };
-enum { K_ALLGATHER, K_GATHER, K_SCATTER, K_ALLTOALL, K_ALLTOALLV, K_ALLTOALLW, K_COUNT };
-static const char *const k_names[K_COUNT] = {"MPI_Allgather", "MPI_Gather",    "MPI_Scatter",
-                                             "MPI_Alltoall",  "MPI_Alltoallv", "MPI_Alltoallw"};
+enum { K_ALLGATHER, K_ALLGATHERV, K_GATHER, K_SCATTER, K_ALLTOALL, K_ALLTOALLV, K_ALLTOALLW,
+       K_COUNT };
+static const char *const k_names[K_COUNT] = {"MPI_Allgather", "MPI_Allgatherv", "MPI_Gather",
+                                             "MPI_Scatter",   "MPI_Alltoall",   "MPI_Alltoallv",
+                                             "MPI_Alltoallw"};
 
 static MPI_Datatype g_pair; /* 2 ints, extent 4 ints */
 static int g_victim;        /* the rank without memory (the root of gather and scatter) */
@@ -33,7 +41,7 @@ static int g_victim;        /* the rank without memory (the root of gather and s
 static uint64_t numacoll_count(int k)
 {
     stats_t s = get_stats();
-    const uint64_t v[K_COUNT] = {s.allgather_numacoll, s.gather_numacoll,
+    const uint64_t v[K_COUNT] = {s.allgather_numacoll, s.allgatherv_numacoll, s.gather_numacoll,
                                  s.scatter_numacoll,   s.alltoall_numacoll,
                                  s.alltoallv_numacoll, s.alltoallw_numacoll};
     return v[k];
@@ -66,6 +74,8 @@ static int call(int k, MPI_Comm comm, int *plain, int *spread)
     switch (k) {
     case K_ALLGATHER:
         return MPI_Allgather(plain, BLOCK_INTS, MPI_INT, spread, n, g_pair, comm);
+    case K_ALLGATHERV:
+        return MPI_Allgatherv(plain, BLOCK_INTS, MPI_INT, spread, counts, displs, g_pair, comm);
     case K_GATHER:
         return MPI_Gather(plain, BLOCK_INTS, MPI_INT, spread, n, g_pair, g_victim, comm);
     case K_SCATTER:
@@ -152,10 +162,14 @@ static void test_collective(int k, MPI_Comm comm)
     int rc = call(k, comm, plain, spread);
     if (limited) setrlimit(RLIMIT_AS, &saved);
     /* who must fail: the victim, and the members reading a block of it (a gather's
-     * senders read nothing) */
-    int must_fail = g_rank == g_victim || k != K_GATHER;
+     * senders read nothing) with MPI_ERR_ARG */
+    int must_fail = g_rank == g_victim || k != K_GATHER, cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
     CHECK((rc != MPI_SUCCESS) == must_fail, "%s without memory on rank %d: rank %d returned %d",
           k_names[k], g_victim, g_rank, rc);
+    CHECK(!must_fail || g_rank == g_victim || cls == MPI_ERR_ARG,
+          "%s without memory on rank %d: rank %d's error class is %d, not MPI_ERR_ARG",
+          k_names[k], g_victim, g_rank, cls);
     /* the next call, with memory: right and numacoll's */
     fill(k, plain, spread);
     uint64_t before = numacoll_count(k);
@@ -185,6 +199,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     find_stats_fn();
     if (g_size > 64) MPI_Abort(MPI_COMM_WORLD, 2);
+    const int hier = argc > 1 && !strcmp(argv[1], "hier");
     g_victim = g_size - 1;
     MPI_Datatype two;
     MPI_Type_contiguous(2, MPI_INT, &two);
@@ -197,7 +212,7 @@ int main(int argc, char **argv)
     /* the communicator's and its data-movement set-up, before any limit */
     int one = g_rank, all[64];
     MPI_Allgather(&one, 1, MPI_INT, all, 1, MPI_INT, comm);
-    for (int k = 0; k < K_COUNT; k++)
+    for (int k = 0; k < (hier ? K_ALLTOALL : K_COUNT); k++)
         test_collective(k, comm);
     int fails = total_failures(MPI_COMM_WORLD);
     if (g_rank == 0) printf("nomem: %s\n", fails ? "FAIL" : "PASS");
