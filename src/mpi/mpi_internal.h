@@ -296,6 +296,9 @@ void warn_setup(const nc_comm_t *s, const char *what, int rc);
 /* fprintf(stderr, ...) in one write(2) (at most 8 KiB), so that lines of different ranks
  * never interleave; a missing final newline is added */
 void mpi_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A failed numacoll status @p rc of collective @p op as an MPI error: the message on stderr,
+ * then the communicator's error handler with MPI_ERR_NO_MEM for NUMACOLL_ERR_NOMEM (this
+ * member had no memory for the call), else MPI_ERR_OTHER; returns that class */
 int raise_error(MPI_Comm comm, const char *op, int rc);
 /* raise_error for a call on communicator state @p s: in hierarchical mode the message also
  * maps this node team's member numbers (which the core's messages name) to communicator

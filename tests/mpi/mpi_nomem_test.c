@@ -2,7 +2,7 @@
  * A member without memory for the stage of a non-contiguous datatype (its address space
  * limited by RLIMIT_AS for one call) in MPI_Allgather, MPI_Allgatherv, MPI_Gather (at the
  * root; then a sender, to root 0), MPI_Scatter (at the root), MPI_Alltoall, MPI_Alltoallv
- * and MPI_Alltoallw: it gets an MPI error; every member that reads a block of it gets MPI_ERR_ARG, and none waits for it
+ * and MPI_Alltoallw: it gets MPI_ERR_NO_MEM; every member that reads a block of it gets MPI_ERR_ARG, and none waits for it
  * (NUMACOLL_TIMEOUT would turn a wait into a timeout); the next call of the same
  * collective, with the limit lifted, is right on every rank and numacoll's.
  *
@@ -189,6 +189,9 @@ static void test_collective(int k, MPI_Comm comm)
     CHECK(!must_fail || g_rank == g_victim || cls == MPI_ERR_ARG,
           "%s without memory on rank %d: rank %d's error class is %d, not MPI_ERR_ARG",
           k_names[k], g_victim, g_rank, cls);
+    CHECK(g_rank != g_victim || cls == MPI_ERR_NO_MEM,
+          "%s without memory on rank %d: its error class is %d, not MPI_ERR_NO_MEM", k_names[k],
+          g_victim, cls);
     /* the next call, with memory: right and numacoll's */
     fill(k, plain, spread);
     uint64_t before = numacoll_count(k);
