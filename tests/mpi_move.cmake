@@ -131,9 +131,12 @@ foreach(f ${NC_MPI_FLAVORS})
 endforeach()
 
 # a member without memory for the stage of a non-contiguous datatype (RLIMIT_AS for one
-# call) in allgather, gather and scatter (the root), alltoall(v,w): it fails, its readers
-# fail naming it, none waits for it (NUMACOLL_TIMEOUT would end such a wait with another
-# error), and the next call is right and numacoll's (tests/mpi/mpi_nomem_test.c). Not under
+# call) in allgather(v), gather (the root, then a sender), scatter (the root), alltoall(v,w):
+# it fails, its readers fail naming it, none waits for it (NUMACOLL_TIMEOUT would end such a
+# wait with another error), and the next call is right and numacoll's
+# (tests/mpi/mpi_nomem_test.c). The same
+# for the collectives with a hierarchical path on pseudo-nodes (np 2 and 3: the victim, the
+# last rank, leads a node of its own; np 4: it does not, and the root's hop runs). Not under
 # the sanitizers: ASan's allocator aborts the process when the limited address space runs
 # out instead of letting malloc return NULL
 foreach(f ${NC_MPI_FLAVORS})
@@ -145,7 +148,19 @@ foreach(f ${NC_MPI_FLAVORS})
     nc_mpi_test(mpi_${f}_move_nomem_np${np} ${f} ${np} --timeout 90 --env NUMACOLL_TIMEOUT=10
                 --expect "nomem: MPI_Allgather: rank [0-9] failed, and its readers naming it"
                 --expect "nomem: MPI_Gather: rank [0-9] failed alone"
+                --expect "nomem: MPI_Gather to rank 0: rank [0-9] failed, and the root naming"
                 --expect "nomem: MPI_Alltoallw: rank [0-9] failed"
                 --expect "nomem: PASS" -- ${NC_MPI_TDIR}/mpi_nomem_test_${f})
+  endforeach()
+  foreach(np 2 3 4)
+    math(EXPR np_last "${np} - 1")
+    nc_mpi_test(mpi_${f}_move_nomem_fake2_np${np} ${f} ${np} --timeout 60
+                --env NUMACOLL_TIMEOUT=10 --env NUMACOLL_FAKE_NODES=2
+                --expect "nomem: MPI_Allgatherv: rank [0-9] failed, and its readers naming it"
+                --expect "nomem: MPI_Gather: rank [0-9] failed alone"
+                --expect "nomem: MPI_Gather to rank 0: rank [0-9] failed, and the root naming"
+                --expect "nomem: MPI_Scatter: rank [0-9] failed, and its readers naming it"
+                --expect "MPI_Allgather: rank ${np_last} had no memory for its buffers"
+                --expect "nomem: PASS" -- ${NC_MPI_TDIR}/mpi_nomem_test_${f} hier)
   endforeach()
 endforeach()

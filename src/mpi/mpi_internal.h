@@ -161,6 +161,14 @@ typedef struct nc_comm {
     int nbr_verdict;
     int nbr_indegree, nbr_outdegree;
     int *nbr_sources, *nbr_destinations;
+    /* hier: the gather family's memory agreement (pmpi_move_hier.c): the lowest and minus
+     * the highest rank without memory for a call, the leaders' step's buffer (a timed-out
+     * step may still write it: it lives as long as the state) */
+    int move_short[3];
+    /* hier: the gather family's room for the scratch buffers of small calls (HIER_ROOM
+     * bytes, pmpi_move_hier.c), and whether every member has one (agreed) */
+    char *move_room;
+    int move_room_agreed;
 } nc_comm_t;
 _Static_assert(offsetof(nc_comm_t, st_bcast_numacoll) + sizeof(uint64_t) <= 64,
                "the fast paths' fields in the first line");
@@ -305,6 +313,9 @@ void warn_setup(const nc_comm_t *s, const char *what, int rc);
 /* fprintf(stderr, ...) in one write(2) (at most 8 KiB), so that lines of different ranks
  * never interleave; a missing final newline is added */
 void mpi_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A failed numacoll status @p rc of collective @p op as an MPI error: the message on stderr,
+ * then the communicator's error handler with MPI_ERR_NO_MEM for NUMACOLL_ERR_NOMEM (this
+ * member had no memory for the call), else MPI_ERR_OTHER; returns that class */
 int raise_error(MPI_Comm comm, const char *op, int rc);
 /* raise_error for a call on communicator state @p s: in hierarchical mode the message also
  * maps this node team's member numbers (which the core's messages name) to communicator

@@ -108,6 +108,17 @@ void *mv_alloc(size_t bytes)
     return p;
 }
 
+void *mv_stage(mv_call_t *c, size_t bytes)
+{
+    size_t need = (bytes + 15) & ~(size_t)15;
+    if (c->room && need >= bytes && need <= c->room_cap - c->room_used) {
+        void *p = c->room + c->room_used;
+        c->room_used += need;
+        return p;
+    }
+    return mv_alloc(bytes);
+}
+
 int mv_intra_size(MPI_Comm comm)
 {
     int size = 0, inter = 0;
@@ -163,7 +174,12 @@ int mv_send_begin(mv_call_t *c, size_t *want, const void **sendp, char **stage)
     }
     if (!ok || have != *want) say_mismatch(c, "send", have, *want);
     size_t cap = have > *want ? have : *want;
-    if (!(*stage = mv_alloc(cap))) return NUMACOLL_ERR_NOMEM;
+    if (!(*stage = mv_stage(c, cap)) && cap > *want && (*stage = mv_stage(c, *want))) {
+        memset(*stage, 0, *want); /* zeros only: its own bytes have no room */
+        *sendp = *stage;
+        return NUMACOLL_OK;
+    }
+    if (!*stage) return NUMACOLL_ERR_NOMEM;
     memset(*stage, 0, cap);
     if (ok && c->prc == MPI_SUCCESS) mv_pack(c, &sd, 0, c->scount, *stage, have);
     *sendp = *stage;
@@ -182,7 +198,7 @@ int mv_recv_begin(mv_call_t *c, mv_recv_t *r, size_t *want, void **recvp)
         return NUMACOLL_OK;
     }
     if (!ok || r->have != *want) say_mismatch(c, "receive", r->have, *want);
-    if (!(r->stage = mv_alloc(*want))) return NUMACOLL_ERR_NOMEM;
+    if (!(r->stage = mv_stage(c, *want))) return NUMACOLL_ERR_NOMEM;
     *recvp = r->stage;
     return NUMACOLL_OK;
 }
@@ -191,7 +207,7 @@ void mv_recv_end(mv_call_t *c, mv_recv_t *r, int rc)
 {
     if (r->stage && rc == NUMACOLL_OK && r->have == r->want)
         mv_unpack(c, &r->side, 0, c->rcount, r->stage, r->have);
-    mv_free(r->stage);
+    mv_stage_free(c, r->stage);
     r->stage = NULL;
 }
 
@@ -457,6 +473,7 @@ int mv_entry(mv_call_t *c)
 {
     c->prc = MPI_SUCCESS;
     c->staged = c->truncated = 0;
+    c->room = NULL, c->room_cap = c->room_used = 0;
     /* a root < 0 (MPI_ROOT, MPI_PROC_NULL: intercommunicators) or beyond: the MPI's */
     const int rooted = c->kind >= MV_GATHER;
     /* fast path: this thread's cached state of the communicator is one flat team whose
@@ -529,30 +546,27 @@ int mv_entry(mv_call_t *c)
  * bytes on the node communicator. A team whose set-up failed (agreed by the node's
  * members) hands them to the MPI for good. */
 int mv_node_gatherv(nc_comm_t *s, const void *send, size_t sbytes, void *recv,
-                    const size_t *rbytes, const size_t *displs)
+                    const size_t *rbytes, const size_t *displs, int *ints)
 {
     if (move_ready(s)) return numacoll_gatherv(s->team, send, sbytes, recv, rbytes, displs, 0);
     if (s->node_size == 1) {
         if (send != NUMACOLL_IN_PLACE && sbytes) memcpy((char *)recv + displs[0], send, sbytes);
         return NUMACOLL_OK;
     }
-    int n = s->node_size, *cnt = NULL, *dsp = NULL, ok = 1;
+    const int n = s->node_size;
+    int *cnt = NULL, *dsp = NULL;
     if (s->node_rank == 0) {
-        cnt = malloc((size_t)n * sizeof *cnt), dsp = malloc((size_t)n * sizeof *dsp);
-        ok = cnt && dsp;
-        for (int i = 0; ok && i < n; i++)
+        cnt = ints, dsp = ints + n;
+        for (int i = 0; i < n; i++)
             cnt[i] = (int)rbytes[i], dsp[i] = (int)displs[i]; /* <= INT_MAX: hier_fits */
     }
-    int rc = ok ? PMPI_Gatherv(send == NUMACOLL_IN_PLACE ? MPI_IN_PLACE : send, (int)sbytes,
-                               MPI_BYTE, recv, cnt, dsp, MPI_BYTE, 0, s->node)
-                : MPI_ERR_NO_MEM;
-    free(cnt);
-    free(dsp);
+    int rc = PMPI_Gatherv(send == NUMACOLL_IN_PLACE ? MPI_IN_PLACE : send, (int)sbytes, MPI_BYTE,
+                          recv, cnt, dsp, MPI_BYTE, 0, s->node);
     return rc == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
 }
 
 int mv_node_scatterv(nc_comm_t *s, const void *send, const size_t *sbytes, const size_t *displs,
-                     void *recv, size_t rbytes)
+                     void *recv, size_t rbytes, int *ints)
 {
     if (move_ready(s)) return numacoll_scatterv(s->team, send, sbytes, displs, recv, rbytes, 0);
     if (s->node_size == 1) {
@@ -560,19 +574,16 @@ int mv_node_scatterv(nc_comm_t *s, const void *send, const size_t *sbytes, const
             memcpy(recv, (const char *)send + displs[0], rbytes);
         return NUMACOLL_OK;
     }
-    int n = s->node_size, *cnt = NULL, *dsp = NULL, ok = 1;
+    const int n = s->node_size;
+    int *cnt = NULL, *dsp = NULL;
     if (s->node_rank == 0) {
-        cnt = malloc((size_t)n * sizeof *cnt), dsp = malloc((size_t)n * sizeof *dsp);
-        ok = cnt && dsp;
-        for (int i = 0; ok && i < n; i++)
+        cnt = ints, dsp = ints + n;
+        for (int i = 0; i < n; i++)
             cnt[i] = (int)sbytes[i], dsp[i] = (int)displs[i]; /* <= INT_MAX: hier_fits */
     }
-    int rc = ok ? PMPI_Scatterv(send, cnt, dsp, MPI_BYTE,
-                                recv == (void *)NUMACOLL_IN_PLACE ? MPI_IN_PLACE : recv,
-                                (int)rbytes, MPI_BYTE, 0, s->node)
-                : MPI_ERR_NO_MEM;
-    free(cnt);
-    free(dsp);
+    int rc = PMPI_Scatterv(send, cnt, dsp, MPI_BYTE,
+                           recv == (void *)NUMACOLL_IN_PLACE ? MPI_IN_PLACE : recv, (int)rbytes,
+                           MPI_BYTE, 0, s->node);
     return rc == MPI_SUCCESS ? NUMACOLL_OK : NUMACOLL_ERR_OOB;
 }
 

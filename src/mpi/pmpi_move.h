@@ -42,6 +42,10 @@ typedef struct mv_call {
     int staged; /* this member packed or unpacked a non-contiguous side */
     int prc;    /* the first PMPI_Pack / PMPI_Unpack error (MPI_SUCCESS: none) */
     int truncated; /* this member's block had another size than expected (say_mismatch) */
+    /* the hierarchical mode's room (pmpi_move_hier.c) for this call's buffers: mv_stage
+     * takes them from it while it has space; NULL (every other call): from the heap */
+    char *room;
+    size_t room_cap, room_used;
 } mv_call_t;
 
 /* A call's arguments with uniform blocks (no v-arrays), every field stored by name: a
@@ -57,6 +61,7 @@ static inline void mv_args(mv_call_t *c, int kind, int is_c, const void *sendbuf
     c->vcounts_i = NULL, c->vdispls_i = NULL, c->vcounts_c = NULL, c->vdispls_c = NULL;
     c->root = root, c->comm = comm;
     c->staged = 0, c->prc = MPI_SUCCESS, c->truncated = 0;
+    c->room = NULL, c->room_cap = c->room_used = 0;
 }
 
 static inline MPI_Count mv_vcount(const mv_call_t *c, int r)
@@ -102,6 +107,18 @@ static inline int mv_bytes(MPI_Count n, size_t size, size_t *out)
 
 /* malloc of at least one byte; NULL (with numacoll's NOMEM message) when out of memory */
 void *mv_alloc(size_t bytes);
+/* a buffer of the call: from its room while that has space (16-byte aligned), else
+ * mv_alloc; mv_stage_free frees one that is not in the room */
+void *mv_stage(mv_call_t *c, size_t bytes);
+static inline int mv_in_room(const mv_call_t *c, const void *p)
+{
+    return c->room && (uintptr_t)p >= (uintptr_t)c->room &&
+           (uintptr_t)p < (uintptr_t)c->room + c->room_cap;
+}
+static inline void mv_stage_free(const mv_call_t *c, void *p)
+{
+    if (p && !mv_in_room(c, p)) free(p);
+}
 
 /* the size of @p comm by which a call's arrays may be read: 0 for an intercommunicator (the
  * MPI's: no set-up joins it, and its arrays have the remote group's size) or a failed
@@ -126,10 +143,12 @@ static inline void mv_free(void *stage)
 
 /* This member's send block: (sendbuf, scount, stype) as *@p want bytes (SIZE_MAX: its own
  * size, returned there) at *@p sendp, straight from a plain buffer or packed into *@p stage
- * (free it after the call). A send side whose size differs from the @p want the receivers
- * expect (erroneous: MPI requires equal type signatures) still takes part with @p want
- * bytes (its first ones, then zeros), so nobody waits for it, and the call then fails here
- * with MPI_ERR_TRUNCATE (c->prc). Status numacoll's (NOMEM). */
+ * (mv_stage: free it with mv_stage_free after the call). A send side whose size differs
+ * from the @p want the receivers expect (erroneous: MPI requires equal type signatures)
+ * still takes part with @p want bytes (its first ones, then zeros; only zeros when a stage
+ * of its own size is beyond the heap but @p want bytes are in the room), so nobody waits for
+ * it, and the call then fails here with MPI_ERR_TRUNCATE (c->prc). Status numacoll's
+ * (NOMEM). */
 int mv_send_begin(mv_call_t *c, size_t *want, const void **sendp, char **stage);
 
 /* This member's receive block (recvbuf, rcount, rtype): *@p want bytes (SIZE_MAX: its own
@@ -149,14 +168,15 @@ void mv_recv_end(mv_call_t *c, mv_recv_t *r, int rc);
 int mv_vlayout(mv_call_t *c, const mv_side_t *sd, int size, size_t *bytes, size_t *displs,
                char **base, size_t *total);
 
-/* the node team's core calls of the hierarchical mode and the flat mode share these: the
- * core's allgatherv / gatherv / scatterv on @p s->team, or the MPI's own on the node
- * communicator in bytes when the node has no team or the core gave up on it
- * (s->move_native). Statuses are numacoll's. */
+/* the node steps of the hierarchical mode: the core's gatherv / scatterv on @p s->team, or
+ * the MPI's own on the node communicator in bytes when the node has no team or the core
+ * gave up on it (s->move_native), its counts and displacements as ints in @p ints (2 x
+ * node_size, the leader's, allocated by the caller before any step). Statuses are
+ * numacoll's. */
 int mv_node_gatherv(nc_comm_t *s, const void *send, size_t sbytes, void *recv,
-                    const size_t *rbytes, const size_t *displs);
+                    const size_t *rbytes, const size_t *displs, int *ints);
 int mv_node_scatterv(nc_comm_t *s, const void *send, const size_t *sbytes, const size_t *displs,
-                     void *recv, size_t rbytes);
+                     void *recv, size_t rbytes, int *ints);
 
 /* the numacoll paths of each collective (statuses are numacoll's) */
 int allgather_flat(nc_comm_t *s, mv_call_t *c);

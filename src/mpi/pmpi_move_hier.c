@@ -14,17 +14,32 @@
  * places them by communicator rank at the end. So recvbuf's gaps (allgatherv) are never
  * written: the whole travels in a separate buffer. Totals are at most INT_MAX bytes
  * (pmpi_move.c's hier_fits, a rule on arguments every member has).
+ *
+ * Memory: every member takes all it needs for the call (the node order, the stages of
+ * non-contiguous datatypes, the leaders' and the root's scratch buffers) before any step.
+ * A small call (room_need: at most HIER_ROOM bytes on any member, from sizes every member
+ * knows) takes them from the communicator's room, kept from call to call, once every
+ * member is known to have one: nothing can fail, nothing is agreed. Any other call takes
+ * them from the heap, and the members then agree whether all of them got theirs
+ * (agree_memory: a node gather of one record, the leaders' MPI_Allreduce of it, a node
+ * broadcast of the result; the first small calls agree on the rooms that way too). A
+ * member short of memory cannot take part in a step that receives into memory it does
+ * not have (an MPI collective needs the receive buffer of the agreed size), so when any
+ * member is short no data moves on any member: the short ones fail with
+ * NUMACOLL_ERR_NOMEM, every member that receives data in the call with NUMACOLL_ERR_ARG
+ * naming them, the others (a gather's senders, a scatter's root in place) return
+ * NUMACOLL_OK, and the next call finds every member at the same step.
  */
 #include "pmpi_move.h"
 
 enum { TAG_MOVE = 0x4e44 }; /* leader <-> root on the private node communicator */
 
 /* Node order: order[first[k] + i] is the communicator rank of member i of node k
- * (first[nnodes] = size). One allocation: free(*first). */
-static int node_order(const nc_comm_t *s, int **order, int **first)
+ * (first[nnodes] = size). One buffer of the call (mv_stage): *first. */
+static int node_order(const nc_comm_t *s, mv_call_t *c, int **order, int **first)
 {
-    int *mem = malloc(((size_t)s->nnodes + 1 + (size_t)s->size) * sizeof *mem);
-    if (!mem) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for the node order");
+    int *mem = mv_stage(c, ((size_t)s->nnodes + 1 + (size_t)s->size) * sizeof *mem);
+    if (!mem) return NUMACOLL_ERR_NOMEM;
     int *f = mem, *o = mem + s->nnodes + 1;
     memset(f, 0, ((size_t)s->nnodes + 1) * sizeof *f);
     for (int r = 0; r < s->size; r++)
@@ -39,11 +54,139 @@ static int node_order(const nc_comm_t *s, int **order, int **first)
 }
 
 /* A step of the MPI library that timed out (hier_step.c) stays pending and may still
- * write its buffer: keep (leak) it then, else free it */
-static inline void free_unless_pending(void *p, int rc)
+ * write its buffer: keep (leak) it then (the room too: the communicator lets go of it),
+ * else free it unless it is in the room */
+static inline void free_unless_pending(nc_comm_t *s, const mv_call_t *c, void *p, int rc)
 {
-    if (rc != NUMACOLL_ERR_TIMEOUT) free(p);
+    if (rc != NUMACOLL_ERR_TIMEOUT) mv_stage_free(c, p);
+    else if (p && mv_in_room(c, p)) s->move_room = NULL;
 }
+
+/* ---- the memory agreement ---------------------------------------------------------- */
+
+/* this member's record for agree_memory: {its rank, minus its rank} when it is short of
+ * memory, else {INT_MAX, INT_MAX}, and 1 when it has a room, else 0; the minimum of the
+ * records gives the lowest and the highest short rank and whether every member has a room */
+static inline void short_record(int *rec, const nc_comm_t *s, int short_here)
+{
+    rec[0] = short_here ? s->rank : INT_MAX;
+    rec[1] = short_here ? -s->rank : INT_MAX;
+    rec[2] = s->move_room != NULL;
+}
+
+/* The node's records, their minimum into @p rec at the leader: the core's gather on the
+ * node team (a leader without memory for the records takes part without a buffer and is
+ * short itself: *@p short_here), else the MPI's reduction on the node communicator */
+static int node_short_records(nc_comm_t *s, int *rec, int *short_here)
+{
+    if (s->node_size == 1) return NUMACOLL_OK;
+    const int leader = s->node_rank == 0, n = s->node_size;
+    if (!move_ready(s)) {
+        int mrc = leader ? PMPI_Reduce(MPI_IN_PLACE, rec, 3, MPI_INT, MPI_MIN, 0, s->node)
+                         : PMPI_Reduce(rec, NULL, 3, MPI_INT, MPI_MIN, 0, s->node);
+        return hier_step_status(mrc, "MPI_Reduce of the memory status on the node");
+    }
+    int on_stack[3 * 64], *all = NULL, *heap = NULL;
+    if (leader) all = n <= 64 ? on_stack : (heap = malloc(3 * (size_t)n * sizeof *heap));
+    int rc = numacoll_gather(s->team, rec, all, 3 * sizeof *rec, 0);
+    if (leader && !all) { /* its own invalid arguments: it took part, and it is short */
+        *short_here = 1;
+        nc_error(NUMACOLL_ERR_NOMEM, "out of memory for the node's %d memory records", n);
+        short_record(rec, s, 1);
+        return rc == NUMACOLL_ERR_ARG ? NUMACOLL_OK : rc;
+    }
+    for (int i = 0; rc == NUMACOLL_OK && leader && i < n; i++)
+        for (int j = 0; j < 3; j++)
+            if (all[3 * i + j] < rec[j]) rec[j] = all[3 * i + j];
+    free(heap);
+    return rc;
+}
+
+/* Whether every member got the memory of this call (@p short_here: this one did not; its
+ * message is numacoll's last error): *@p go 1 when all did, else 0 on every member, and
+ * this member's status: NUMACOLL_ERR_NOMEM (its own message) when it is short, else
+ * NUMACOLL_ERR_ARG naming the short ones when it @p receives data in the call, else
+ * NUMACOLL_OK. A step that fails (a timeout, a member that never came) returns its error
+ * with *@p go 0: the member skips the call as after any failed step. */
+static int agree_memory(nc_comm_t *s, int short_here, int receives, int *go)
+{
+    char msg[512];
+    int *rec = s->move_short;
+    *go = 0;
+    if (short_here) snprintf(msg, sizeof msg, "%s", numacoll_last_error());
+    short_record(rec, s, short_here);
+    const int was_short = short_here;
+    int rc = node_short_records(s, rec, &short_here);
+    if (short_here && !was_short) snprintf(msg, sizeof msg, "%s", numacoll_last_error());
+    if (rc == NUMACOLL_OK && s->node_rank == 0 && s->nnodes > 1)
+        rc = HIER_STEP(s, "MPI_Allreduce of the memory status between the node leaders",
+                       PMPI_Allreduce(MPI_IN_PLACE, rec, 3, MPI_INT, MPI_MIN, s->leaders),
+                       PMPI_Iallreduce(MPI_IN_PLACE, rec, 3, MPI_INT, MPI_MIN, s->leaders,
+                                       HIER_REQ));
+    if (rc == NUMACOLL_OK) rc = node_bcast_bytes(s, rec, 3 * sizeof *rec, 0);
+    if (rc != NUMACOLL_OK) return rc;
+    if (rec[2]) s->move_room_agreed = 1; /* every member has a room: alike on all */
+    if (rec[0] == INT_MAX) {
+        *go = 1;
+        return NUMACOLL_OK;
+    }
+    if (short_here) return nc_error(NUMACOLL_ERR_NOMEM, "%s", msg);
+    if (!receives) return NUMACOLL_OK;
+    const int lo = rec[0], hi = -rec[1];
+    if (lo == hi)
+        return nc_error(NUMACOLL_ERR_ARG,
+                        "rank %d had no memory for its buffers of this call (its own error "
+                        "says which); no data moved (hierarchical mode)",
+                        lo);
+    return nc_error(NUMACOLL_ERR_ARG,
+                    "ranks %d to %d (the lowest and the highest of the ranks without memory for "
+                    "their buffers of this call; their own errors say which) had none; no data "
+                    "moved (hierarchical mode)",
+                    lo, hi);
+}
+
+/* int arrays of the leaders' step and the node step's MPI form: 2 x max(nnodes, node_size) */
+static int *step_ints(const nc_comm_t *s, mv_call_t *c)
+{
+    size_t n = (size_t)(s->nnodes > s->node_size ? s->nnodes : s->node_size);
+    return mv_stage(c, 2 * n * sizeof(int));
+}
+
+/* ---- the room ------------------------------------------------------------------------ */
+
+enum { HIER_ROOM = 64 << 10 };
+
+static inline size_t round16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+/* The most any member's buffers of a call of @p total bytes (the whole) take: the node
+ * order, the block sizes and offsets, the node's sizes, the step counts (each at most for
+ * size members), the whole and a stage of at most the whole. From sizes every member
+ * knows, so every member decides alike whether the call is small. */
+static size_t room_need(const nc_comm_t *s, size_t total)
+{
+    const size_t P = (size_t)s->size, K = (size_t)s->nnodes;
+    return round16((K + 1 + P) * sizeof(int)) + 2 * round16(2 * P * sizeof(size_t)) +
+           round16(2 * P * sizeof(int)) + 2 * round16(total);
+}
+
+/* The start of a call of @p total bytes: its buffers from the room when it is small (the
+ * room made at the communicator's first small call; a member without memory for it takes
+ * its buffers from the heap); 1 when the call must agree on memory (agree_memory): a call
+ * that is not small, or one before every member is known to have a room. (A member whose
+ * room a timed-out step kept takes the buffers of its later small calls from the heap
+ * without agreeing: the communicator's calls after a timeout are undefined anyway.) */
+static int room_begin(nc_comm_t *s, mv_call_t *c, size_t total)
+{
+    if (room_need(s, total) > HIER_ROOM) return 1;
+    if (!s->move_room && !s->move_room_agreed) s->move_room = malloc(HIER_ROOM);
+    if (s->move_room) c->room = s->move_room, c->room_cap = HIER_ROOM, c->room_used = 0;
+    return !s->move_room_agreed;
+}
+
+/* ---- the collectives ------------------------------------------------------------------ */
 
 /* MPI_Allgather (uniform blocks of rcount) and MPI_Allgatherv */
 static inline MPI_Count blk_count(const mv_call_t *c, int r)
@@ -62,48 +205,53 @@ int allgatherv_hier(nc_comm_t *s, mv_call_t *c)
     mv_side_t R;
     int *order = NULL, *first = NULL;
     hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_MOVE);
-    if (!mv_side_init(&R, c->recvbuf, c->rtype))
+    if (!mv_side_init(&R, c->recvbuf, c->rtype)) /* hier_fits has queried it */
         return nc_error(NUMACOLL_ERR_ARG, "the receive type cannot be queried");
-    int rc = node_order(s, &order, &first);
-    if (rc != NUMACOLL_OK) return rc;
+    size_t total = 0, b = 0;
+    for (int r = 0; r < P; r++) /* checked by hier_fits */
+        total += mv_bytes(blk_count(c, r), R.tsz, &b) ? b : 0;
+    const int agree = room_begin(s, c, total);
+    /* everything this member needs, before any step */
+    int rc = node_order(s, c, &order, &first);
     /* off[r]: rank r's block in the whole (node order); bytes[r] its size */
-    size_t *bytes = malloc(2 * (size_t)P * sizeof *bytes), *off = bytes ? bytes + P : NULL;
-    size_t *nb = malloc(2 * (size_t)s->node_size * sizeof *nb), *nd = nb ? nb + s->node_size : NULL;
-    int *cnt = malloc(2 * (size_t)K * sizeof *cnt), *dsp = cnt ? cnt + K : NULL;
+    size_t *bytes = mv_stage(c, 2 * (size_t)P * sizeof *bytes), *off = bytes ? bytes + P : NULL;
+    size_t *nb = mv_stage(c, 2 * (size_t)s->node_size * sizeof *nb);
+    size_t *nd = nb ? nb + s->node_size : NULL;
+    int *cnt = step_ints(s, c), *dsp = cnt ? cnt + K : NULL;
     char *whole = NULL, *sstage = NULL;
-    size_t total = 0;
-    if (!bytes || !nb || !cnt) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory for block sizes");
-    for (int j = 0; rc == NUMACOLL_OK && j < P; j++) {
+    if (!bytes || !nb || !cnt) rc = NUMACOLL_ERR_NOMEM;
+    for (int j = 0, at = 0; rc == NUMACOLL_OK && j < P; j++) {
         int r = order[j];
-        mv_bytes(blk_count(c, r), R.tsz, &bytes[r]); /* checked by hier_fits */
-        off[r] = total;
-        total += bytes[r];
+        mv_bytes(blk_count(c, r), R.tsz, &bytes[r]);
+        off[r] = (size_t)at;
+        at += (int)bytes[r];
     }
-    if (rc == NUMACOLL_OK && !(whole = mv_alloc(total))) rc = NUMACOLL_ERR_NOMEM;
-    const size_t mine = rc == NUMACOLL_OK ? off[me] : 0;
+    if (rc == NUMACOLL_OK && !(whole = mv_stage(c, total))) rc = NUMACOLL_ERR_NOMEM;
     const void *sendp = NUMACOLL_IN_PLACE;
     size_t sbytes = rc == NUMACOLL_OK ? bytes[me] : 0;
-    if (rc == NUMACOLL_OK) {
+    if (rc == NUMACOLL_OK && !in_place) rc = mv_send_begin(c, &sbytes, &sendp, &sstage);
+    int go = rc == NUMACOLL_OK;
+    if (agree) rc = agree_memory(s, rc != NUMACOLL_OK, 1, &go);
+    const size_t mine = go ? off[me] : 0;
+    if (go) {
         if (in_place)
             mv_pack(c, &R, blk_displ(c, me), blk_count(c, me), whole + mine, sbytes);
-        else
-            rc = mv_send_begin(c, &sbytes, &sendp, &sstage);
-        if (rc == NUMACOLL_OK && in_place && !leader) sendp = whole + mine;
-        if (rc == NUMACOLL_OK && !in_place && leader) {
+        if (in_place && !leader) sendp = whole + mine;
+        if (!in_place && leader) {
             memcpy(whole + mine, sendp, sbytes);
             sendp = NUMACOLL_IN_PLACE;
         }
     }
     /* the node's blocks, in node-rank order, into their place in the whole at the leader */
     const int k0 = s->my_node;
-    const size_t node_off = rc == NUMACOLL_OK ? off[order[first[k0]]] : 0;
-    for (int i = 0; rc == NUMACOLL_OK && i < s->node_size; i++) {
+    const size_t node_off = go ? off[order[first[k0]]] : 0;
+    for (int i = 0; go && i < s->node_size; i++) {
         int r = order[first[k0] + i];
         nb[i] = bytes[r];
         nd[i] = off[r] - node_off;
     }
-    if (rc == NUMACOLL_OK) rc = mv_node_gatherv(s, sendp, sbytes, whole + node_off, nb, nd);
-    if (rc == NUMACOLL_OK && leader && K > 1) {
+    if (go) rc = mv_node_gatherv(s, sendp, sbytes, whole + node_off, nb, nd, cnt);
+    if (go && rc == NUMACOLL_OK && leader && K > 1) {
         for (int k = 0; k < K; k++) {
             size_t a = off[order[first[k]]], z = k + 1 < K ? off[order[first[k + 1]]] : total;
             cnt[k] = (int)(z - a), dsp[k] = (int)a;
@@ -114,16 +262,16 @@ int allgatherv_hier(nc_comm_t *s, mv_call_t *c)
                        PMPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, whole, cnt, dsp, MPI_BYTE,
                                         s->leaders, HIER_REQ));
     }
-    if (rc == NUMACOLL_OK) rc = node_bcast_bytes(s, whole, total, 0);
-    for (int r = 0; rc == NUMACOLL_OK && r < P; r++)
+    if (go && rc == NUMACOLL_OK) rc = node_bcast_bytes(s, whole, total, 0);
+    for (int r = 0; go && rc == NUMACOLL_OK && r < P; r++)
         if (!(r == me && in_place))
             mv_unpack(c, &R, blk_displ(c, r), blk_count(c, r), whole + off[r], bytes[r]);
-    free_unless_pending(whole, rc);
-    free(sstage);
-    free(bytes);
-    free(nb);
-    free_unless_pending(cnt, rc);
-    free(first);
+    free_unless_pending(s, c, whole, rc);
+    mv_stage_free(c, sstage);
+    mv_stage_free(c, bytes);
+    mv_stage_free(c, nb);
+    free_unless_pending(s, c, cnt, rc);
+    mv_stage_free(c, first);
     return rc;
 }
 
@@ -157,13 +305,14 @@ static size_t block_bytes(const mv_call_t *c, int rank)
 
 /* the whole (root's node's leader and the root) or the node's part (other leaders) of a
  * gather or scatter, in node order; *seg: where this node's part starts in it */
-static char *leader_buffer(const nc_comm_t *s, int root, const int *first, size_t b, char **seg)
+static char *leader_buffer(const nc_comm_t *s, mv_call_t *c, int root, const int *first, size_t b,
+                           char **seg)
 {
     const int root_node = s->node_of[root] == s->my_node;
     *seg = NULL;
     if (s->node_rank != 0 && s->rank != root) return NULL;
     size_t n = root_node ? (size_t)s->size * b : (size_t)s->node_size * b;
-    char *p = mv_alloc(n);
+    char *p = mv_stage(c, n);
     if (p) *seg = root_node ? p + (size_t)first[s->my_node] * b : p;
     return p;
 }
@@ -179,34 +328,38 @@ int gather_hier(nc_comm_t *s, mv_call_t *c)
 {
     const int P = s->size, me = s->rank, root = c->root, K = s->nnodes;
     const int leader = s->node_rank == 0, root_node = s->node_of[root] == s->my_node;
+    const int is_root = me == root;
     int *order = NULL, *first = NULL, *cnt = NULL;
     size_t b = block_bytes(c, me);
     char *whole = NULL, *seg = NULL, *sstage = NULL;
     size_t *nb = NULL;
-    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_MOVE);
-    int rc = node_order(s, &order, &first);
-    if (rc != NUMACOLL_OK) return rc;
     mv_side_t R;
-    const int is_root = me == root;
-    if (is_root && !mv_side_init(&R, c->recvbuf, c->rtype)) rc = NUMACOLL_ERR_ARG;
-    if (rc == NUMACOLL_OK) whole = leader_buffer(s, root, first, b, &seg);
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_MOVE);
+    if (is_root && !mv_side_init(&R, c->recvbuf, c->rtype)) /* hier_fits has queried it */
+        return nc_error(NUMACOLL_ERR_ARG, "the receive type cannot be queried");
+    const int agree = room_begin(s, c, (size_t)P * b);
+    /* everything this member needs, before any step */
+    int rc = node_order(s, c, &order, &first);
+    if (rc == NUMACOLL_OK) whole = leader_buffer(s, c, root, first, b, &seg);
     if (rc == NUMACOLL_OK && (leader || is_root) && !whole) rc = NUMACOLL_ERR_NOMEM;
-    nb = malloc(2 * (size_t)s->node_size * sizeof *nb);
-    cnt = malloc(2 * (size_t)K * sizeof *cnt);
-    if (rc == NUMACOLL_OK && (!nb || !cnt)) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
+    nb = mv_stage(c, 2 * (size_t)s->node_size * sizeof *nb);
+    cnt = step_ints(s, c);
+    if (!nb || !cnt) rc = NUMACOLL_ERR_NOMEM;
     /* this member's block */
     const void *sendp = NUMACOLL_IN_PLACE;
     if (rc == NUMACOLL_OK && is_root && c->sendbuf == MPI_IN_PLACE) {
-        if (!(sstage = mv_alloc(b))) rc = NUMACOLL_ERR_NOMEM;
+        if (!(sstage = mv_stage(c, b))) rc = NUMACOLL_ERR_NOMEM;
         else mv_pack(c, &R, (MPI_Aint)root * c->rcount, c->rcount, sstage, b);
         sendp = sstage;
     } else if (rc == NUMACOLL_OK) {
         rc = mv_send_begin(c, &b, &sendp, &sstage);
     }
-    for (int i = 0; rc == NUMACOLL_OK && i < s->node_size; i++)
+    int go = rc == NUMACOLL_OK;
+    if (agree) rc = agree_memory(s, rc != NUMACOLL_OK, is_root, &go);
+    for (int i = 0; go && i < s->node_size; i++)
         nb[i] = b, nb[s->node_size + i] = (size_t)i * b;
-    if (rc == NUMACOLL_OK) rc = mv_node_gatherv(s, sendp, b, seg, nb, nb + s->node_size);
-    if (rc == NUMACOLL_OK && leader && K > 1) {
+    if (go) rc = mv_node_gatherv(s, sendp, b, seg, nb, nb + s->node_size, cnt);
+    if (go && rc == NUMACOLL_OK && leader && K > 1) {
         node_parts(s, first, b, cnt, cnt + K);
         const void *send = root_node ? MPI_IN_PLACE : seg;
         const int n = (int)((size_t)s->node_size * b);
@@ -216,15 +369,15 @@ int gather_hier(nc_comm_t *s, mv_call_t *c)
                        PMPI_Igatherv(send, n, MPI_BYTE, whole, cnt, cnt + K, MPI_BYTE,
                                      s->node_of[root], s->leaders, HIER_REQ));
     }
-    if (rc == NUMACOLL_OK && root_node) rc = root_hop(s, root, whole, (size_t)P * b, 1);
-    if (rc == NUMACOLL_OK && is_root)
+    if (go && rc == NUMACOLL_OK && root_node) rc = root_hop(s, root, whole, (size_t)P * b, 1);
+    if (go && rc == NUMACOLL_OK && is_root)
         for (int j = 0; j < P; j++)
             mv_unpack(c, &R, (MPI_Aint)order[j] * c->rcount, c->rcount, whole + (size_t)j * b, b);
-    free_unless_pending(whole, rc);
-    free(sstage);
-    free(nb);
-    free_unless_pending(cnt, rc);
-    free(first);
+    free_unless_pending(s, c, whole, rc);
+    mv_stage_free(c, sstage);
+    mv_stage_free(c, nb);
+    free_unless_pending(s, c, cnt, rc);
+    mv_stage_free(c, first);
     return rc;
 }
 
@@ -232,28 +385,38 @@ int scatter_hier(nc_comm_t *s, mv_call_t *c)
 {
     const int P = s->size, me = s->rank, root = c->root, K = s->nnodes;
     const int leader = s->node_rank == 0, root_node = s->node_of[root] == s->my_node;
-    const int is_root = me == root;
+    const int is_root = me == root, root_in_place = is_root && c->recvbuf == MPI_IN_PLACE;
     int *order = NULL, *first = NULL, *cnt = NULL;
     size_t b = block_bytes(c, me);
-    char *whole = NULL, *seg = NULL;
+    char *whole = NULL, *seg = NULL, *scratch = NULL;
     size_t *nb = NULL;
     mv_recv_t r = {.stage = NULL};
+    mv_side_t S;
     hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_MOVE);
-    int rc = node_order(s, &order, &first);
-    if (rc != NUMACOLL_OK) return rc;
-    whole = leader_buffer(s, root, first, b, &seg);
-    if ((leader || is_root) && !whole) rc = NUMACOLL_ERR_NOMEM;
-    nb = malloc(2 * (size_t)s->node_size * sizeof *nb);
-    cnt = malloc(2 * (size_t)K * sizeof *cnt);
-    if (rc == NUMACOLL_OK && (!nb || !cnt)) rc = nc_error(NUMACOLL_ERR_NOMEM, "out of memory");
-    if (rc == NUMACOLL_OK && is_root) { /* the whole in node order */
-        mv_side_t S;
-        if (!mv_side_init(&S, c->sendbuf, c->stype)) rc = NUMACOLL_ERR_ARG;
-        for (int j = 0; rc == NUMACOLL_OK && j < P; j++)
-            mv_pack(c, &S, (MPI_Aint)order[j] * c->scount, c->scount, whole + (size_t)j * b, b);
+    if (is_root && !mv_side_init(&S, c->sendbuf, c->stype)) /* hier_fits has queried it */
+        return nc_error(NUMACOLL_ERR_ARG, "the send type cannot be queried");
+    const int agree = room_begin(s, c, (size_t)P * b);
+    /* everything this member needs, before any step */
+    int rc = node_order(s, c, &order, &first);
+    if (rc == NUMACOLL_OK) whole = leader_buffer(s, c, root, first, b, &seg);
+    if (rc == NUMACOLL_OK && (leader || is_root) && !whole) rc = NUMACOLL_ERR_NOMEM;
+    nb = mv_stage(c, 2 * (size_t)s->node_size * sizeof *nb);
+    cnt = step_ints(s, c);
+    if (!nb || !cnt) rc = NUMACOLL_ERR_NOMEM;
+    /* this member's block: a root in place that is not its node's leader takes it into a
+     * scratch buffer (in place means something to the node step's root only) */
+    void *recvp = (void *)NUMACOLL_IN_PLACE;
+    if (rc == NUMACOLL_OK && root_in_place && !leader) {
+        if (!(recvp = scratch = mv_stage(c, b))) rc = NUMACOLL_ERR_NOMEM;
+    } else if (rc == NUMACOLL_OK && !root_in_place) {
+        rc = mv_recv_begin(c, &r, &b, &recvp);
     }
-    if (rc == NUMACOLL_OK && root_node) rc = root_hop(s, root, whole, (size_t)P * b, 0);
-    if (rc == NUMACOLL_OK && leader && K > 1) {
+    int go = rc == NUMACOLL_OK;
+    if (agree) rc = agree_memory(s, rc != NUMACOLL_OK, !root_in_place, &go);
+    for (int j = 0; go && is_root && j < P; j++) /* the whole in node order */
+        mv_pack(c, &S, (MPI_Aint)order[j] * c->scount, c->scount, whole + (size_t)j * b, b);
+    if (go && root_node) rc = root_hop(s, root, whole, (size_t)P * b, 0);
+    if (go && rc == NUMACOLL_OK && leader && K > 1) {
         node_parts(s, first, b, cnt, cnt + K);
         void *recv = root_node ? MPI_IN_PLACE : seg;
         const int n = (int)((size_t)s->node_size * b);
@@ -263,23 +426,17 @@ int scatter_hier(nc_comm_t *s, mv_call_t *c)
                        PMPI_Iscatterv(whole, cnt, cnt + K, MPI_BYTE, recv, n, MPI_BYTE,
                                       s->node_of[root], s->leaders, HIER_REQ));
     }
-    /* this member's block: a root in place that is not its node's leader takes it into a
-     * scratch buffer (in place means something to the node step's root only) */
-    void *recvp = (void *)NUMACOLL_IN_PLACE;
-    char *scratch = NULL;
-    if (rc == NUMACOLL_OK && is_root && c->recvbuf == MPI_IN_PLACE && !leader) {
-        if (!(recvp = scratch = mv_alloc(b))) rc = NUMACOLL_ERR_NOMEM;
-    } else if (rc == NUMACOLL_OK && !(is_root && c->recvbuf == MPI_IN_PLACE)) {
-        rc = mv_recv_begin(c, &r, &b, &recvp);
-    }
-    for (int i = 0; rc == NUMACOLL_OK && i < s->node_size; i++)
+    for (int i = 0; go && i < s->node_size; i++)
         nb[i] = b, nb[s->node_size + i] = (size_t)i * b;
-    if (rc == NUMACOLL_OK) rc = mv_node_scatterv(s, seg, nb, nb + s->node_size, recvp, b);
-    mv_recv_end(c, &r, rc);
-    free(scratch);
-    free_unless_pending(whole, rc);
-    free(nb);
-    free_unless_pending(cnt, rc);
-    free(first);
+    if (go && rc == NUMACOLL_OK)
+        rc = mv_node_scatterv(s, seg, nb, nb + s->node_size, recvp, b, cnt);
+    /* a member that skipped the call (go 0) with NUMACOLL_OK has received nothing: the
+     * stage is freed unread */
+    mv_recv_end(c, &r, go ? rc : NUMACOLL_ERR_ARG);
+    mv_stage_free(c, scratch);
+    free_unless_pending(s, c, whole, rc);
+    mv_stage_free(c, nb);
+    free_unless_pending(s, c, cnt, rc);
+    mv_stage_free(c, first);
     return rc;
 }

@@ -530,12 +530,17 @@ void warn_setup(const nc_comm_t *s, const char *what, int rc)
 
 /* Report a numacoll failure (timeout, dead peer) like the native call would report an
  * internal error: through the communicator's error handler. */
+static inline int error_class(int rc)
+{
+    return rc == NUMACOLL_ERR_NOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
+}
+
 int raise_error(MPI_Comm comm, const char *op, int rc)
 {
     mpi_say("numacoll-mpi: %s failed: %s (%s)\n", op, numacoll_status_name(rc),
             numacoll_last_error());
-    PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
-    return MPI_ERR_OTHER;
+    PMPI_Comm_call_errhandler(comm, error_class(rc));
+    return error_class(rc);
 }
 
 int raise_error_on(nc_comm_t *s, MPI_Comm comm, const char *op, int rc)
@@ -552,8 +557,8 @@ int raise_error_on(nc_comm_t *s, MPI_Comm comm, const char *op, int rc)
     mpi_say("numacoll-mpi: %s failed: %s (%s; team '%s' members: %s%s)\n", op,
             numacoll_status_name(rc), numacoll_last_error(), s->team->name, map,
             o + 24 < sizeof map ? "" : ", ...");
-    PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
-    return MPI_ERR_OTHER;
+    PMPI_Comm_call_errhandler(comm, error_class(rc));
+    return error_class(rc);
 }
 
 #if MPI_VERSION >= 4

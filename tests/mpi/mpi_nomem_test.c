@@ -1,12 +1,17 @@
 /*
  * A member without memory for the stage of a non-contiguous datatype (its address space
- * limited by RLIMIT_AS for one call) in MPI_Allgather, MPI_Gather and MPI_Scatter (at the
- * root), MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw: it gets an MPI error; every member
- * that reads a block of it gets an MPI error too, and none waits for it (NUMACOLL_TIMEOUT
- * would turn a wait into a timeout); the next call of the same collective, with the limit
- * lifted, is right on every rank and numacoll's.
+ * limited by RLIMIT_AS for one call) in MPI_Allgather, MPI_Allgatherv, MPI_Gather (at the
+ * root; then a sender, to root 0), MPI_Scatter (at the root), MPI_Alltoall, MPI_Alltoallv
+ * and MPI_Alltoallw: it gets MPI_ERR_NO_MEM; every member that reads a block of it gets MPI_ERR_ARG, and none waits for it
+ * (NUMACOLL_TIMEOUT would turn a wait into a timeout); the next call of the same
+ * collective, with the limit lifted, is right on every rank and numacoll's.
  *
- *   mpi_nomem_test
+ *   mpi_nomem_test [hier]
+ *
+ * hier: a hierarchical communicator (NUMACOLL_FAKE_NODES): the collectives with a
+ * hierarchical path only (alltoall(v,w) are the MPI library's there). The last rank, the
+ * victim, is a node's leader or not depending on the size; its stage and the scratch
+ * buffers of the node steps (the whole, a node's part) are beyond the limit.
  *
  * The stage's datatype is 2 ints in an extent of 4 (not contiguous); each block holds
  * BLOCK_INTS ints of data, so that a stage of P blocks is far beyond the headroom the
@@ -16,15 +21,20 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "mpi_test_util.h"
 
-enum { BLOCK_INTS = 1 << 20, HEADROOM = 4 << 20 };
-enum { K_ALLGATHER, K_GATHER, K_SCATTER, K_ALLTOALL, K_ALLTOALLV, K_ALLTOALLW, K_COUNT };
-static const char *const k_names[K_COUNT] = {"MPI_Allgather", "MPI_Gather",    "MPI_Scatter",
-                                             "MPI_Alltoall",  "MPI_Alltoallv", "MPI_Alltoallw"};
+enum { BLOCK_INTS = 1 << 20, HEADROOM = 4 << 20, G0_INTS = 2 * BLOCK_INTS };
+/* K_GATHER0: a gather to rank 0 whose send side (the victim's too) is staged: blocks of
+ * G0_INTS ints, so that the victim's stage of one block is well beyond the headroom */
+enum { K_ALLGATHER, K_ALLGATHERV, K_GATHER, K_GATHER0, K_SCATTER, K_ALLTOALL, K_ALLTOALLV,
+       K_ALLTOALLW, K_COUNT };
+static const char *const k_names[K_COUNT] = {
+        "MPI_Allgather", "MPI_Allgatherv", "MPI_Gather",    "MPI_Gather to rank 0",
+        "MPI_Scatter",   "MPI_Alltoall",   "MPI_Alltoallv", "MPI_Alltoallw"};
 
 static MPI_Datatype g_pair; /* 2 ints, extent 4 ints */
 static int g_victim;        /* the rank without memory (the root of gather and scatter) */
@@ -33,7 +43,8 @@ static int g_victim;        /* the rank without memory (the root of gather and s
 static uint64_t numacoll_count(int k)
 {
     stats_t s = get_stats();
-    const uint64_t v[K_COUNT] = {s.allgather_numacoll, s.gather_numacoll,
+    const uint64_t v[K_COUNT] = {s.allgather_numacoll, s.allgatherv_numacoll, s.gather_numacoll,
+                                 s.gather_numacoll,
                                  s.scatter_numacoll,   s.alltoall_numacoll,
                                  s.alltoallv_numacoll, s.alltoallw_numacoll};
     return v[k];
@@ -66,8 +77,12 @@ static int call(int k, MPI_Comm comm, int *plain, int *spread)
     switch (k) {
     case K_ALLGATHER:
         return MPI_Allgather(plain, BLOCK_INTS, MPI_INT, spread, n, g_pair, comm);
+    case K_ALLGATHERV:
+        return MPI_Allgatherv(plain, BLOCK_INTS, MPI_INT, spread, counts, displs, g_pair, comm);
     case K_GATHER:
         return MPI_Gather(plain, BLOCK_INTS, MPI_INT, spread, n, g_pair, g_victim, comm);
+    case K_GATHER0:
+        return MPI_Gather(spread, G0_INTS / 2, g_pair, plain, G0_INTS, MPI_INT, 0, comm);
     case K_SCATTER:
         return MPI_Scatter(spread, n, g_pair, plain, BLOCK_INTS, MPI_INT, g_victim, comm);
     case K_ALLTOALL:
@@ -105,6 +120,11 @@ static void fill(int k, int *plain, int *spread)
                         value(k, g_victim, d, i);
         return;
     }
+    if (k == K_GATHER0) { /* this member's spread block */
+        for (int i = 0; i < G0_INTS; i++)
+            spread[(size_t)(i / 2) * 4 + i % 2] = value(k, g_rank, 0, i);
+        return;
+    }
     int per_dest = k >= K_ALLTOALL;
     for (int d = 0; d < (per_dest ? P : 1); d++)
         for (int i = 0; i < BLOCK_INTS; i++)
@@ -121,6 +141,12 @@ static int right(int k, const int *plain, const int *spread)
         return 1;
     }
     if (k == K_GATHER && g_rank != g_victim) return 1;
+    if (k == K_GATHER0) {
+        for (int o = 0; g_rank == 0 && o < P; o++)
+            for (int i = 0; i < G0_INTS; i += 4099)
+                if (plain[(size_t)o * G0_INTS + i] != value(k, o, 0, i)) return 0;
+        return 1;
+    }
     for (int o = 0; o < P; o++)
         for (int i = 0; i < BLOCK_INTS; i += 4099)
             if (spread[(size_t)o * BLOCK_INTS * 2 + (size_t)(i / 2) * 4 + i % 2] !=
@@ -132,9 +158,11 @@ static int right(int k, const int *plain, const int *spread)
 static void test_collective(int k, MPI_Comm comm)
 {
     const int P = g_size;
-    const size_t plain_ints = (size_t)BLOCK_INTS * (k >= K_ALLTOALL ? P : 1);
+    const size_t plain_ints = k == K_GATHER0 ? (size_t)G0_INTS * P
+                                             : (size_t)BLOCK_INTS * (k >= K_ALLTOALL ? P : 1);
     int *plain = malloc(plain_ints * sizeof(int));
-    int *spread = calloc((size_t)P * BLOCK_INTS * 2, sizeof(int));
+    /* the spread side: P blocks, or one of G0_INTS in pairs */
+    int *spread = calloc((size_t)(P > 2 ? P : 2) * BLOCK_INTS * 2, sizeof(int));
     if (!plain || !spread) {
         CHECK(0, "out of memory for the test's buffers");
         return;
@@ -152,10 +180,18 @@ static void test_collective(int k, MPI_Comm comm)
     int rc = call(k, comm, plain, spread);
     if (limited) setrlimit(RLIMIT_AS, &saved);
     /* who must fail: the victim, and the members reading a block of it (a gather's
-     * senders read nothing) */
-    int must_fail = g_rank == g_victim || k != K_GATHER;
+     * senders read nothing, its root reads the victim's) with MPI_ERR_ARG */
+    int readers = k == K_GATHER ? 0 : k == K_GATHER0 ? g_rank == 0 : 1;
+    int must_fail = g_rank == g_victim || readers, cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
     CHECK((rc != MPI_SUCCESS) == must_fail, "%s without memory on rank %d: rank %d returned %d",
           k_names[k], g_victim, g_rank, rc);
+    CHECK(!must_fail || g_rank == g_victim || cls == MPI_ERR_ARG,
+          "%s without memory on rank %d: rank %d's error class is %d, not MPI_ERR_ARG",
+          k_names[k], g_victim, g_rank, cls);
+    CHECK(g_rank != g_victim || cls == MPI_ERR_NO_MEM,
+          "%s without memory on rank %d: its error class is %d, not MPI_ERR_NO_MEM", k_names[k],
+          g_victim, cls);
     /* the next call, with memory: right and numacoll's */
     fill(k, plain, spread);
     uint64_t before = numacoll_count(k);
@@ -169,7 +205,9 @@ static void test_collective(int k, MPI_Comm comm)
     int fails = total_failures(comm);
     if (g_rank == 0 && !fails)
         printf("nomem: %s: rank %d failed%s, the next call right\n", k_names[k], g_victim,
-               k == K_GATHER ? " alone" : ", and its readers naming it");
+               k == K_GATHER    ? " alone"
+               : k == K_GATHER0 ? ", and the root naming it"
+                                : ", and its readers naming it");
     free(plain);
     free(spread);
 }
@@ -185,6 +223,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     find_stats_fn();
     if (g_size > 64) MPI_Abort(MPI_COMM_WORLD, 2);
+    const int hier = argc > 1 && !strcmp(argv[1], "hier");
     g_victim = g_size - 1;
     MPI_Datatype two;
     MPI_Type_contiguous(2, MPI_INT, &two);
@@ -197,7 +236,7 @@ int main(int argc, char **argv)
     /* the communicator's and its data-movement set-up, before any limit */
     int one = g_rank, all[64];
     MPI_Allgather(&one, 1, MPI_INT, all, 1, MPI_INT, comm);
-    for (int k = 0; k < K_COUNT; k++)
+    for (int k = 0; k < (hier ? K_ALLTOALL : K_COUNT); k++)
         test_collective(k, comm);
     int fails = total_failures(MPI_COMM_WORLD);
     if (g_rank == 0) printf("nomem: %s\n", fails ? "FAIL" : "PASS");
