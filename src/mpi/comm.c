@@ -194,11 +194,14 @@ static int crowded_node(const agree_rec_t *all, int size)
             if (all[r].oversub_mode > 0) return 1;
             continue;
         }
-        int here = 0;
-        for (int q = 0; q < size; q++)
-            here += all[q].key == all[r].key;
-        const int procs = all[r].node_procs > here ? all[r].node_procs : here;
-        if (all[r].node_cpus > 0 && procs > all[r].node_cpus) return 1;
+        if (all[r].node_cpus <= 0) continue;
+        /* the launcher's count holds every member on the node; without it, count them
+         * (stopping once they outnumber the CPUs) */
+        int procs = all[r].node_procs;
+        if (procs == 0)
+            for (int q = 0; q < size && procs <= all[r].node_cpus; q++)
+                procs += all[q].key == all[r].key;
+        if (procs > all[r].node_cpus) return 1;
     }
     return 0;
 }

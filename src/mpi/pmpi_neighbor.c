@@ -225,8 +225,12 @@ static int own_lists(nc_comm_t *s, MPI_Comm comm, int kind)
     }
     int *src = malloc(((size_t)in + 1) * sizeof *src);
     int *dst = malloc(((size_t)out + 1) * sizeof *dst);
-    int *w = weighted ? malloc(((size_t)in + (size_t)out + 2) * sizeof *w) : NULL;
-    int ok = src && dst && (!weighted || w);
+    /* room for the weights whether the graph has them or not: MPICH's MPI_UNWEIGHTED is
+     * a variable of libmpi, which the preload must not bind (it loads into processes
+     * without MPI: test mpi_preload_links), and the MPIs leave the arrays alone for an
+     * unweighted graph */
+    int *w = kind == MPI_DIST_GRAPH ? malloc(((size_t)in + (size_t)out + 2) * sizeof *w) : NULL;
+    int ok = src && dst && (kind != MPI_DIST_GRAPH || w);
     if (ok && kind == MPI_CART) {
         for (int d = 0; ok && d < nd; d++) /* MPI's order: the - then the + neighbour */
             ok = PMPI_Cart_shift(comm, d, 1, &src[2 * d], &src[2 * d + 1]) == MPI_SUCCESS;
@@ -235,8 +239,7 @@ static int own_lists(nc_comm_t *s, MPI_Comm comm, int kind)
         ok = PMPI_Graph_neighbors(comm, rank, in, src) == MPI_SUCCESS;
         if (ok) memcpy(dst, src, (size_t)in * sizeof *src);
     } else if (ok) {
-        ok = PMPI_Dist_graph_neighbors(comm, in, src, weighted ? w : MPI_UNWEIGHTED, out, dst,
-                                       weighted ? w + in + 1 : MPI_UNWEIGHTED) == MPI_SUCCESS;
+        ok = PMPI_Dist_graph_neighbors(comm, in, src, w, out, dst, w + in + 1) == MPI_SUCCESS;
     }
     free(w);
     if (!ok) {
