@@ -21,12 +21,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# a pid that is gone (exited and reaped), and one of a zombie (its parent, a sleep, never
-# waits for it)
+# a pid that is gone (exited and reaped), and one of a zombie (its parent never waits for
+# it: a shell could reap a child that ends before the shell execs its next program)
 ( : ) & dead=$!
 wait "$dead"
 zfile="$dir/zombie.pid"
-sh -c 'sleep 0 & echo $! > "$1"; exec sleep 60' sh "$zfile" &
+python3 -c '
+import os, sys, time
+child = os.fork()
+if child == 0:
+    os._exit(0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(child))
+time.sleep(60)
+' "$zfile" &
 pids+=($!)
 for _ in $(seq 100); do [ -s "$zfile" ] && break; sleep 0.05; done
 zombie=$(cat "$zfile")
