@@ -32,7 +32,7 @@ void comm_state_free(nc_comm_t *s)
     if (s->leaders != MPI_COMM_NULL) PMPI_Comm_free(&s->leaders);
     if (s->node != MPI_COMM_NULL) PMPI_Comm_free(&s->node);
     free(s->node_of);
-    free(s->move_room);
+    free(s->mem_room);
     free(s->rank_in_node);
     free(s->nbr_sources);
     free(s->nbr_destinations);

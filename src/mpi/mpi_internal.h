@@ -161,14 +161,15 @@ typedef struct nc_comm {
     int nbr_verdict;
     int nbr_indegree, nbr_outdegree;
     int *nbr_sources, *nbr_destinations;
-    /* hier: the gather family's memory agreement (pmpi_move_hier.c): the lowest and minus
-     * the highest rank without memory for a call, the leaders' step's buffer (a timed-out
-     * step may still write it: it lives as long as the state) */
-    int move_short[3];
-    /* hier: the gather family's room for the scratch buffers of small calls (HIER_ROOM
-     * bytes, pmpi_move_hier.c), and whether every member has one (agreed) */
-    char *move_room;
-    int move_room_agreed;
+    /* hier: the memory agreement of a call (hier_memory.c): the lowest and minus the
+     * highest rank without memory for it, and whether every member has a room (the
+     * leaders' step's buffer: a timed-out step may still write it, so it lives as long as
+     * the state) */
+    int mem_short[3];
+    /* hier: the room for the scratch buffers of small calls (HIER_ROOM bytes), and whether
+     * every member has one (agreed) */
+    char *mem_room;
+    int mem_room_agreed;
 } nc_comm_t;
 _Static_assert(offsetof(nc_comm_t, st_bcast_numacoll) + sizeof(uint64_t) <= 64,
                "the fast paths' fields in the first line");
@@ -382,6 +383,26 @@ int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what
  * set-up is agreed (a failure switches that part to the MPI on every member alike). */
 enum { HIER_SETUP_BCAST = 1, HIER_SETUP_REDUCE = 2, HIER_SETUP_MOVE = 4 };
 void hier_setups(nc_comm_t *s, int which);
+/* hier_memory.c: the memory of a call on a hierarchical communicator, taken before any
+ * step. hier_room_begin: *@p room is the communicator's room (HIER_ROOM bytes) for a call
+ * whose members need at most @p most bytes each (from sizes every member knows) when it
+ * fits there, else NULL (the heap); returns 1 when the call must agree (hier_agree_memory):
+ * a call that is not small, or one before every member is known to have a room.
+ * hier_agree_memory: whether every member got its memory (@p short_here: this one did not;
+ * its message is numacoll's last error), with @p node_min combining the node's records
+ * (hier_short_record) at its leader (it sets *short_here when the leader ran short in it);
+ * *@p go 1 when all did, else 0 on every member, and this member's status: its own
+ * NUMACOLL_ERR_NOMEM when it is short, else NUMACOLL_ERR_ARG naming the short ranks when it
+ * @p receives data in the call, else NUMACOLL_OK; a failed step's error with *go 0.
+ * hier_release: frees a buffer of the call unless it is in the room, or keeps it for a
+ * pending step after a timeout (the room too: the communicator lets go of it). */
+enum { HIER_ROOM = 64 << 10 };
+typedef int (*hier_node_min_fn)(nc_comm_t *s, int *rec, int *short_here);
+void hier_short_record(int *rec, const nc_comm_t *s, int short_here);
+int hier_room_begin(nc_comm_t *s, size_t most, char **room);
+int hier_agree_memory(nc_comm_t *s, int short_here, int receives, hier_node_min_fn node_min,
+                      int *go);
+void hier_release(nc_comm_t *s, void *p, int rc);
 /* the node (flat: whole) team's broadcast set-up, if not done (pmpi_bcast.c) */
 void bcast_ready(nc_comm_t *s);
 /* the team's data-movement set-up (pmpi_move.c): 1 when the team can run the family */
@@ -421,6 +442,13 @@ int reduce_entry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
  * teams' reduce, the leaders' MPI step, the node broadcast; a numacoll status */
 int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numacoll_dtype_t ct,
                 numacoll_op_t co, MPI_Datatype base, MPI_Op op, int root);
+/* pmpi_reduce.c: the memory of a hierarchical reduction, before any step (hier_memory.c, the
+ * node teams' hier_setups done): *@p buf gets this member's @p mine bytes (none when 0) of
+ * a call whose members need at most @p most bytes each (0: none, nothing agreed), from the
+ * room or the heap; the status and *@p go as hier_agree_memory (@p receives: this member
+ * gets data in the call). Released with hier_release. */
+int reduce_hier_memory(nc_comm_t *s, size_t mine, size_t most, int receives, char **buf,
+                       int *go);
 /* pmpi_scatter_scan.c: the stats line's part of those four calls (", MPI_Scan N ...") */
 void stats_scatter_scan(char *buf, size_t n);
 

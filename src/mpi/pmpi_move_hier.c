@@ -16,19 +16,10 @@
  * (pmpi_move.c's hier_fits, a rule on arguments every member has).
  *
  * Memory: every member takes all it needs for the call (the node order, the stages of
- * non-contiguous datatypes, the leaders' and the root's scratch buffers) before any step.
- * A small call (room_need: at most HIER_ROOM bytes on any member, from sizes every member
- * knows) takes them from the communicator's room, kept from call to call, once every
- * member is known to have one: nothing can fail, nothing is agreed. Any other call takes
- * them from the heap, and the members then agree whether all of them got theirs
- * (agree_memory: a node gather of one record, the leaders' MPI_Allreduce of it, a node
- * broadcast of the result; the first small calls agree on the rooms that way too). A
- * member short of memory cannot take part in a step that receives into memory it does
- * not have (an MPI collective needs the receive buffer of the agreed size), so when any
- * member is short no data moves on any member: the short ones fail with
- * NUMACOLL_ERR_NOMEM, every member that receives data in the call with NUMACOLL_ERR_ARG
- * naming them, the others (a gather's senders, a scatter's root in place) return
- * NUMACOLL_OK, and the next call finds every member at the same step.
+ * non-contiguous datatypes, the leaders' and the root's scratch buffers) before any step,
+ * from the communicator's room when the call is small (room_need), and agrees on it
+ * otherwise (hier_memory.c). The node step of the agreement is the core's gather of the
+ * records on the node team (node_short_records).
  */
 #include "pmpi_move.h"
 
@@ -59,20 +50,10 @@ static int node_order(const nc_comm_t *s, mv_call_t *c, int **order, int **first
 static inline void free_unless_pending(nc_comm_t *s, const mv_call_t *c, void *p, int rc)
 {
     if (rc != NUMACOLL_ERR_TIMEOUT) mv_stage_free(c, p);
-    else if (p && mv_in_room(c, p)) s->move_room = NULL;
+    else if (p && mv_in_room(c, p)) s->mem_room = NULL;
 }
 
 /* ---- the memory agreement ---------------------------------------------------------- */
-
-/* this member's record for agree_memory: {its rank, minus its rank} when it is short of
- * memory, else {INT_MAX, INT_MAX}, and 1 when it has a room, else 0; the minimum of the
- * records gives the lowest and the highest short rank and whether every member has a room */
-static inline void short_record(int *rec, const nc_comm_t *s, int short_here)
-{
-    rec[0] = short_here ? s->rank : INT_MAX;
-    rec[1] = short_here ? -s->rank : INT_MAX;
-    rec[2] = s->move_room != NULL;
-}
 
 /* The node's records, their minimum into @p rec at the leader: the core's gather on the
  * node team (a leader without memory for the records takes part without a buffer and is
@@ -92,7 +73,7 @@ static int node_short_records(nc_comm_t *s, int *rec, int *short_here)
     if (leader && !all) { /* its own invalid arguments: it took part, and it is short */
         *short_here = 1;
         nc_error(NUMACOLL_ERR_NOMEM, "out of memory for the node's %d memory records", n);
-        short_record(rec, s, 1);
+        hier_short_record(rec, s, 1);
         return rc == NUMACOLL_ERR_ARG ? NUMACOLL_OK : rc;
     }
     for (int i = 0; rc == NUMACOLL_OK && leader && i < n; i++)
@@ -102,47 +83,10 @@ static int node_short_records(nc_comm_t *s, int *rec, int *short_here)
     return rc;
 }
 
-/* Whether every member got the memory of this call (@p short_here: this one did not; its
- * message is numacoll's last error): *@p go 1 when all did, else 0 on every member, and
- * this member's status: NUMACOLL_ERR_NOMEM (its own message) when it is short, else
- * NUMACOLL_ERR_ARG naming the short ones when it @p receives data in the call, else
- * NUMACOLL_OK. A step that fails (a timeout, a member that never came) returns its error
- * with *@p go 0: the member skips the call as after any failed step. */
-static int agree_memory(nc_comm_t *s, int short_here, int receives, int *go)
+/* hier_agree_memory with the gather family's node step */
+static inline int agree_memory(nc_comm_t *s, int short_here, int receives, int *go)
 {
-    char msg[512];
-    int *rec = s->move_short;
-    *go = 0;
-    if (short_here) snprintf(msg, sizeof msg, "%s", numacoll_last_error());
-    short_record(rec, s, short_here);
-    const int was_short = short_here;
-    int rc = node_short_records(s, rec, &short_here);
-    if (short_here && !was_short) snprintf(msg, sizeof msg, "%s", numacoll_last_error());
-    if (rc == NUMACOLL_OK && s->node_rank == 0 && s->nnodes > 1)
-        rc = HIER_STEP(s, "MPI_Allreduce of the memory status between the node leaders",
-                       PMPI_Allreduce(MPI_IN_PLACE, rec, 3, MPI_INT, MPI_MIN, s->leaders),
-                       PMPI_Iallreduce(MPI_IN_PLACE, rec, 3, MPI_INT, MPI_MIN, s->leaders,
-                                       HIER_REQ));
-    if (rc == NUMACOLL_OK) rc = node_bcast_bytes(s, rec, 3 * sizeof *rec, 0);
-    if (rc != NUMACOLL_OK) return rc;
-    if (rec[2]) s->move_room_agreed = 1; /* every member has a room: alike on all */
-    if (rec[0] == INT_MAX) {
-        *go = 1;
-        return NUMACOLL_OK;
-    }
-    if (short_here) return nc_error(NUMACOLL_ERR_NOMEM, "%s", msg);
-    if (!receives) return NUMACOLL_OK;
-    const int lo = rec[0], hi = -rec[1];
-    if (lo == hi)
-        return nc_error(NUMACOLL_ERR_ARG,
-                        "rank %d had no memory for its buffers of this call (its own error "
-                        "says which); no data moved (hierarchical mode)",
-                        lo);
-    return nc_error(NUMACOLL_ERR_ARG,
-                    "ranks %d to %d (the lowest and the highest of the ranks without memory for "
-                    "their buffers of this call; their own errors say which) had none; no data "
-                    "moved (hierarchical mode)",
-                    lo, hi);
+    return hier_agree_memory(s, short_here, receives, node_short_records, go);
 }
 
 /* int arrays of the leaders' step and the node step's MPI form: 2 x max(nnodes, node_size) */
@@ -153,8 +97,6 @@ static int *step_ints(const nc_comm_t *s, mv_call_t *c)
 }
 
 /* ---- the room ------------------------------------------------------------------------ */
-
-enum { HIER_ROOM = 64 << 10 };
 
 static inline size_t round16(size_t n)
 {
@@ -172,18 +114,14 @@ static size_t room_need(const nc_comm_t *s, size_t total)
            round16(2 * P * sizeof(int)) + 2 * round16(total);
 }
 
-/* The start of a call of @p total bytes: its buffers from the room when it is small (the
- * room made at the communicator's first small call; a member without memory for it takes
- * its buffers from the heap); 1 when the call must agree on memory (agree_memory): a call
- * that is not small, or one before every member is known to have a room. (A member whose
- * room a timed-out step kept takes the buffers of its later small calls from the heap
- * without agreeing: the communicator's calls after a timeout are undefined anyway.) */
+/* The start of a call of @p total bytes (hier_room_begin): its buffers from the room when
+ * it is small; 1 when the call must agree on memory */
 static int room_begin(nc_comm_t *s, mv_call_t *c, size_t total)
 {
-    if (room_need(s, total) > HIER_ROOM) return 1;
-    if (!s->move_room && !s->move_room_agreed) s->move_room = malloc(HIER_ROOM);
-    if (s->move_room) c->room = s->move_room, c->room_cap = HIER_ROOM, c->room_used = 0;
-    return !s->move_room_agreed;
+    char *room;
+    const int agree = hier_room_begin(s, room_need(s, total), &room);
+    if (room) c->room = room, c->room_cap = HIER_ROOM, c->room_used = 0;
+    return agree;
 }
 
 /* ---- the collectives ------------------------------------------------------------------ */

@@ -143,12 +143,12 @@ static int node_reduce(nc_comm_t *s, const void *input, void *out, size_t n,
 
 /* The leaders' step of reduce_hier (@p acc: this node's result, in place), timed where
  * the communicator's members all run with NUMACOLL_TIMEOUT (hier_step.c). The timed form
- * gives the root's leader's input as a copy, never MPI_IN_PLACE (MPICH 4.0's in-place
- * reduce at a root other than 0: see in_place_copy); a copy whose step timed out stays
- * with the pending step (leaked). Counts over INT_MAX take the blocking form (MPI-3 has
- * no large-count nonblocking reductions). */
+ * gives the root's leader's input as a copy in @p copy (reduce_hier's buffer), never
+ * MPI_IN_PLACE (MPICH 4.0's in-place reduce at a root other than 0: see in_place_copy).
+ * Counts over INT_MAX take the blocking form (MPI-3 has no large-count nonblocking
+ * reductions). */
 static int leaders_reduce(nc_comm_t *s, void *acc, size_t n, size_t bytes, MPI_Datatype base,
-                          MPI_Op op, int root)
+                          MPI_Op op, int root, void *copy)
 {
     const MPI_Count cnt = (MPI_Count)n;
     const int lroot = root < 0 ? -1 : s->node_of[root]; /* leaders are ranked by node */
@@ -168,38 +168,76 @@ static int leaders_reduce(nc_comm_t *s, void *acc, size_t n, size_t bytes, MPI_D
     if (lroot != s->my_node)
         return hier_step_wait(s, PMPI_Ireduce(acc, NULL, (int)n, base, op, lroot, s->leaders, &rq),
                               &rq, "MPI_Reduce between the node leaders", -1);
-    void *copy = malloc(bytes ? bytes : 1);
-    if (!copy) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", bytes);
     memcpy(copy, acc, bytes);
-    int rc = hier_step_wait(s, PMPI_Ireduce(copy, acc, (int)n, base, op, lroot, s->leaders, &rq),
-                            &rq, "MPI_Reduce between the node leaders", -1);
-    if (rc != NUMACOLL_ERR_TIMEOUT) free(copy); /* else the pending step's */
+    return hier_step_wait(s, PMPI_Ireduce(copy, acc, (int)n, base, op, lroot, s->leaders, &rq),
+                          &rq, "MPI_Reduce between the node leaders", -1);
+}
+
+/* the reductions' node step of the memory agreement (hier_memory.c): the minimum of the
+ * node's records at its leader, by the node's reduce (numacoll's or the MPI's) */
+static int reduce_node_min(nc_comm_t *s, int *rec, int *short_here)
+{
+    (void)short_here; /* the step needs no memory */
+    return node_reduce(s, rec, s->node_rank == 0 ? rec : NULL, 3, NUMACOLL_INT32,
+                       NUMACOLL_OP_MIN, MPI_INT, MPI_MIN);
+}
+
+int reduce_hier_memory(nc_comm_t *s, size_t mine, size_t most, int receives, char **buf,
+                       int *go)
+{
+    *buf = NULL;
+    *go = 1;
+    if (most == 0) return NUMACOLL_OK;
+    char *room;
+    const int agree = hier_room_begin(s, most, &room);
+    int short_here = 0;
+    if (mine && !(*buf = room ? room : malloc(mine)))
+        short_here = 1, nc_error(NUMACOLL_ERR_NOMEM,
+                                 "out of memory for the %zu bytes of this call's scratch "
+                                 "buffers (hierarchical mode)",
+                                 mine);
+    if (!agree) return short_here ? NUMACOLL_ERR_NOMEM : NUMACOLL_OK;
+    int rc = hier_agree_memory(s, short_here, receives, reduce_node_min, go);
+    if (!*go) {
+        hier_release(s, *buf, rc);
+        *buf = NULL;
+    }
     return rc;
 }
 
 /* The MPI library's steps take @p n elements of the predefined type @p base, not the
- * caller's count and datatype: Open MPI 4.1 rejects predefined ops on a derived type. */
+ * caller's count and datatype: Open MPI 4.1 rejects predefined ops on a derived type.
+ * Memory: a rooted reduce's leaders need the node's result where it is not their output
+ * (every leader but the root) and, when the leaders' step is timed, the root's node's
+ * leader a copy of it (leaders_reduce); both come from one buffer taken before any step
+ * (reduce_hier_memory). An allreduce needs none. */
 int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numacoll_dtype_t ct,
                 numacoll_op_t co, MPI_Datatype base, MPI_Op op, int root)
 {
-    size_t bytes = n * numacoll_dtype_size(ct);
-    int leader = s->node_rank == 0;
+    const size_t bytes = n * numacoll_dtype_size(ct);
+    const size_t slot = ((bytes ? bytes : 1) + 15) & ~(size_t)15; /* aligned for any type */
+    const int leader = s->node_rank == 0;
+    const int timed = s->step_timeout_ns && n <= INT_MAX && s->nnodes > 1;
+    const int needs_acc = leader && root >= 0 && root != s->rank;
+    const int needs_copy = leader && root >= 0 && timed && s->node_of[root] == s->my_node;
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
+    char *buf = NULL;
+    int go = 1;
+    int rc = reduce_hier_memory(s, (size_t)(needs_acc + needs_copy) * slot,
+                                root < 0 ? 0 : (timed ? 2 : 1) * slot,
+                                root < 0 || root == s->rank, &buf, &go);
+    if (!go) return rc;
     /* where the node's leader collects its node's result: the output when it gets the
-     * result anyway, else a scratch buffer */
-    void *acc = NULL, *scratch = NULL;
-    if (leader) {
-        if (root < 0 || root == s->rank) acc = recvbuf;
-        else if (!(acc = scratch = malloc(bytes ? bytes : 1)))
-            return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", bytes);
-    }
+     * result anyway, else the buffer */
+    void *acc = !leader ? NULL : needs_acc ? buf : recvbuf;
+    void *copy = needs_copy ? buf + (needs_acc ? slot : 0) : NULL;
     /* the MPI library's steps run numacoll's kernels as a non-commutative op
      * (reduce_types.c): numacoll's arithmetic, and the nodes' results in node order */
     MPI_Op kernel_op = reduce_kernel_op(co);
     if (kernel_op != MPI_OP_NULL) op = kernel_op;
-    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
-    int rc = node_reduce(s, input, acc, n, ct, co, base, op);
+    rc = node_reduce(s, input, acc, n, ct, co, base, op);
     if (rc == NUMACOLL_OK && leader && s->nnodes > 1)
-        rc = leaders_reduce(s, acc, n, bytes, base, op, root);
+        rc = leaders_reduce(s, acc, n, bytes, base, op, root, copy);
     if (root < 0) {
         if (rc == NUMACOLL_OK) rc = node_bcast_bytes(s, recvbuf, bytes, 0);
     } else if (rc == NUMACOLL_OK && s->node_of[root] == s->my_node && s->rank_in_node[root] != 0) {
@@ -217,7 +255,7 @@ int reduce_hier(nc_comm_t *s, const void *input, void *recvbuf, size_t n, numaco
                            PMPI_Irecv(recvbuf, (int)bytes, MPI_BYTE, 0, TAG_REDUCE_RESULT,
                                       s->node, HIER_REQ));
     }
-    if (rc != NUMACOLL_ERR_TIMEOUT) free(scratch); /* else a pending step's (hier_step.c) */
+    hier_release(s, buf, rc); /* kept for a pending step after a timeout (hier_step.c) */
     return rc;
 }
 

@@ -182,23 +182,26 @@ static int counts_of(const ss_args_t *a, int size, MPI_Count mult, size_t esize,
     return 1;
 }
 
-/* A reduce-scatter on a hierarchical communicator (see the top); a numacoll status. A
- * member without memory for the scratch vector fails (NUMACOLL_ERR_NOMEM), as the
- * allreduce's leader without memory for its scratch does: it cannot take part. */
+/* A reduce-scatter on a hierarchical communicator (see the top); a numacoll status. Every
+ * member takes its scratch vector before any step (reduce_hier_memory: no data moves on
+ * any member when one is short) */
 static int hier_reduce_scatter(nc_comm_t *s, const ss_args_t *a, const size_t *counts,
                                size_t total, numacoll_dtype_t ct, numacoll_op_t co,
                                MPI_Datatype base)
 {
-    const size_t es = numacoll_dtype_size(ct);
+    const size_t es = numacoll_dtype_size(ct), need = total ? total * es : 1;
     size_t off = 0;
     for (int m = 0; m < s->rank; m++)
         off += counts[m];
-    char *all = malloc(total ? total * es : 1);
-    if (!all) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", total * es);
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
+    char *all = NULL;
+    int go = 1;
+    int rc = reduce_hier_memory(s, need, need, 1, &all, &go);
+    if (!go) return rc;
     const void *input = a->sendbuf == MPI_IN_PLACE ? a->recvbuf : a->sendbuf;
-    int rc = reduce_hier(s, input, all, total, ct, co, base, a->op, -1);
+    rc = reduce_hier(s, input, all, total, ct, co, base, a->op, -1);
     if (rc == NUMACOLL_OK) memcpy(a->recvbuf, all + off * es, counts[s->rank] * es);
-    free(all);
+    hier_release(s, all, rc);
     return rc;
 }
 
@@ -251,15 +254,20 @@ static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_
     MPI_Op kop = reduce_kernel_op(co);
     if (kop == MPI_OP_NULL) kop = a->op;
     const void *input = a->sendbuf == MPI_IN_PLACE ? a->recvbuf : a->sendbuf;
-    char *scratch = malloc(3 * bytes + 1);
-    if (!scratch) return nc_error(NUMACOLL_ERR_NOMEM, "out of memory for %zu bytes", 3 * bytes);
+    /* every member's scratch, before any step (reduce_hier_memory); an exscan's rank 0
+     * receives nothing */
+    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
+    char *scratch = NULL;
+    int go = 1;
+    int rc = reduce_hier_memory(s, 3 * bytes + 1, 3 * bytes + 1, !(exclusive && s->rank == 0),
+                                &scratch, &go);
+    if (!go) return rc;
     char *total = scratch, *front = scratch + bytes, *own = scratch + 2 * bytes;
     if (exclusive && last && input == a->recvbuf) { /* the node step overwrites it */
         memcpy(own, input, bytes);
         input = own;
     }
-    hier_setups(s, HIER_SETUP_BCAST | HIER_SETUP_REDUCE);
-    int rc = node_scan(s, input, a->recvbuf, n, ct, co, base, kop, exclusive);
+    rc = node_scan(s, input, a->recvbuf, n, ct, co, base, kop, exclusive);
     if (rc == NUMACOLL_OK && last && s->nnodes > 1) {
         /* the node's total: our inclusive prefix (exscan: our exclusive one op our input) */
         if (exclusive && s->node_size > 1) {
@@ -291,7 +299,7 @@ static int hier_scan(nc_comm_t *s, const ss_args_t *a, size_t n, numacoll_dtype_
         if (rc == NUMACOLL_OK && exclusive && leader) memcpy(a->recvbuf, front, bytes);
         else if (rc == NUMACOLL_OK) rc = nc_reduce_local(ct, co, front, a->recvbuf, n);
     }
-    if (rc != NUMACOLL_ERR_TIMEOUT) free(scratch); /* else a pending step's (hier_step.c) */
+    hier_release(s, scratch, rc); /* kept for a pending step after a timeout (hier_step.c) */
     return rc;
 }
 
@@ -395,7 +403,9 @@ static int ss_entry(const ss_args_t *a)
         return MPI_SUCCESS;
     }
     if (rc == NUMACOLL_ERR_ARG) { /* members passed different arguments: the team stays usable */
-        mpi_say("numacoll-mpi: %s\n", numacoll_last_error()); /* it begins with the name */
+        const char *msg = numacoll_last_error(); /* the core's begins with the name */
+        if (!strncmp(msg, name, strlen(name))) mpi_say("numacoll-mpi: %s\n", msg);
+        else mpi_say("numacoll-mpi: %s: %s\n", name, msg);
         PMPI_Comm_call_errhandler(a->comm, MPI_ERR_ARG);
         return MPI_ERR_ARG;
     }

@@ -8,10 +8,14 @@
  *
  *   mpi_nomem_test [hier]
  *
- * hier: a hierarchical communicator (NUMACOLL_FAKE_NODES): the collectives with a
- * hierarchical path only (alltoall(v,w) are the MPI library's there). The last rank, the
- * victim, is a node's leader or not depending on the size; its stage and the scratch
- * buffers of the node steps (the whole, a node's part) are beyond the limit.
+ * hier: a hierarchical communicator (NUMACOLL_FAKE_NODES=2): the gather family's
+ * collectives with a hierarchical path (alltoall(v,w) are the MPI library's there), then
+ * MPI_Reduce to rank 0, MPI_Reduce_scatter_block and MPI_Scan of plain ints, whose
+ * hierarchical paths take scratch buffers (a reduce: every node leader but the root; the
+ * others: every member). The last rank, the victim, is a node's leader or not depending on
+ * the size (pseudo-nodes are blocks of consecutive ranks: rank r is on node r * 2 / size);
+ * its stage and the scratch buffers of the node steps (the whole, a node's part, a
+ * reduction's vector) are beyond the limit.
  *
  * The stage's datatype is 2 ints in an extent of 4 (not contiguous); each block holds
  * BLOCK_INTS ints of data, so that a stage of P blocks is far beyond the headroom the
@@ -31,10 +35,14 @@ enum { BLOCK_INTS = 1 << 20, HEADROOM = 4 << 20, G0_INTS = 2 * BLOCK_INTS };
 /* K_GATHER0: a gather to rank 0 whose send side (the victim's too) is staged: blocks of
  * G0_INTS ints, so that the victim's stage of one block is well beyond the headroom */
 enum { K_ALLGATHER, K_ALLGATHERV, K_GATHER, K_GATHER0, K_SCATTER, K_ALLTOALL, K_ALLTOALLV,
-       K_ALLTOALLW, K_COUNT };
+       K_ALLTOALLW, K_REDUCE, K_REDUCE_SCATTER_BLOCK, K_SCAN, K_COUNT };
 static const char *const k_names[K_COUNT] = {
         "MPI_Allgather", "MPI_Allgatherv", "MPI_Gather",    "MPI_Gather to rank 0",
-        "MPI_Scatter",   "MPI_Alltoall",   "MPI_Alltoallv", "MPI_Alltoallw"};
+        "MPI_Scatter",   "MPI_Alltoall",   "MPI_Alltoallv", "MPI_Alltoallw",
+        "MPI_Reduce to rank 0", "MPI_Reduce_scatter_block", "MPI_Scan"};
+/* the reductions' vectors, plain ints: a reduce's of RED_INTS, a reduce-scatter's block of
+ * BLOCK_INTS (P blocks in all), a scan's of BLOCK_INTS */
+enum { RED_INTS = 2 * BLOCK_INTS };
 
 static MPI_Datatype g_pair; /* 2 ints, extent 4 ints */
 static int g_victim;        /* the rank without memory (the root of gather and scatter) */
@@ -46,7 +54,9 @@ static uint64_t numacoll_count(int k)
     const uint64_t v[K_COUNT] = {s.allgather_numacoll, s.allgatherv_numacoll, s.gather_numacoll,
                                  s.gather_numacoll,
                                  s.scatter_numacoll,   s.alltoall_numacoll,
-                                 s.alltoallv_numacoll, s.alltoallw_numacoll};
+                                 s.alltoallv_numacoll, s.alltoallw_numacoll,
+                                 s.reduce_numacoll,    s.reduce_scatter_block_numacoll,
+                                 s.scan_numacoll};
     return v[k];
 }
 
@@ -75,6 +85,12 @@ static int call(int k, MPI_Comm comm, int *plain, int *spread)
         ptypes[r] = g_pair, itypes[r] = MPI_INT;
     }
     switch (k) {
+    case K_REDUCE:
+        return MPI_Reduce(plain, spread, RED_INTS, MPI_INT, MPI_SUM, 0, comm);
+    case K_REDUCE_SCATTER_BLOCK:
+        return MPI_Reduce_scatter_block(plain, spread, BLOCK_INTS, MPI_INT, MPI_SUM, comm);
+    case K_SCAN:
+        return MPI_Scan(plain, spread, BLOCK_INTS, MPI_INT, MPI_SUM, comm);
     case K_ALLGATHER:
         return MPI_Allgather(plain, BLOCK_INTS, MPI_INT, spread, n, g_pair, comm);
     case K_ALLGATHERV:
@@ -110,9 +126,22 @@ static int value(int k, int from, int to, int i)
     return from * 1000003 + (per_dest ? to * 7919 : 0) + i;
 }
 
+/* int i of rank @p from's input to a reduction (small: no sum overflows) */
+static int red_value(int from, size_t i)
+{
+    return from * 1009 + (int)(i % 4099);
+}
+
 static void fill(int k, int *plain, int *spread)
 {
     const int P = g_size;
+    if (k >= K_REDUCE) {
+        const size_t n = k == K_REDUCE ? RED_INTS : k == K_SCAN ? BLOCK_INTS
+                                                                : (size_t)BLOCK_INTS * P;
+        for (size_t i = 0; i < n; i++)
+            plain[i] = red_value(g_rank, i);
+        return;
+    }
     if (k == K_SCATTER) { /* the root's spread blocks, one per destination */
         for (int d = 0; d < P; d++)
             for (int i = 0; i < BLOCK_INTS; i++)
@@ -135,6 +164,19 @@ static void fill(int k, int *plain, int *spread)
 static int right(int k, const int *plain, const int *spread)
 {
     const int P = g_size;
+    if (k >= K_REDUCE) { /* the sums, over every rank (a scan's: ranks 0 to this one) */
+        if (k == K_REDUCE && g_rank != 0) return 1;
+        const size_t n = k == K_REDUCE ? RED_INTS : BLOCK_INTS;
+        const size_t at = k == K_REDUCE_SCATTER_BLOCK ? (size_t)g_rank * BLOCK_INTS : 0;
+        const int last = k == K_SCAN ? g_rank : P - 1;
+        for (size_t i = 0; i < n; i += 4099 / 3) {
+            int sum = 0;
+            for (int r = 0; r <= last; r++)
+                sum += red_value(r, at + i);
+            if (spread[i] != sum) return 0;
+        }
+        return 1;
+    }
     if (k == K_SCATTER) {
         for (int i = 0; i < BLOCK_INTS; i += 4099)
             if (plain[i] != value(k, g_victim, g_rank, i)) return 0;
@@ -159,7 +201,8 @@ static void test_collective(int k, MPI_Comm comm)
 {
     const int P = g_size;
     const size_t plain_ints = k == K_GATHER0 ? (size_t)G0_INTS * P
-                                             : (size_t)BLOCK_INTS * (k >= K_ALLTOALL ? P : 1);
+                              : k == K_REDUCE ? RED_INTS
+                                              : (size_t)BLOCK_INTS * (k >= K_ALLTOALL ? P : 1);
     int *plain = malloc(plain_ints * sizeof(int));
     /* the spread side: P blocks, or one of G0_INTS in pairs */
     int *spread = calloc((size_t)(P > 2 ? P : 2) * BLOCK_INTS * 2, sizeof(int));
@@ -180,16 +223,20 @@ static void test_collective(int k, MPI_Comm comm)
     int rc = call(k, comm, plain, spread);
     if (limited) setrlimit(RLIMIT_AS, &saved);
     /* who must fail: the victim, and the members reading a block of it (a gather's
-     * senders read nothing, its root reads the victim's) with MPI_ERR_ARG */
-    int readers = k == K_GATHER ? 0 : k == K_GATHER0 ? g_rank == 0 : 1;
+     * senders read nothing, its root reads the victim's) with MPI_ERR_ARG; a reduce needs
+     * memory on a node leader only, so where the victim leads no node, nobody fails, and
+     * otherwise the root fails with it */
+    const int victim_leads = (g_victim - 1) * 2 / P != g_victim * 2 / P;
+    int readers = k == K_GATHER ? 0 : k == K_GATHER0 || k == K_REDUCE ? g_rank == 0 : 1;
     int must_fail = g_rank == g_victim || readers, cls = MPI_SUCCESS;
+    if (k == K_REDUCE && !victim_leads) must_fail = 0;
     if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
     CHECK((rc != MPI_SUCCESS) == must_fail, "%s without memory on rank %d: rank %d returned %d",
           k_names[k], g_victim, g_rank, rc);
     CHECK(!must_fail || g_rank == g_victim || cls == MPI_ERR_ARG,
           "%s without memory on rank %d: rank %d's error class is %d, not MPI_ERR_ARG",
           k_names[k], g_victim, g_rank, cls);
-    CHECK(g_rank != g_victim || cls == MPI_ERR_NO_MEM,
+    CHECK(g_rank != g_victim || !must_fail || cls == MPI_ERR_NO_MEM,
           "%s without memory on rank %d: its error class is %d, not MPI_ERR_NO_MEM", k_names[k],
           g_victim, cls);
     /* the next call, with memory: right and numacoll's */
@@ -203,11 +250,14 @@ static void test_collective(int k, MPI_Comm comm)
     CHECK(numacoll_count(k) == before + 1, "%s after the failed call was not numacoll's on rank "
           "%d", k_names[k], g_rank);
     int fails = total_failures(comm);
-    if (g_rank == 0 && !fails)
+    if (g_rank == 0 && !fails && k == K_REDUCE && !victim_leads)
+        printf("nomem: %s: rank %d, no node's leader, needed nothing; the next call right\n",
+               k_names[k], g_victim);
+    else if (g_rank == 0 && !fails)
         printf("nomem: %s: rank %d failed%s, the next call right\n", k_names[k], g_victim,
-               k == K_GATHER    ? " alone"
-               : k == K_GATHER0 ? ", and the root naming it"
-                                : ", and its readers naming it");
+               k == K_GATHER                     ? " alone"
+               : k == K_GATHER0 || k == K_REDUCE ? ", and the root naming it"
+                                                 : ", and its readers naming it");
     free(plain);
     free(spread);
 }
@@ -236,8 +286,9 @@ int main(int argc, char **argv)
     /* the communicator's and its data-movement set-up, before any limit */
     int one = g_rank, all[64];
     MPI_Allgather(&one, 1, MPI_INT, all, 1, MPI_INT, comm);
-    for (int k = 0; k < (hier ? K_ALLTOALL : K_COUNT); k++)
-        test_collective(k, comm);
+    MPI_Allreduce(&one, all, 1, MPI_INT, MPI_SUM, comm); /* the reductions' set-up */
+    for (int k = 0; k < (hier ? K_COUNT : K_REDUCE); k++)
+        if (!hier || k < K_ALLTOALL || k >= K_REDUCE) test_collective(k, comm);
     int fails = total_failures(MPI_COMM_WORLD);
     if (g_rank == 0) printf("nomem: %s\n", fails ? "FAIL" : "PASS");
     MPI_Type_free(&g_pair);
