@@ -162,14 +162,14 @@ typedef struct nc_comm {
     int nbr_indegree, nbr_outdegree;
     int *nbr_sources, *nbr_destinations;
     /* hier: the memory agreement of a call (hier_memory.c): the lowest and minus the
-     * highest rank without memory for it, and whether every member has a room (the
-     * leaders' step's buffer: a timed-out step may still write it, so it lives as long as
-     * the state) */
+     * highest rank without memory for it, and the smallest room in KiB (the leaders'
+     * step's buffer: a timed-out step may still write it, so it lives as long as the
+     * state) */
     int mem_short[3];
-    /* hier: the room for the scratch buffers of small calls (HIER_ROOM bytes), and whether
-     * every member has one (agreed) */
+    /* hier: the room for the scratch buffers of calls (hier_memory.c), its size, and what
+     * every member's room is known to hold (agreed; 0: nothing) */
     char *mem_room;
-    int mem_room_agreed;
+    size_t mem_room_size, mem_room_agreed;
 } nc_comm_t;
 _Static_assert(offsetof(nc_comm_t, st_bcast_numacoll) + sizeof(uint64_t) <= 64,
                "the fast paths' fields in the first line");
@@ -384,10 +384,10 @@ int hier_step_wait(nc_comm_t *s, int started, MPI_Request *req, const char *what
 enum { HIER_SETUP_BCAST = 1, HIER_SETUP_REDUCE = 2, HIER_SETUP_MOVE = 4 };
 void hier_setups(nc_comm_t *s, int which);
 /* hier_memory.c: the memory of a call on a hierarchical communicator, taken before any
- * step. hier_room_begin: *@p room is the communicator's room (HIER_ROOM bytes) for a call
- * whose members need at most @p most bytes each (from sizes every member knows) when it
- * fits there, else NULL (the heap); returns 1 when the call must agree (hier_agree_memory):
- * a call that is not small, or one before every member is known to have a room.
+ * step. hier_room_begin: *@p room is the communicator's room for a call whose members need
+ * at most @p most bytes each (from sizes every member knows) when it holds them (grown for
+ * them up to HIER_ROOM_MAX bytes), else NULL (the heap); returns 1 when the call must
+ * agree (hier_agree_memory): unless every member's room is known to hold @p most.
  * hier_agree_memory: whether every member got its memory (@p short_here: this one did not;
  * its message is numacoll's last error), with @p node_min combining the node's records
  * (hier_short_record) at its leader (it sets *short_here when the leader ran short in it);
@@ -396,7 +396,7 @@ void hier_setups(nc_comm_t *s, int which);
  * @p receives data in the call, else NUMACOLL_OK; a failed step's error with *go 0.
  * hier_release: frees a buffer of the call unless it is in the room, or keeps it for a
  * pending step after a timeout (the room too: the communicator lets go of it). */
-enum { HIER_ROOM = 64 << 10 };
+enum { HIER_ROOM_MIN = 64 << 10, HIER_ROOM_MAX = 1 << 20 };
 typedef int (*hier_node_min_fn)(nc_comm_t *s, int *rec, int *short_here);
 void hier_short_record(int *rec, const nc_comm_t *s, int short_here);
 int hier_room_begin(nc_comm_t *s, size_t most, char **room);

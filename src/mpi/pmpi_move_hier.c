@@ -17,7 +17,7 @@
  *
  * Memory: every member takes all it needs for the call (the node order, the stages of
  * non-contiguous datatypes, the leaders' and the root's scratch buffers) before any step,
- * from the communicator's room when the call is small (room_need), and agrees on it
+ * from the communicator's room when every room holds them (room_need), and agrees on it
  * otherwise (hier_memory.c). The node step of the agreement is the core's gather of the
  * records on the node team (node_short_records).
  */
@@ -50,7 +50,7 @@ static int node_order(const nc_comm_t *s, mv_call_t *c, int **order, int **first
 static inline void free_unless_pending(nc_comm_t *s, const mv_call_t *c, void *p, int rc)
 {
     if (rc != NUMACOLL_ERR_TIMEOUT) mv_stage_free(c, p);
-    else if (p && mv_in_room(c, p)) s->mem_room = NULL;
+    else if (p && mv_in_room(c, p)) s->mem_room = NULL, s->mem_room_size = 0;
 }
 
 /* ---- the memory agreement ---------------------------------------------------------- */
@@ -106,7 +106,7 @@ static inline size_t round16(size_t n)
 /* The most any member's buffers of a call of @p total bytes (the whole) take: the node
  * order, the block sizes and offsets, the node's sizes, the step counts (each at most for
  * size members), the whole and a stage of at most the whole. From sizes every member
- * knows, so every member decides alike whether the call is small. */
+ * knows, so every member decides alike whether the rooms hold it. */
 static size_t room_need(const nc_comm_t *s, size_t total)
 {
     const size_t P = (size_t)s->size, K = (size_t)s->nnodes;
@@ -115,12 +115,12 @@ static size_t room_need(const nc_comm_t *s, size_t total)
 }
 
 /* The start of a call of @p total bytes (hier_room_begin): its buffers from the room when
- * it is small; 1 when the call must agree on memory */
+ * it holds them; 1 when the call must agree on memory */
 static int room_begin(nc_comm_t *s, mv_call_t *c, size_t total)
 {
     char *room;
     const int agree = hier_room_begin(s, room_need(s, total), &room);
-    if (room) c->room = room, c->room_cap = HIER_ROOM, c->room_used = 0;
+    if (room) c->room = room, c->room_cap = s->mem_room_size, c->room_used = 0;
     return agree;
 }
 
