@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const k_vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
-                                     "MV2_COMM_WORLD_LOCAL_SIZE", "SLURM_STEP_TASKS_PER_NODE",
-                                     "SLURM_NODEID"};
+static const char *const k_vars[] = {
+        "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE",
+        "PALS_LOCAL_SIZE",            "PMI_LOCAL_SIZE",  "SLURM_STEP_TASKS_PER_NODE",
+        "SLURM_NODEID"};
 
 /* the test's own launcher variables only (ctest may run inside an srun or an mpirun) */
 static int clear_launcher_env(void **state)
@@ -121,6 +122,14 @@ static void test_count_from_each_launcher(void **state)
 
     /* an MPI launcher's own variable wins over Slurm's, which it may have inherited from
      * the allocation or from its daemons' step */
+    setenv("PMI_LOCAL_SIZE", "3", 1);
+    nc_job_node_procs(&j);
+    assert_int_equal(j.count, 3);
+    assert_string_equal(j.source, "PMI_LOCAL_SIZE");
+    setenv("PALS_LOCAL_SIZE", "4", 1);
+    nc_job_node_procs(&j);
+    assert_int_equal(j.count, 4);
+    assert_string_equal(j.source, "PALS_LOCAL_SIZE");
     setenv("MV2_COMM_WORLD_LOCAL_SIZE", "5", 1);
     nc_job_node_procs(&j);
     assert_int_equal(j.count, 5);

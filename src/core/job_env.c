@@ -81,6 +81,8 @@ static const char *const k_count_vars[] = {
     "OMPI_COMM_WORLD_LOCAL_SIZE", /* Open MPI's mpirun / prterun */
     "MPI_LOCALNRANKS",            /* Hydra: mpiexec of MPICH, Intel MPI, MVAPICH */
     "MV2_COMM_WORLD_LOCAL_SIZE",  /* MVAPICH's mpirun_rsh */
+    "PALS_LOCAL_SIZE",            /* HPE PALS: aprun / mpiexec on HPE Cray EX */
+    "PMI_LOCAL_SIZE",             /* Cray PMI (Cray MPICH) */
 };
 
 void nc_job_node_procs(nc_job_node_procs_t *out)

@@ -103,7 +103,8 @@ typedef struct nc_job_node_procs {
 
 /** How many processes of the job the launcher that started this process put on this node,
  *  from its environment: OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI's mpirun), MPI_LOCALNRANKS
- *  (Hydra), MV2_COMM_WORLD_LOCAL_SIZE (MVAPICH's mpirun_rsh), in that order, else Slurm's
+ *  (Hydra), MV2_COMM_WORLD_LOCAL_SIZE (MVAPICH's mpirun_rsh), PALS_LOCAL_SIZE (HPE PALS),
+ *  PMI_LOCAL_SIZE (Cray PMI), in that order, else Slurm's
  *  SLURM_STEP_TASKS_PER_NODE at SLURM_NODEID (srun), which every launcher run inside a
  *  Slurm allocation inherits and so comes last. The first variable set decides: a
  *  malformed value leaves the count unknown (0) and says why in out->problem. */

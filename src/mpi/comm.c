@@ -116,7 +116,8 @@ static int job_node_procs(void)
         else
             mpi_say("numacoll-mpi[%s]: no launcher variable gives the job's processes on "
                     "this node (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS, "
-                    "MV2_COMM_WORLD_LOCAL_SIZE, SLURM_STEP_TASKS_PER_NODE): a team counts as "
+                    "MV2_COMM_WORLD_LOCAL_SIZE, PALS_LOCAL_SIZE, PMI_LOCAL_SIZE, "
+                    "SLURM_STEP_TASKS_PER_NODE): a team counts as "
                     "oversubscribed by its own members only\n",
                     NC_FLAVOR);
     }

@@ -614,6 +614,8 @@ int main(int argc, char **argv)
         unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
         unsetenv("MPI_LOCALNRANKS");
         unsetenv("MV2_COMM_WORLD_LOCAL_SIZE");
+        unsetenv("PALS_LOCAL_SIZE");
+        unsetenv("PMI_LOCAL_SIZE");
         const char *names[2] = {"SLURM_STEP_TASKS_PER_NODE", "SLURM_NODEID"};
         for (int i = 0; i < 2; i++) {
             if (argc > 2 + i && strcmp(argv[2 + i], "-"))
