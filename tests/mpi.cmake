@@ -409,7 +409,8 @@ foreach(f ${NC_MPI_FLAVORS})
     # the mpi_f08 module (Open MPI: mpi_barrier_f08 -> ompi_barrier_f, ompi_allreduce_f, ...;
     # MPICH: mpi_barrier_f08_ calls PMPI_Barrier, its bcast, allreduce and reduce call the C
     # MPI_Bcast, MPI_Allreduce, MPI_Reduce): interposed too, 21 allreduces and 10 reduces, an
-    # allgather, a gather, an alltoall and an alltoallw
+    # allgather, a gather, a scatter, an alltoall, an alltoallw, a reduce-scatter-block, a
+    # scan, a neighbour allgather and a neighbour alltoall (an open line)
     set(fp8 ${NC_MPI_TDIR}/fortran_f08_test_${f})
     add_custom_command(OUTPUT ${fp8}
       COMMAND ${NC_FC_${f}} -O1 -w -o ${fp8} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/fortran_f08_test.f90
@@ -422,6 +423,9 @@ foreach(f ${NC_MPI_FLAVORS})
                 --expect "numacoll-mpi stats \\[${f} rank 1\\]: .*MPI_Allgather 1 \\(numacoll 1\\), MPI_Allgatherv 0 \\(numacoll 0\\), MPI_Gather 1 \\(numacoll 1\\)"
                 --expect "numacoll-mpi stats \\[${f} rank 1\\]: .*MPI_Alltoall 1 \\(numacoll 1\\)"
                 --expect "numacoll-mpi stats \\[${f} rank 1\\]: .*MPI_Alltoallw 1 \\(numacoll 1\\)"
+                --expect "MPI_Reduce_scatter_block 1 \\(numacoll 1\\), MPI_Reduce_scatter 0 \\(numacoll 0\\), MPI_Scan 1 \\(numacoll 1\\)"
+                --expect "numacoll-mpi stats \\[${f} rank 1\\]: .*MPI_Scatter 1 \\(numacoll 1\\)"
+                --expect "numacoll-mpi stats \\[${f} rank 1\\]: .*MPI_Neighbor_allgather 1 \\(numacoll 1\\), MPI_Neighbor_allgatherv 0 \\(numacoll 0\\), MPI_Neighbor_alltoall 1 \\(numacoll 1\\)"
                 -- ${fp8})
   endif()
 endforeach()

@@ -1,7 +1,9 @@
 ! mpi_f08 bindings: MPI_Barrier / MPI_Bcast / MPI_Allreduce / MPI_Reduce / MPI_Allgather /
-! MPI_Gather / MPI_Alltoall / MPI_Alltoallw through the f08 module must reach libnumacoll_mpi
-! (20 allreduces and 10 reduces before the final one, 1 allgather, 1 gather, 1 alltoall,
-! 1 alltoallw)
+! MPI_Gather / MPI_Scatter / MPI_Alltoall / MPI_Alltoallw / MPI_Reduce_scatter_block /
+! MPI_Scan / MPI_Neighbor_allgather / MPI_Neighbor_alltoall through the f08 module must
+! reach libnumacoll_mpi (20 allreduces and 10 reduces before the final one, one call of
+! each of the others; the neighbourhood ones on an open line, whose ends have
+! MPI_PROC_NULL neighbours)
 program f08_test
   use mpi_f08
   implicit none
@@ -11,6 +13,8 @@ program f08_test
   real :: r(5)
   integer :: g(64), wcnt(32), wsd(32), wrd(32)
   type(MPI_Datatype) :: wtyp(32)
+  type(MPI_Comm) :: line
+  integer :: nb(2), nbr(2), left, right
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
@@ -78,6 +82,45 @@ program f08_test
   do i = 0, nprocs - 1
     if (g(33 + 2 * i) /= 100 * i + rank .or. g(34 + 2 * i) /= -1) bad = bad + 1
   end do
+  ! MPI_Scatter from rank 0: rank d gets 7 * d + 1
+  do i = 0, nprocs - 1
+    g(i + 1) = 7 * i + 1
+  end do
+  v = -1
+  call MPI_Scatter(g, 1, MPI_INTEGER, v, 1, MPI_INTEGER, 0, MPI_COMM_WORLD)
+  if (v(1) /= 7 * rank + 1 .or. v(2) /= -1) bad = bad + 1
+  ! MPI_Reduce_scatter_block: element j of every rank is rank + j; rank d gets the sum of
+  ! its element d over the ranks
+  do i = 0, nprocs - 1
+    g(i + 1) = rank + i
+  end do
+  v = -1
+  call MPI_Reduce_scatter_block(g, v, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  if (v(1) /= nprocs * (nprocs - 1) / 2 + nprocs * rank .or. v(2) /= -1) bad = bad + 1
+  ! MPI_Scan: the prefix sums of rank + 1
+  v(1) = rank + 1
+  call MPI_Scan(v, v(3), 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  if (v(3) /= (rank + 1) * (rank + 2) / 2) bad = bad + 1
+  ! the neighbourhood collectives on an open line: the ends' missing neighbours are
+  ! MPI_PROC_NULL, whose slots stay as they were
+  call MPI_Cart_create(MPI_COMM_WORLD, 1, (/ nprocs /), (/ .false. /), .false., line)
+  call MPI_Cart_shift(line, 0, 1, left, right)
+  nb = (/ 1000 + rank, 2000 + rank /)
+  nbr = -5
+  call MPI_Neighbor_allgather(nb, 1, MPI_INTEGER, nbr, 1, MPI_INTEGER, line)
+  if (left /= MPI_PROC_NULL .and. nbr(1) /= 1000 + left) bad = bad + 1
+  if (left == MPI_PROC_NULL .and. nbr(1) /= -5) bad = bad + 1
+  if (right /= MPI_PROC_NULL .and. nbr(2) /= 1000 + right) bad = bad + 1
+  if (right == MPI_PROC_NULL .and. nbr(2) /= -5) bad = bad + 1
+  ! the block for the left neighbour is nb(1), for the right one nb(2): a rank receives
+  ! its left neighbour's nb(2) and its right neighbour's nb(1)
+  nbr = -5
+  call MPI_Neighbor_alltoall(nb, 1, MPI_INTEGER, nbr, 1, MPI_INTEGER, line)
+  if (left /= MPI_PROC_NULL .and. nbr(1) /= 2000 + left) bad = bad + 1
+  if (left == MPI_PROC_NULL .and. nbr(1) /= -5) bad = bad + 1
+  if (right /= MPI_PROC_NULL .and. nbr(2) /= 1000 + right) bad = bad + 1
+  if (right == MPI_PROC_NULL .and. nbr(2) /= -5) bad = bad + 1
+  call MPI_Comm_free(line)
   call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0 .and. total == 0) print '(a)', 'f08: PASS'
   if (rank == 0 .and. total /= 0) print '(a,i0)', 'f08: FAIL ', total
