@@ -93,8 +93,14 @@ foreach(f ${NC_MPI_FLAVORS})
   nc_mpi_test(mpi_${f}_errors ${f} 3 -- ${P} errors)
   # deferred set-up (NUMACOLL_MPI_SETUP_AFTER): the default threshold at np=2, a small one
   # oversubscribed and on the hierarchical path (pseudo-nodes)
+  # (NUMACOLL_VERBOSE=1 says once that communicators start with the MPI's calls, and the
+  # stats name those that stayed there: one of the lazy mode's communicators never makes
+  # enough calls)
   nc_mpi_test(mpi_${f}_lazy ${f} 2 --env NUMACOLL_MPI_SETUP_AFTER=2048
+              --env NUMACOLL_VERBOSE=1 --env NUMACOLL_MPI_STATS=1
               --expect "lazy: threshold 2048. barriers from call 2048, 256 KiB broadcasts from call 8. flat"
+              --count "run their first calls through the MPI library until their calls add up to NUMACOLL_MPI_SETUP_AFTER .here 2048 units" 1
+              --count "numacoll-mpi.${f} rank [01].: 1 of the 4 deferred communicators stayed with the MPI library" 2
               -- ${P} lazy)
   nc_mpi_test(mpi_${f}_lazy_np3 ${f} 3 --env NUMACOLL_MPI_SETUP_AFTER=100
               --env NUMACOLL_MPI_SETUP_AFTER_OVERSUB=100

@@ -138,6 +138,27 @@ static void test_rejections(void **state)
     expect_rejected("NUMACOLL_BARRIER_TOPO_LEVELS", "numa,numa", "repeated");
     expect_rejected("NUMACOLL_BARRIER_TOPO_LEVELS", "", "empty");
     expect_rejected("NUMACOLL_NO_SUCH_THING", "1", "unknown variable");
+    /* a typo of a known name: the name suggested */
+    expect_rejected("NUMACOLL_TIMOUT", "5", "did you mean NUMACOLL_TIMEOUT?");
+    clear_env();
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
+}
+
+/* every problem of the environment in one message, not the first alone */
+static void test_every_problem_named(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("NUMACOLL_TIMEOUT", "abc", 1);
+    setenv("NUMACOLL_MOVE", "fast", 1);
+    setenv("NUMACOLL_BARIER", "mcs", 1);
+    assert_int_equal(numacoll_config_reload(), NUMACOLL_ERR_CONFIG);
+    const char *msg = numacoll_last_error();
+    if (!strstr(msg, "NUMACOLL_TIMEOUT='abc' is not valid") ||
+        !strstr(msg, "NUMACOLL_MOVE='fast' is not valid; allowed: auto, copy, cma") ||
+        !strstr(msg, "unknown variable NUMACOLL_BARIER in the environment (did you mean "
+                     "NUMACOLL_BARRIER?)"))
+        fail_msg("message was: %s", msg);
     clear_env();
     assert_int_equal(numacoll_config_reload(), NUMACOLL_OK);
 }
@@ -188,6 +209,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),        cmocka_unit_test(test_valid_values),
         cmocka_unit_test(test_rejections),      cmocka_unit_test(test_team_rejects_bad_env),
+        cmocka_unit_test(test_every_problem_named),
         cmocka_unit_test(test_team_bad_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

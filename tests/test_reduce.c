@@ -490,7 +490,10 @@ static int check_error(const nc_forkctx_t *c, const char *what, int rc, int want
                        const char *n2)
 {
     const char *msg = rc ? numacoll_last_error() : "";
-    if (rc == want && (!n1 || strstr(msg, n1)) && (!n2 || strstr(msg, n2))) return 0;
+    /* the parts of a message wrapped by its callers are never empty (no ": :") */
+    if (rc == want && (!n1 || strstr(msg, n1)) && (!n2 || strstr(msg, n2)) &&
+        !strstr(msg, ": :"))
+        return 0;
     fprintf(stderr, "rank %d of %d, %s: %s (wanted %s naming '%s' and '%s'): %s\n", c->rank,
             c->size, what, numacoll_status_name(rc), numacoll_status_name(want), n1 ? n1 : "",
             n2 ? n2 : "", msg);

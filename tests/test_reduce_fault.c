@@ -275,6 +275,7 @@ static void test_fault(void **state)
         }
         assert_int_equal(rep->rc, want_rc);
         assert_true(named);
+        if (strstr(rep->msg, ": :")) fail_msg("an empty part in \"%s\"", rep->msg);
         timeouts_naming_victim +=
             rep->rc == NUMACOLL_ERR_TIMEOUT && nc_msg_names_rank(rep->msg, v);
         /* killed before: none of call KILL_AT's chunks; mid-call: those before the trap,

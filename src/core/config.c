@@ -40,7 +40,7 @@ static int public_count;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded; /* under lock: the environment has been read */
-static char first_error[1024];
+static char first_error[2048]; /* every problem found, "; "-separated */
 static int load_status;
 
 static const char *type_name(nc_cfg_type_t t)
@@ -290,6 +290,38 @@ static int parse_value(const nc_cfg_def_t *d, const char *v, cfg_val_t *val, cha
 
 extern char **environ;
 
+/* a problem of the environment, added to first_error (the status is the same for all) */
+static void add_problem(const char *text)
+{
+    load_status = NUMACOLL_ERR_CONFIG;
+    size_t used = strlen(first_error);
+    if (used + 8 >= sizeof first_error) return; /* full: the first ones say enough */
+    snprintf(first_error + used, sizeof first_error - used, "%s%s", used ? "; " : "", text);
+}
+
+/* edit distance between @p a (@p alen bytes) and @p b, capped at 3 (enough to tell a typo) */
+static int distance(const char *a, size_t alen, const char *b)
+{
+    size_t blen = strlen(b);
+    if (alen > 64 || blen > 64) return 3;
+    int row[65];
+    for (size_t j = 0; j <= blen; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= alen; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= blen; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[blen] < 3 ? row[blen] : 3;
+}
+
 static void load_locked(void)
 {
     first_error[0] = 0;
@@ -314,9 +346,8 @@ static void load_locked(void)
             if (parse_value(d, env, &v, err, sizeof err) == NUMACOLL_OK) {
                 v.set = v.valid = 1;
                 values[i] = v;
-            } else if (load_status == NUMACOLL_OK) {
-                load_status = NUMACOLL_ERR_CONFIG;
-                snprintf(first_error, sizeof first_error, "%s", err);
+            } else {
+                add_problem(err);
             }
         }
         numacoll_config_row_t *pub = &public_rows[public_count++];
@@ -328,20 +359,24 @@ static void load_locked(void)
     }
     /* unknown NUMACOLL_* variables are mistakes (typos); reject them. Known are all the
      * names of config.h, also those whose layer this program does not contain. */
-    for (char **e = environ; e && *e && load_status == NUMACOLL_OK; e++) {
+    for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, "NUMACOLL_", 9) != 0) continue;
         const char *eq = strchr(*e, '=');
         size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
-        int known = 0;
-        for (int i = 0; i < NC_CFG_COUNT && !known; i++)
+        int known = 0, nearest = -1, best = 3;
+        for (int i = 0; i < NC_CFG_COUNT && !known; i++) {
             known = strlen(names[i]) == len && strncmp(names[i], *e, len) == 0;
-        if (!known) {
-            load_status = NUMACOLL_ERR_CONFIG;
-            snprintf(first_error, sizeof first_error,
-                     "unknown variable %.*s in the environment; `numacoll-info` lists the "
-                     "NUMACOLL_* variables",
-                     (int)len, *e);
+            int d = known ? 0 : distance(*e, len, names[i]);
+            if (d < best) best = d, nearest = i;
         }
+        if (known) continue;
+        char text[256], hint[96] = "";
+        if (nearest >= 0) snprintf(hint, sizeof hint, " (did you mean %s?)", names[nearest]);
+        snprintf(text, sizeof text,
+                 "unknown variable %.*s in the environment%s; `numacoll-info` lists the "
+                 "NUMACOLL_* variables",
+                 (int)(len < 96 ? len : 96), *e, hint);
+        add_problem(text);
     }
     loaded = 1;
 }

@@ -367,6 +367,15 @@ static nc_comm_t *comm_setup(MPI_Comm comm, uint64_t units, int force)
         s->defer_units = most;
         s->defer_after = after;
         COUNT(comms_deferred);
+        static _Atomic int said_once;
+        if (g_verbose == 1 && s->rank == 0 &&
+            !atomic_exchange_explicit(&said_once, 1, memory_order_relaxed))
+            mpi_say("numacoll-mpi[%s]: %s (size %d) and later communicators run their first "
+                    "calls through the MPI library until their calls add up to "
+                    "NUMACOLL_MPI_SETUP_AFTER%s (here %llu units); NUMACOLL_MPI_SETUP_AFTER=0 "
+                    "sets them up at once (said once; NUMACOLL_VERBOSE=2 says it for each)\n",
+                    NC_FLAVOR, label, s->size, crowded ? "_OVERSUB" : "",
+                    (unsigned long long)after);
         if (g_verbose >= 2 && s->rank == 0)
             mpi_say(
                     "numacoll-mpi[%s]: %s (size %d): native calls until they add up to %llu "

@@ -365,6 +365,13 @@ void print_stats(void)
             (unsigned long long)READ(bcast_states_kept), (unsigned long long)READ(comms_deferred),
             (unsigned long long)READ(comms_promoted), (unsigned long long)READ(progress_calls),
             more, move, a2a, nbr);
+    const uint64_t deferred = READ(comms_deferred), promoted = READ(comms_promoted);
+    if (deferred > promoted)
+        mpi_say("numacoll-mpi[%s %s %d]: %llu of the %llu deferred communicators stayed with "
+                "the MPI library's collectives: their calls never added up to "
+                "NUMACOLL_MPI_SETUP_AFTER (0 sets a communicator up at its first call)\n",
+                NC_FLAVOR, world ? "rank" : "pid", world ? r : (int)getpid(),
+                (unsigned long long)(deferred - promoted), (unsigned long long)deferred);
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first: release every communicator

@@ -31,7 +31,7 @@ static int from_member0(numacoll_team_t *t, void *buf, size_t bytes, const char 
 {
     int rc = nc_bcast_run(t, buf, bytes, 0);
     if (rc == NUMACOLL_OK || rc == NUMACOLL_ERR_ARG) return rc;
-    return nc_error_wrap(rc, "%s (the broadcast of its result): ", who);
+    return nc_error_wrap(rc, "%s (the broadcast of its result)", who);
 }
 
 /* The result's broadcast when member 0's queue could not get its memory (every member got

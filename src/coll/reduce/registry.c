@@ -248,7 +248,7 @@ int numacoll_reduce_with(numacoll_team_t *t, const void *sendbuf, void *recvbuf,
     nc_team_op_enter(t, root < 0 ? "allreduce" : "reduce");
     int rc;
     if (algorithm && nc_reduce_alg_lookup(algorithm, &alg) != NUMACOLL_OK)
-        rc = rd_fail_alike(t, nc_error_wrap(NUMACOLL_ERR_ARG, "%s: ", who), root, -1, who);
+        rc = rd_fail_alike(t, nc_error_wrap(NUMACOLL_ERR_ARG, "%s", who), root, -1, who);
     else
         rc = nc_reduce_run(t, sendbuf, recvbuf, count, dtype, op, root, alg, who);
     if (rc == NUMACOLL_OK) nc_team_op_leave(t);
