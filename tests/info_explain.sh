@@ -187,6 +187,7 @@ bad "--bytes '4X' is not valid; allowed: a byte count" --explain --bytes 4X
 bad "--map-by 'board' is not valid; allowed: core, numa, socket" --explain --map-by board
 bad "not a valid hwloc synthetic topology" --explain --synthetic "pack:2 widget:3" --np 4
 bad "--json and --parsable exclude each other" --explain --json --parsable
+bad "unknown argument '--bogus'; allowed: --config, --algorithms, --check, .*--explain" --bogus
 out=$(NUMACOLL_BARRIER=nosuch "$info" --explain 2>&1)
 rc=$?
 [ $rc = 1 ] && grep -q "NUMACOLL_BARRIER='nosuch' is not valid; allowed: auto" <<<"$out" ||

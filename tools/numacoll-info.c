@@ -80,6 +80,7 @@ static void usage(FILE *f)
             "       numacoll-info --markdown\n"
             "       numacoll-info --mpis [--json]\n"
             "       numacoll-info --mpi-identity MPI-LIBRARY\n"
+            "       numacoll-info --explain ... | --version | --help\n"
             "Print numacoll's configuration table (every NUMACOLL_* environment variable with\n"
             "its current value, default, allowed values and meaning) and the registered\n"
             "barrier algorithms; without an option, both.\n"
@@ -335,8 +336,11 @@ int main(int argc, char **argv)
         } else if ((r = explain_arg(argc, argv, &i, &ex)) != 0) {
             if (r < 0) return 2;
         } else {
-            fprintf(stderr, "numacoll-info: unknown argument '%s'\n", argv[i]);
-            usage(stderr);
+            fprintf(stderr,
+                    "numacoll-info: unknown argument '%s'; allowed: --config, --algorithms, "
+                    "--check, --json, --markdown, --mpis, --mpi-identity, --explain, "
+                    "--version, --help (numacoll-info --help explains them)\n",
+                    argv[i]);
             return 2;
         }
     }
