@@ -423,7 +423,7 @@ int reduce_map(MPI_Datatype dt, MPI_Op op, numacoll_dtype_t *core_type, numacoll
  * @p n elements of core type @p ct (MPI type @p base) at @p buf, pad_restore puts them back
  * after the call. Every other type has none (nothing kept, no cost). Without memory for
  * them nothing is kept (the call goes on alike on every member; those bytes are then
- * written). */
+ * written, and NUMACOLL_VERBOSE=1 says so). */
 typedef struct pad_keep {
     unsigned char *saved; /* hole bytes, element after element; NULL: nothing kept */
     unsigned char *buf;

@@ -213,7 +213,13 @@ void pad_keep(pad_keep_t *k, numacoll_dtype_t ct, MPI_Datatype base, void *buf, 
     const size_t per = k->len[0] + k->len[1];
     if (per == 0 || n > SIZE_MAX / per) return;
     k->saved = n * per <= sizeof k->local ? k->local : malloc(n * per);
-    if (!k->saved) return;
+    if (!k->saved) { /* the call goes on alike on every member; say what it costs */
+        if (g_verbose >= 1)
+            mpi_say("numacoll-mpi: no memory (%zu bytes) to keep the padding bytes of %zu "
+                    "pair-type elements of a reduction's result: this call may write them\n",
+                    n * per, n);
+        return;
+    }
     k->buf = buf, k->n = n, k->esize = esize;
     unsigned char *to = k->saved;
     for (size_t e = 0; e < n; e++)
