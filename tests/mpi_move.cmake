@@ -152,6 +152,13 @@ foreach(f ${NC_MPI_FLAVORS})
                 --expect "nomem: MPI_Alltoallw: rank [0-9] failed"
                 --expect "nomem: PASS" -- ${NC_MPI_TDIR}/mpi_nomem_test_${f})
   endforeach()
+  # a pair type's padding without memory to set it aside on one rank: said, and the
+  # result right everywhere
+  nc_mpi_test(mpi_${f}_reduce_pad_nomem ${f} 2 --timeout 60 --env NUMACOLL_VERBOSE=1
+              --env NUMACOLL_MPI_STATS=1
+              --expect "no memory .4194304 bytes. to keep the padding bytes of 1048576 pair-type"
+              --expect "right everywhere without memory for the padding on rank 1"
+              --expect "nomem: PASS" -- ${NC_MPI_TDIR}/mpi_nomem_test_${f} pad)
   foreach(np 2 3 4)
     math(EXPR np_last "${np} - 1")
     if(np LESS 4) # the victim leads a pseudo-node: it needs a reduce's scratch

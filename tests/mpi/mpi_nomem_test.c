@@ -6,7 +6,7 @@
  * (NUMACOLL_TIMEOUT would turn a wait into a timeout); the next call of the same
  * collective, with the limit lifted, is right on every rank and numacoll's.
  *
- *   mpi_nomem_test [hier]
+ *   mpi_nomem_test [hier | pad]
  *
  * hier: a hierarchical communicator (NUMACOLL_FAKE_NODES=2): the gather family's
  * collectives with a hierarchical path (alltoall(v,w) are the MPI library's there), then
@@ -16,6 +16,11 @@
  * the size (pseudo-nodes are blocks of consecutive ranks: rank r is on node r * 2 / size);
  * its stage and the scratch buffers of the node steps (the whole, a node's part, a
  * reduction's vector) are beyond the limit.
+ *
+ * pad: an MPI_Allreduce (MINLOC) of MPI_DOUBLE_INT, whose padding bytes the layer sets aside
+ * in a buffer of its own for the call, without memory for that buffer on the victim: the
+ * call must still succeed with the right result everywhere (NUMACOLL_VERBOSE=1 says the
+ * padding may be written).
  *
  * The stage's datatype is 2 ints in an extent of 4 (not contiguous); each block holds
  * BLOCK_INTS ints of data, so that a stage of P blocks is far beyond the headroom the
@@ -262,6 +267,52 @@ static void test_collective(int k, MPI_Comm comm)
     free(spread);
 }
 
+/* mode pad (see the top) */
+static void test_pad(MPI_Comm comm)
+{
+    typedef struct {
+        double v;
+        int i;
+    } pair_t;
+    const int n = BLOCK_INTS; /* 16 MiB of pairs, 4 MiB of padding */
+    pair_t *in = malloc((size_t)n * sizeof *in), *out = malloc((size_t)n * sizeof *out);
+    if (!in || !out) {
+        CHECK(0, "out of memory for the test's buffers");
+        return;
+    }
+    for (int k = 0; k < n; k++)
+        in[k].v = (k + g_rank) % 7, in[k].i = g_rank;
+    struct rlimit saved, low;
+    int limited = 0;
+    if (g_rank == g_victim && getrlimit(RLIMIT_AS, &saved) == 0) {
+        low = saved;
+        low.rlim_cur = address_space() + HEADROOM;
+        limited = setrlimit(RLIMIT_AS, &low) == 0;
+        CHECK(limited, "setrlimit(RLIMIT_AS) failed");
+    }
+    uint64_t before = get_stats().allreduce_numacoll;
+    int rc = MPI_Allreduce(in, out, n, MPI_DOUBLE_INT, MPI_MINLOC, comm);
+    if (limited) setrlimit(RLIMIT_AS, &saved);
+    CHECK(rc == MPI_SUCCESS, "MPI_Allreduce of MPI_DOUBLE_INT without memory on rank %d: rank %d "
+          "returned %d", g_victim, g_rank, rc);
+    CHECK(get_stats().allreduce_numacoll == before + 1, "the allreduce was not numacoll's");
+    long wrong = 0;
+    for (int k = 0; rc == MPI_SUCCESS && k < n; k++) {
+        double best = 1e9;
+        int at = 0;
+        for (int q = 0; q < g_size; q++)
+            if ((k + q) % 7 < best) best = (k + q) % 7, at = q;
+        wrong += out[k].v != best || out[k].i != at;
+    }
+    CHECK(wrong == 0, "%ld of %d MINLOC results wrong on rank %d", wrong, n, g_rank);
+    const int fails = total_failures(comm);
+    if (g_rank == 0 && !fails)
+        printf("nomem: MPI_Allreduce of MPI_DOUBLE_INT: right everywhere without memory for "
+               "the padding on rank %d\n", g_victim);
+    free(in);
+    free(out);
+}
+
 int main(int argc, char **argv)
 {
     /* a fixed threshold: large blocks always mapped and unmapped again (glibc's dynamic
@@ -274,6 +325,7 @@ int main(int argc, char **argv)
     find_stats_fn();
     if (g_size > 64) MPI_Abort(MPI_COMM_WORLD, 2);
     const int hier = argc > 1 && !strcmp(argv[1], "hier");
+    const int pad = argc > 1 && !strcmp(argv[1], "pad");
     g_victim = g_size - 1;
     MPI_Datatype two;
     MPI_Type_contiguous(2, MPI_INT, &two);
@@ -287,8 +339,9 @@ int main(int argc, char **argv)
     int one = g_rank, all[64];
     MPI_Allgather(&one, 1, MPI_INT, all, 1, MPI_INT, comm);
     MPI_Allreduce(&one, all, 1, MPI_INT, MPI_SUM, comm); /* the reductions' set-up */
-    for (int k = 0; k < (hier ? K_COUNT : K_REDUCE); k++)
+    for (int k = 0; !pad && k < (hier ? K_COUNT : K_REDUCE); k++)
         if (!hier || k < K_ALLTOALL || k >= K_REDUCE) test_collective(k, comm);
+    if (pad) test_pad(comm);
     int fails = total_failures(MPI_COMM_WORLD);
     if (g_rank == 0) printf("nomem: %s\n", fails ? "FAIL" : "PASS");
     MPI_Type_free(&g_pair);
